@@ -1,0 +1,51 @@
+#pragma once
+// The activation account: what autograd saves for backward in one transformer
+// block, op by op, for each implementation profile (KernelProfile), and what
+// the embedding, logits and loss hold. Per-op tables: docs/memory-model.md §Activations.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model_config.h"
+#include "core/parallel_config.h"
+#include "core/training_config.h"
+
+namespace trainmem {
+
+// One tensor saved for backward (or one transient), per micro-batch, on one GPU.
+struct SavedTensor {
+    std::string op;       // "q_proj", "attention softmax", "mlp act_fn", ...
+    std::string tensor;   // what is kept: "input", "output", "dropout mask", "logsumexp"
+    int64_t bytes = 0;
+    bool attention_core = false;  // dropped by selective recomputation (recomputed instead)
+};
+
+// Bytes for one block and one micro-batch on one GPU (after TP/SP/CP division).
+struct LayerActivations {
+    int64_t saved = 0;            // no recomputation: everything autograd keeps for backward
+    int64_t saved_selective = 0;  // selective recomputation: attention core recomputed in backward
+    int64_t checkpoint_input = 0; // full recomputation: only the block input is kept
+    int64_t backward_working = 0; // transient while this block runs backward (gradients of its intermediates)
+};
+
+// The model's ends, on the stage that holds them, per micro-batch.
+struct EndActivations {
+    int64_t embedding_saved = 0;  // first stage: embedding output kept for backward (dropout mask, positions)
+    int64_t final_norm_saved = 0; // last stage: what the final norm keeps
+    int64_t logits_saved = 0;     // last stage: held from the loss until the head's backward (logits, log-softmax, ...)
+    int64_t loss_peak = 0;        // last stage: all that is alive at the worst moment of computing the loss (incl. logits_saved)
+    int64_t loss_backward_peak = 0; // last stage: alive at the worst moment of the head's backward (incl. what is still saved)
+};
+
+// Saved tensors of one block, op by op (for docs, the GUI table and tests;
+// allocates, so not for the hot path).
+std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const TrainingConfig& training,
+                                           const ParallelConfig& parallel, bool moe_layer);
+
+// Hot path: no allocation.
+LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig& training,
+                                  const ParallelConfig& parallel, bool moe_layer);
+EndActivations endActivations(const ModelConfig& model, const TrainingConfig& training,
+                              const ParallelConfig& parallel);
+
+}  // namespace trainmem

@@ -1,0 +1,27 @@
+#pragma once
+// Hugging Face config.json <-> ModelConfig, per model_type, with each family's
+// defaults for keys its config files leave out (the defaults of the
+// transformers configuration classes).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/model_config.h"
+
+namespace trainmem {
+
+struct ImportedModel {
+    ModelConfig model;
+    std::vector<std::string> warnings;  // e.g. unknown model_type read with generic keys
+};
+
+// Errors name the config key ("model.num_attention_heads: ...").
+Expected<ImportedModel> importHuggingFaceConfig(const nlohmann::json& config);
+// A config.json that importHuggingFaceConfig reads back to the same ModelConfig.
+nlohmann::json exportHuggingFaceConfig(const ModelConfig& model);
+// model_types with known family defaults.
+const std::vector<std::string>& supportedModelTypes();
+
+}  // namespace trainmem

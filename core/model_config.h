@@ -1,0 +1,81 @@
+#pragma once
+// The architecture of a decoder-only transformer, independent of any file
+// format. Hugging Face config.json files are translated into this by
+// hf_config.h; every field has the meaning of the corresponding HF field.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/error.h"
+
+namespace trainmem {
+
+enum class MlpKind { Gated, Plain };        // SwiGLU/GeGLU (3 matrices) or GELU MLP (2)
+enum class NormKind { RMSNorm, LayerNorm };  // RMSNorm: h weights; LayerNorm: h weights + h biases
+
+// Mixture of experts (Mixtral, Qwen2-MoE, DeepSeek). Absent for dense models.
+struct MoeConfig {
+    int64_t num_experts = 0;          // routed experts per MoE layer (E)
+    int64_t experts_per_token = 0;    // top-k
+    int64_t expert_ffn = 0;           // intermediate size of one routed expert
+    int64_t shared_experts = 0;       // DeepSeek: n_shared_experts (each expert_ffn wide)
+    int64_t shared_expert_ffn = 0;    // Qwen2-MoE: width of the single shared expert; 0 = shared_experts * expert_ffn
+    bool shared_expert_gate = false;  // Qwen2-MoE: sigmoid gate Linear(h, 1) on the shared expert
+    int64_t first_dense_layers = 0;   // DeepSeek first_k_dense_replace: leading layers with a dense MLP
+    int64_t layer_frequency = 1;      // a MoE layer every k layers after the dense ones (moe_layer_freq / decoder_sparse_step)
+    bool router_score_bias = false;   // DeepSeek-V3 e_score_correction_bias (E extra parameters per layer)
+    double capacity_factor = 0.0;     // 0 = dropless routing; > 0 pads each expert to capacity (token-dropping)
+    bool operator==(const MoeConfig&) const = default;
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3). Replaces q/k/v/o projections.
+struct MlaConfig {
+    int64_t q_lora_rank = 0;          // 0 = no query compression (DeepSeek-V2-Lite)
+    int64_t kv_lora_rank = 0;
+    int64_t qk_nope_head_dim = 0;
+    int64_t qk_rope_head_dim = 0;
+    int64_t v_head_dim = 0;
+    bool operator==(const MlaConfig&) const = default;
+};
+
+struct ModelConfig {
+    std::string name;                  // display name, e.g. "Llama-3.1-8B"
+    std::string family;                // HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gemma2, phi3, gpt2, deepseek_v2, deepseek_v3
+    int64_t hidden_size = 0;           // h
+    int64_t num_layers = 0;            // L
+    int64_t num_heads = 0;             // H (query heads)
+    int64_t num_kv_heads = 0;          // KV heads: = H for MHA, 1 for MQA
+    int64_t head_dim = 0;              // d; h / H when the config gives none
+    int64_t ffn_hidden_size = 0;       // f: intermediate size of a dense MLP
+    int64_t vocab_size = 0;            // V
+    int64_t max_position_embeddings = 0;
+    MlpKind mlp = MlpKind::Gated;
+    NormKind norm = NormKind::RMSNorm;
+    int64_t norms_per_block = 2;       // Gemma-2 has 4 (pre and post around attention and MLP)
+    bool qk_norm = false;              // per-head RMSNorm on q and k (d weights each)
+    bool attention_qkv_bias = false;   // biases on q, k, v (Qwen2, GPT-2)
+    bool attention_output_bias = false;// bias on o (GPT-2)
+    bool mlp_bias = false;             // biases on every MLP matrix (GPT-2)
+    bool tied_embeddings = false;      // LM head shares the embedding matrix
+    bool learned_positions = false;    // GPT-2: position embedding of max_position_embeddings x h
+    std::string hidden_act = "silu";
+    double attention_dropout = 0.0;    // probability on the attention probabilities
+    double hidden_dropout = 0.0;       // probability after attention and MLP outputs (GPT-2 resid_pdrop)
+    double embedding_dropout = 0.0;    // probability after the embeddings (GPT-2 embd_pdrop)
+    std::optional<MoeConfig> moe;
+    std::optional<MlaConfig> mla;
+
+    bool isMoe() const { return moe.has_value() && moe->num_experts > 0; }
+    // True when layer i (0-based) has routed experts.
+    bool isMoeLayer(int64_t i) const {
+        if (!isMoe() || i < moe->first_dense_layers) return false;
+        return (i - moe->first_dense_layers) % moe->layer_frequency == 0;
+    }
+    bool operator==(const ModelConfig&) const = default;
+};
+
+// Checks sizes and relations (positive sizes, KV heads divide heads, ...).
+// Field names in errors are the HF config keys prefixed "model.".
+Status validate(const ModelConfig& model);
+
+}  // namespace trainmem

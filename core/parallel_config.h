@@ -1,0 +1,35 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace trainmem {
+
+enum class PipelineSchedule { OneFOneB, Interleaved1F1B, GPipe };
+
+// GPUs = data x tensor x pipeline x context. Expert parallelism is carved out
+// of the data x context ranks (as in Megatron-LM): expert must divide data*context.
+struct ParallelConfig {
+    int64_t data = 1;
+    int64_t tensor = 1;
+    int64_t pipeline = 1;
+    int64_t context = 1;
+    int64_t expert = 1;
+    int64_t zero_stage = 0;           // 0 DDP, 1 optimizer states, 2 + gradients, 3 + weights (FSDP full shard)
+    int64_t shard_group = 0;          // hybrid sharding: ranks per shard group (0 = all data*context ranks)
+    bool sequence_parallel = false;   // Megatron SP: norms/dropout activations split over tensor ranks
+    PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+    int64_t virtual_stages = 1;       // model chunks per pipeline rank (interleaved 1F1B)
+    int64_t microbatches = 0;         // micro-batches per step through the pipeline; 0 = gradient_accumulation_steps
+    bool offload_optimizer = false;   // ZeRO-Offload: optimizer states + master weights (+ fp32 grads) on the host
+    bool offload_parameters = false;  // ZeRO-Infinity / FSDP CPU offload of parameters
+    std::optional<int64_t> gpus;      // when given, must equal data*tensor*pipeline*context
+
+    int64_t totalGpus() const { return data * tensor * pipeline * context; }
+    bool operator==(const ParallelConfig&) const = default;
+};
+
+std::string_view scheduleName(PipelineSchedule);
+std::optional<PipelineSchedule> parseSchedule(std::string_view);
+
+}  // namespace trainmem

@@ -1,0 +1,33 @@
+#pragma once
+// Text renderings of an estimate (CLI output, the GUI's clipboard table) and
+// the explanation of each component: what it is and how it scales.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/estimate.h"
+#include "core/scenario.h"
+
+namespace trainmem {
+
+struct ComponentExplanation {
+    std::string label;    // "Optimizer states"
+    std::string scaling;  // "AdamW: 2x params, fp32"
+    std::string formula;  // "8.03B x 12 B / 8 (ZeRO-3)"
+};
+ComponentExplanation explainComponent(Component c, const Scenario& scenario, const Estimate& estimate);
+// "8.03B params x (2+2+12) B = 128.5 GB for weights, gradients and optimizer" (seed figure's footer)
+std::string workedExample(const Scenario& scenario, const Estimate& estimate);
+
+// Human-readable sizes; GiB (1024^3) or GB (1000^3).
+enum class Units { GiB, GB };
+std::string formatBytes(int64_t bytes, Units units = Units::GiB);
+std::string formatCount(int64_t n);  // 8030261248 -> "8.03B"
+
+nlohmann::json estimateToJson(const Scenario& scenario, const Estimate& estimate);
+std::string estimateToTable(const Scenario& scenario, const Estimate& estimate, Units units = Units::GiB);
+std::string estimateToMarkdown(const Scenario& scenario, const Estimate& estimate, Units units = Units::GiB);
+std::string estimateToCsv(const Scenario& scenario, const Estimate& estimate);
+
+}  // namespace trainmem

@@ -1,0 +1,64 @@
+#pragma once
+// A scenario: model + training + parallelism + hardware. The JSON scenario
+// format (versioned) is what the CLI reads and the GUI saves and opens.
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/hardware.h"
+#include "core/model_config.h"
+#include "core/parallel_config.h"
+#include "core/training_config.h"
+
+namespace trainmem {
+
+constexpr int kScenarioFormatVersion = 1;
+
+struct Scenario {
+    std::string name;
+    std::string description;
+    std::string model_preset;  // preset the model came from; empty when from a config.json
+    ModelConfig model;
+    TrainingConfig training;
+    ParallelConfig parallelism;
+    HardwareConfig hardware;
+    std::vector<std::string> warnings;  // from import (unknown model_type, ...), not an error
+
+    bool operator==(const Scenario&) const = default;
+};
+
+// Whole-scenario checks: every field and every combination (degrees dividing
+// heads, KV heads, layers and experts, GPU count, ...). Errors name the field.
+Status validate(const Scenario& scenario);
+
+// Capacity of the chosen GPU (catalogue or custom memory).
+Expected<int64_t> capacityBytes(const HardwareConfig& hardware);
+
+// JSON <-> Scenario. fromJson rejects unknown keys and wrong types with the
+// key's dotted path. A {"preset": NAME} model is resolved through presets.h.
+Expected<Scenario> scenarioFromJson(const nlohmann::json& json);
+nlohmann::json scenarioToJson(const Scenario& scenario);
+
+Expected<Scenario> loadScenarioFile(const std::filesystem::path& path);
+// Written to a temporary file in the same folder, then renamed over the
+// target, so a crash never leaves a half-written scenario.
+Status saveScenarioFile(const Scenario& scenario, const std::filesystem::path& path);
+
+// "training.micro_batch_size=4", "model.num_hidden_layers=40" (model keys are
+// HF config keys). Parses the value by the key's type; errors name the key.
+Status applySetting(Scenario& scenario, std::string_view key_equals_value);
+Status applySetting(Scenario& scenario, std::string_view key, std::string_view value);
+// Every key applySetting accepts, "section.key", for help texts and completion.
+const std::vector<std::string>& settingKeys();
+
+// A default scenario around a model: the defaults of TrainingConfig etc.
+Scenario scenarioForModel(const ModelConfig& model, std::string preset_name = {});
+
+// Reads a file's JSON; errors say which file and what went wrong.
+Expected<nlohmann::json> readJsonFile(const std::filesystem::path& path);
+
+}  // namespace trainmem

@@ -1,0 +1,95 @@
+#pragma once
+// How the model is trained: batch, precision recipe, optimizer, recomputation,
+// kernel implementation and fine-tuning method.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace trainmem {
+
+enum class Precision {
+    Fp32,       // everything fp32
+    AmpBf16,    // torch.autocast bf16: fp32 weights and grads, bf16 compute
+    AmpFp16,    // torch.autocast fp16 (+ GradScaler)
+    MixedBf16,  // bf16 weights, fp32 master weights (Megatron / DeepSpeed)
+    MixedFp16,  // fp16 weights, fp32 master weights (ZeRO paper's 16 psi)
+    PureBf16,   // bf16 weights, grads and (by default) optimizer states, no master copy
+    Fp8Mixed,   // as MixedBf16 plus fp8 compute with cached fp8 weight copies (Transformer Engine)
+};
+
+enum class OptimizerKind { Sgd, SgdMomentum, Adagrad, Rmsprop, Adam, AdamW, AdamW8bit, Lion, Muon, Adafactor };
+enum class OptimizerImpl { ForEach, Fused, ForLoop };  // PyTorch's multi-tensor (default on CUDA), fused kernel, per-tensor loop
+enum class Checkpointing { None, Selective, Full, EveryK };
+enum class AttentionImpl { Flash, Eager };  // Flash also stands for PyTorch SDPA flash/mem-efficient kernels
+enum class KernelProfile {
+    Eager,     // plain PyTorch as in Hugging Face modeling files (fp32 RMSNorm upcast, separate ops)
+    Fused,     // fused norm, activation and cross-entropy kernels (Liger / Apex / TE style)
+    Megatron,  // Megatron-LM as accounted by Korthikanti et al. 2022, Table 2
+};
+enum class LossImpl { Standard, Chunked };  // logits.float() + cross_entropy, or chunked over the sequence
+enum class Finetuning { Full, Lora, Qlora };
+
+struct TrainingConfig {
+    int64_t micro_batch_size = 1;             // sequences per GPU per forward pass
+    int64_t sequence_length = 2048;           // tokens per sequence
+    int64_t gradient_accumulation_steps = 1;  // micro-batches per optimizer step (per DP rank)
+    Precision precision = Precision::MixedBf16;
+    std::optional<DType> grad_dtype;            // nullopt = the recipe's default
+    std::optional<DType> optimizer_state_dtype; // nullopt = the recipe's default
+    OptimizerKind optimizer = OptimizerKind::AdamW;
+    OptimizerImpl optimizer_impl = OptimizerImpl::ForEach;
+    Checkpointing checkpointing = Checkpointing::None;
+    int64_t checkpoint_every = 1;             // EveryK: checkpoint one layer in every k
+    AttentionImpl attention = AttentionImpl::Flash;
+    KernelProfile kernels = KernelProfile::Eager;
+    LossImpl loss = LossImpl::Standard;
+    int64_t loss_chunks = 8;                  // Chunked: number of sequence chunks
+    Finetuning finetuning = Finetuning::Full;
+    int64_t lora_rank = 16;
+    std::vector<std::string> lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj"};
+    double lora_dropout = 0.0;
+    // Batch helper (seed lecture notes): learning rate scaled from a base batch.
+    std::optional<int64_t> base_batch_size;
+    std::optional<double> base_learning_rate;
+    int64_t warmup_steps = 0;
+
+    bool operator==(const TrainingConfig&) const = default;
+};
+
+// Resolved dtypes of a recipe after overrides.
+struct PrecisionPlan {
+    DType weights;            // what the model's parameters are stored in on the GPU
+    DType gradients;          // .grad / main_grad
+    std::optional<DType> master;  // fp32 master copy, when the recipe keeps one
+    DType optimizer_states;
+    DType activations;        // dtype of saved activations (compute dtype)
+    bool autocast_weight_cache;   // AMP keeps 16-bit casts of weights alive from forward to backward
+    bool fp8_weight_cache;        // TE keeps fp8 copies (and transposes) of matmul weights
+};
+PrecisionPlan planPrecision(const TrainingConfig& training);
+
+std::string_view precisionName(Precision);
+std::string_view optimizerName(OptimizerKind);
+std::string_view optimizerImplName(OptimizerImpl);
+std::string_view checkpointingName(Checkpointing);
+std::string_view attentionName(AttentionImpl);
+std::string_view kernelProfileName(KernelProfile);
+std::string_view lossName(LossImpl);
+std::string_view finetuningName(Finetuning);
+std::optional<Precision> parsePrecision(std::string_view);
+std::optional<OptimizerKind> parseOptimizer(std::string_view);
+std::optional<OptimizerImpl> parseOptimizerImpl(std::string_view);
+std::optional<Checkpointing> parseCheckpointing(std::string_view);
+std::optional<AttentionImpl> parseAttention(std::string_view);
+std::optional<KernelProfile> parseKernelProfile(std::string_view);
+std::optional<LossImpl> parseLoss(std::string_view);
+std::optional<Finetuning> parseFinetuning(std::string_view);
+// All names, in declaration order (for CLIs, combo boxes and error messages).
+const std::vector<OptimizerKind>& allOptimizers();
+const std::vector<Precision>& allPrecisions();
+
+}  // namespace trainmem
