@@ -1,0 +1,45 @@
+#include "core/pipeline.h"
+
+#include <algorithm>
+
+namespace trainmem {
+
+double inFlightMicrobatches(PipelineSchedule schedule, int64_t p, int64_t v, int64_t m, int64_t i) {
+    if (p <= 1) return 1;
+    switch (schedule) {
+        case PipelineSchedule::OneFOneB:
+            return static_cast<double>(std::min(p - i, m));
+        case PipelineSchedule::Interleaved1F1B: {
+            const int64_t chunks = std::min(2 * (p - i - 1) + (v - 1) * p + 1, m * v);
+            return static_cast<double>(chunks) / static_cast<double>(v);
+        }
+        case PipelineSchedule::GPipe:
+            return static_cast<double>(m);
+    }
+    return 1;
+}
+
+PipelineStage pipelineStage(const ModelConfig& model, const ParallelConfig& par, int64_t m, int64_t i) {
+    const int64_t p = std::max<int64_t>(par.pipeline, 1);
+    const int64_t L = model.num_layers;
+    const int64_t base = L / p;
+    const int64_t extra = L % p;  // the last `extra` stages take one more block
+    PipelineStage s;
+    s.index = i;
+    const int64_t extra_before = std::max<int64_t>(0, i - (p - extra));
+    s.first_layer = i * base + extra_before;
+    s.num_layers = base + (i >= p - extra ? 1 : 0);
+    for (int64_t l = s.first_layer; l < s.first_layer + s.num_layers; ++l)
+        if (model.isMoeLayer(l)) ++s.num_moe_layers;
+    const bool last = (i == p - 1);
+    s.has_embedding = (i == 0) || (last && model.tied_embeddings && p > 1);
+    s.has_lm_head = last;
+    s.has_final_norm = last;
+    s.in_flight = inFlightMicrobatches(par.schedule, p, std::max<int64_t>(par.virtual_stages, 1), m, i);
+    // The loss is computed once per micro-batch on the last stage; with 1F1B
+    // its backward follows at once, with GPipe all m are kept until the flush.
+    s.head_in_flight = (par.schedule == PipelineSchedule::GPipe && p > 1) ? static_cast<double>(m) : 1.0;
+    return s;
+}
+
+}  // namespace trainmem

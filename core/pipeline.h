@@ -1,0 +1,35 @@
+#pragma once
+// Which blocks a pipeline rank holds and how many micro-batches of
+// activations it keeps in flight under each schedule.
+#include <cstdint>
+
+#include "core/model_config.h"
+#include "core/parallel_config.h"
+
+namespace trainmem {
+
+struct PipelineStage {
+    int64_t index = 0;
+    int64_t first_layer = 0;
+    int64_t num_layers = 0;
+    int64_t num_moe_layers = 0;
+    bool has_embedding = false;     // first stage (and the last one too when embeddings are tied and p > 1)
+    bool has_lm_head = false;       // last stage
+    bool has_final_norm = false;    // last stage
+    double in_flight = 1;           // micro-batches of this stage's activations alive at once
+    double head_in_flight = 1;      // micro-batches whose loss buffers the last stage keeps at once
+};
+
+// Layers are split as evenly as possible; the remainder goes to the LAST
+// stages, because the first stages hold the most in-flight micro-batches.
+PipelineStage pipelineStage(const ModelConfig& model, const ParallelConfig& parallel, int64_t microbatches,
+                            int64_t stage);
+
+// Micro-batches of activations stage `stage` holds at its peak:
+//  1F1B (PipeDream-Flush, Narayanan et al. 2021): min(p - i, m)
+//  interleaved 1F1B with v chunks (Megatron-LM warm-up count + 1):
+//    min(2(p - i - 1) + (v - 1)p + 1, m v) chunks of 1/v of the stage
+//  GPipe (Huang et al. 2019): m
+double inFlightMicrobatches(PipelineSchedule schedule, int64_t p, int64_t v, int64_t m, int64_t stage);
+
+}  // namespace trainmem
