@@ -120,6 +120,27 @@ TEST(Sharding, TensorPipelineContextAndExpertDegreesEachReduceMemory) {
     }
 }
 
+// estimate() checks only the stages that can be heaviest; it must agree with
+// the exhaustive per-stage account for every split and schedule.
+TEST(PipelineSchedules, PeakIsTheHeaviestOfAllStages) {
+    for (int64_t layers : {30, 32, 126})
+        for (int64_t p : {2, 3, 5, 7, 8, 16})
+            for (auto schedule : {PipelineSchedule::OneFOneB, PipelineSchedule::GPipe}) {
+                ModelConfig m = llama2_7b();
+                m.num_layers = layers;
+                Scenario s = scenarioOf(m);
+                s.parallelism.pipeline = p;
+                s.parallelism.schedule = schedule;
+                s.training.gradient_accumulation_steps = 24;
+                auto stages = estimateStages(s);
+                ASSERT_TRUE(stages.ok()) << stages.error().text();
+                int64_t heaviest = 0;
+                for (const StageEstimate& st : *stages) heaviest = std::max(heaviest, st.allocated_bytes);
+                EXPECT_EQ(estimateValidated(s).peak.allocated_bytes, heaviest)
+                    << "L=" << layers << " p=" << p << " " << scheduleName(schedule);
+            }
+}
+
 TEST(Invariants, BreakdownSumsToPeakAndTotalsAreOrdered) {
     std::vector<Scenario> sweep;
     for (auto precision : {Precision::Fp32, Precision::AmpBf16, Precision::MixedBf16, Precision::PureBf16,

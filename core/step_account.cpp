@@ -1,0 +1,202 @@
+// Terms and sources: docs/memory-model.md §The peak of one step.
+#include "core/step_account.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/batch.h"
+#include "core/optimizer_state.h"
+
+namespace trainmem {
+namespace {
+
+int64_t roundBytes(double b) { return static_cast<int64_t>(std::llround(b)); }
+
+struct StageActivations {
+    double one_microbatch = 0;
+    double no_recompute = 0;  // one micro-batch, nothing recomputed
+    double recompute_block = 0;
+    double backward_working = 0;
+    double recompute_fraction = 0;
+};
+
+StageActivations stageActivations(const Scenario& s, const StepInputs& in, const PipelineStage& st) {
+    const TrainingConfig& tr = s.training;
+    StageActivations a;
+    int64_t recomputed = 0;
+    const int64_t k = std::max<int64_t>(tr.checkpoint_every, 1);
+    for (int64_t l = st.first_layer; l < st.first_layer + st.num_layers; ++l) {
+        const LayerActivations& la = s.model.isMoeLayer(l) ? in.moe_block : in.dense_block;
+        a.no_recompute += static_cast<double>(la.saved);
+        const bool checkpointed = tr.checkpointing == Checkpointing::Full ||
+                                  (tr.checkpointing == Checkpointing::EveryK && l % k == 0);
+        if (checkpointed) {
+            a.one_microbatch += static_cast<double>(la.checkpoint_input);
+            a.recompute_block = std::max(a.recompute_block, static_cast<double>(la.saved));
+            ++recomputed;
+        } else if (tr.checkpointing == Checkpointing::Selective) {
+            a.one_microbatch += static_cast<double>(la.saved_selective);
+        } else {
+            a.one_microbatch += static_cast<double>(la.saved);
+        }
+        a.backward_working = std::max(a.backward_working, static_cast<double>(la.backward_working));
+    }
+    if (st.num_layers > 0) {
+        // Recomputing a block's forward costs a third of its forward + backward.
+        a.recompute_fraction = static_cast<double>(recomputed) / static_cast<double>(st.num_layers) / 3.0;
+        if (tr.checkpointing == Checkpointing::Selective) {
+            // Only the attention core: 4 b s^2 (H d) of 2 b s (matmul params) + 4 b s^2 (H d) flops.
+            const double core = 4.0 * static_cast<double>(tr.sequence_length) *
+                                static_cast<double>(s.model.num_heads * s.model.head_dim);
+            const double block = 2.0 * static_cast<double>(in.layout.dense_layer.matmulParams());
+            a.recompute_fraction = core / (3.0 * (block + core));
+        }
+    }
+    return a;
+}
+
+// NCCL communicators are outside the allocator; see estimate.cpp.
+}  // namespace
+
+StepInputs stepInputs(const Scenario& s) {
+    StepInputs in;
+    in.layout = parameterLayout(s.model);
+    in.plan = planPrecision(s.training);
+    in.dense_block = layerActivations(s.model, s.training, s.parallelism, false);
+    in.moe_block = s.model.isMoe() ? layerActivations(s.model, s.training, s.parallelism, true) : in.dense_block;
+    in.ends = endActivations(s.model, s.training, s.parallelism);
+    in.microbatches = microbatchesPerStep(s);
+    return in;
+}
+
+StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_index) {
+    const TrainingConfig& tr = s.training;
+    const ParallelConfig& par = s.parallelism;
+    const Overheads& ov = s.hardware.overheads;
+    const PrecisionPlan& plan = in.plan;
+    const ParameterLayout& lay = in.layout;
+    const bool full_ft = tr.finetuning == Finetuning::Full;
+
+    StepAccount acc;
+    const PipelineStage& st = acc.stage = pipelineStage(s.model, par, in.microbatches, stage_index);
+    const StageParameters sp = stageParameters(s, lay, st);
+    const StageModelStates& ms = acc.states = stageModelStates(s, sp);
+    const StageActivations act = stageActivations(s, in, st);
+
+    // Always resident.
+    MemoryBreakdown& base = acc.resident;
+    base[Component::Weights] = ms.gpu.weights;
+    base[Component::MasterWeights] = ms.gpu.master_weights;
+    base[Component::OptimizerStates] = ms.gpu.optimizer_states;
+    const GpuSpec* gpu = findGpu(s.hardware.gpu);
+    base[Component::Workspace] = ov.cublas_workspace_bytes.value_or(gpu ? gpu->cublas_workspace_bytes : 8519680);
+    if (par.data * par.context > 1) {
+        if (par.zero_stage == 0 && !ov.ddp_gradient_as_bucket_view)
+            base[Component::CommBuffers] += ms.gpu.gradients;  // DDP's flat buckets copy every gradient
+        else
+            base[Component::CommBuffers] += ov.ddp_bucket_bytes;  // one reduce bucket in flight
+    }
+
+    // ZeRO-3 / FSDP: the unit computing plus prefetched units, gathered in the
+    // compute dtype, and one unit's unsharded gradient before reduce-scatter.
+    int64_t gathered = 0, scatter = 0;
+    if (par.zero_stage >= 3 || par.offload_parameters) {
+        const double units = 1.0 + static_cast<double>(ov.fsdp_prefetch_units);
+        gathered = roundBytes(units * static_cast<double>(sp.largest_block) * bytesOf(plan.activations));
+        if (full_ft) scatter = roundBytes(static_cast<double>(sp.largest_block) * bytesOf(plan.gradients));
+    }
+    // Expert parallelism: all-to-all dispatch + combine buffers of one MoE block.
+    int64_t all_to_all = 0;
+    if (par.expert > 1 && st.num_moe_layers > 0 && s.model.moe) {
+        const double tokens = static_cast<double>(tr.micro_batch_size * tr.sequence_length / par.context);
+        all_to_all = roundBytes(2.0 * tokens * static_cast<double>(s.model.moe->experts_per_token) *
+                                static_cast<double>(s.model.hidden_size) * bytesOf(plan.activations));
+    }
+    // 16-bit weight copies: AMP's autocast cache (the casts matmuls save for
+    // backward) unless ZeRO-3 already gathers 16-bit units; FP8 caches; QLoRA
+    // dequantising one matrix at a time.
+    int64_t weight_copies = 0;
+    if (plan.autocast_weight_cache && full_ft && par.zero_stage < 3)
+        weight_copies += roundBytes(static_cast<double>(sp.matmul_params) * bytesOf(plan.activations));
+    if (plan.fp8_weight_cache) {
+        const int64_t head = st.has_lm_head ? (lay.lm_head.params > 0 ? lay.lm_head.params : lay.embedding.matrix_params) / par.tensor : 0;
+        weight_copies += 2 * (sp.matmul_params - head);  // fp8 weight + transpose (TE, Hopper)
+    }
+    if (tr.finetuning == Finetuning::Qlora)
+        weight_copies += roundBytes(2.0 * static_cast<double>(std::max(lay.dense_layer.attention.largest_tensor,
+                                                                        lay.dense_layer.dense_mlp.largest_tensor)) /
+                                    static_cast<double>(par.tensor));
+
+    // Gradients exist in forward when they accumulate over micro-batches or
+    // when the framework keeps a persistent contiguous buffer (recipes with
+    // master weights: Megatron-LM, DeepSpeed).
+    acc.grads_in_forward = in.microbatches > 1 || plan.master.has_value();
+
+    const double in_flight = st.in_flight;
+    const double embed = st.index == 0 ? static_cast<double>(in.ends.embedding_saved) * in_flight : 0.0;
+    const double final_norm = st.has_final_norm ? static_cast<double>(in.ends.final_norm_saved) * st.head_in_flight : 0.0;
+    // Loss buffers of the other micro-batches a GPipe last stage still holds.
+    const double other_logits = st.has_lm_head ? static_cast<double>(in.ends.logits_saved) * (st.head_in_flight - 1.0) : 0.0;
+    const double ends_forward = embed + final_norm + other_logits;
+
+    acc.activations_one_microbatch = act.one_microbatch;
+    acc.activations_no_recompute = act.no_recompute * in_flight;
+    acc.recompute_block = act.recompute_block;
+    acc.backward_working = act.backward_working;
+    acc.recompute_fraction = act.recompute_fraction;
+
+    MemoryBreakdown& fw = acc.forward;
+    fw = base;
+    fw[Component::Gradients] = acc.grads_in_forward ? ms.gpu.gradients : 0;
+    fw[Component::WeightCopies] = weight_copies;
+    fw[Component::GatheredWeights] = gathered;
+    fw[Component::CommBuffers] += all_to_all;
+    fw[Component::Activations] = roundBytes(act.one_microbatch * in_flight);
+    fw[Component::LogitsLoss] = roundBytes(ends_forward);
+
+    acc.loss = fw;
+    acc.loss[Component::CommBuffers] -= all_to_all;
+    if (st.has_lm_head) acc.loss[Component::LogitsLoss] = roundBytes(ends_forward + static_cast<double>(in.ends.loss_peak));
+
+    MemoryBreakdown& bs = acc.backward_start;
+    bs = fw;
+    bs[Component::CommBuffers] += scatter;
+    bs[Component::Activations] = roundBytes(act.one_microbatch * in_flight + act.recompute_block + act.backward_working);
+    if (st.has_lm_head) bs[Component::LogitsLoss] = roundBytes(ends_forward + static_cast<double>(in.ends.loss_backward_peak));
+
+    MemoryBreakdown& be = acc.backward_end;
+    be = base;
+    be[Component::Gradients] = ms.gpu.gradients;
+    be[Component::GatheredWeights] = gathered;
+    be[Component::CommBuffers] += scatter + all_to_all;
+    be[Component::WeightCopies] = tr.finetuning == Finetuning::Qlora ? weight_copies : 0;
+    const double others = std::max(0.0, in_flight - 1.0);
+    be[Component::Activations] = roundBytes(act.one_microbatch * others + act.backward_working);
+    be[Component::LogitsLoss] = roundBytes(embed * others / std::max(1.0, in_flight) + other_logits);
+
+    MemoryBreakdown& sp_ = acc.step;
+    sp_ = base;
+    sp_[Component::Gradients] = ms.gpu.gradients;
+    if (!par.offload_optimizer) {
+        double transient = optimizerStepTransientBytes(tr.optimizer, tr.optimizer_impl, plan.optimizer_states,
+                                                       ms.trainable_local, ms.largest_trainable);
+        if (plan.master && plan.gradients != DType::Fp32)  // the step reads an fp32 copy of its gradient shard
+            transient += 4.0 * static_cast<double>(ms.trainable_local);
+        sp_[Component::OptimizerTransient] = roundBytes(transient);
+    }
+    return acc;
+}
+
+StagePeak stagePeak(const StepAccount& a) {
+    const StagePeak candidates[] = {{Phase::Forward, &a.forward},
+                                    {Phase::Loss, &a.loss},
+                                    {Phase::Backward, &a.backward_start},
+                                    {Phase::Backward, &a.backward_end},
+                                    {Phase::OptimizerStep, &a.step}};
+    StagePeak best = candidates[0];
+    for (const StagePeak& c : candidates)
+        if (c.breakdown->total() > best.breakdown->total()) best = c;
+    return best;
+}
+
+}  // namespace trainmem

@@ -1,0 +1,53 @@
+#pragma once
+// The memory account of one pipeline stage over one training step: what is
+// alive at each moment that can be the peak, and the per-block quantities
+// the step timeline ramps between them. estimate() and stepTimeline() both
+// read this, so the timeline's maximum is the estimate's peak by construction.
+#include <cstdint>
+
+#include "core/activations.h"
+#include "core/estimate.h"
+#include "core/parameters.h"
+#include "core/pipeline.h"
+#include "core/stage_parameters.h"
+
+namespace trainmem {
+
+// Inputs that do not depend on the stage, computed once per estimate.
+struct StepInputs {
+    ParameterLayout layout;
+    PrecisionPlan plan;
+    LayerActivations dense_block;
+    LayerActivations moe_block;
+    EndActivations ends;
+    int64_t microbatches = 1;
+};
+StepInputs stepInputs(const Scenario& scenario);
+
+struct StepAccount {
+    PipelineStage stage;
+    StageModelStates states;
+    MemoryBreakdown resident;       // weights, master, optimizer states, workspace, comm buffers
+    MemoryBreakdown forward;        // end of the forward pass of the peak micro-batch
+    MemoryBreakdown loss;           // worst moment of the loss (last stage; = forward elsewhere)
+    MemoryBreakdown backward_start; // head backward + first block backward (+ recompute)
+    MemoryBreakdown backward_end;   // all gradients, other micro-batches still in flight
+    MemoryBreakdown step;           // optimizer step with its temporaries
+    bool grads_in_forward = false;
+    double activations_one_microbatch = 0;  // this stage's blocks, as checkpointing leaves them
+    double activations_no_recompute = 0;    // all in-flight micro-batches, nothing recomputed
+    double recompute_block = 0;             // saved tensors of the largest block being recomputed
+    double backward_working = 0;
+    double recompute_fraction = 0;
+};
+
+StepAccount accountStep(const Scenario& scenario, const StepInputs& inputs, int64_t stage);
+
+// The worst of the account's moments.
+struct StagePeak {
+    Phase phase;
+    const MemoryBreakdown* breakdown;
+};
+StagePeak stagePeak(const StepAccount& account);
+
+}  // namespace trainmem
