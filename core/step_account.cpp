@@ -171,7 +171,9 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     be[Component::CommBuffers] += scatter + all_to_all;
     be[Component::WeightCopies] = tr.finetuning == Finetuning::Qlora ? weight_copies : 0;
     const double others = std::max(0.0, in_flight - 1.0);
-    be[Component::Activations] = roundBytes(act.one_microbatch * others + act.backward_working);
+    // The last block's backward: all gradients exist while it is recomputed
+    // (checkpointing) and its intermediates' gradients are alive.
+    be[Component::Activations] = roundBytes(act.one_microbatch * others + act.recompute_block + act.backward_working);
     be[Component::LogitsLoss] = roundBytes(embed * others / std::max(1.0, in_flight) + other_logits);
 
     MemoryBreakdown& sp_ = acc.step;
