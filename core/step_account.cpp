@@ -112,25 +112,34 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
         all_to_all = roundBytes(2.0 * tokens * static_cast<double>(s.model.moe->experts_per_token) *
                                 static_cast<double>(s.model.hidden_size) * bytesOf(plan.activations));
     }
-    // 16-bit weight copies: AMP's autocast cache (the casts matmuls save for
-    // backward) unless ZeRO-3 already gathers 16-bit units; FP8 caches; QLoRA
-    // dequantising one matrix at a time.
-    int64_t weight_copies = 0;
+    // Weight copies. AMP: the 16-bit casts matmuls save for backward (none
+    // under ZeRO-3, which gathers 16-bit units already), one set per
+    // micro-batch in flight since each graph keeps its own (the cache is
+    // cleared when each autocast region exits).
+    int64_t amp_copies = 0;
     if (plan.autocast_weight_cache && full_ft && par.zero_stage < 3)
-        weight_copies += roundBytes(static_cast<double>(sp.matmul_params) * bytesOf(plan.activations));
+        amp_copies = roundBytes(static_cast<double>(sp.matmul_params) * bytesOf(plan.activations));
+    // Transformer Engine keeps fp8 weights and their transposes as module
+    // buffers (Hopper), through the optimizer step too; the head stays 16-bit.
+    int64_t fp8_copies = 0;
     if (plan.fp8_weight_cache) {
         const int64_t head = st.has_lm_head ? (lay.lm_head.params > 0 ? lay.lm_head.params : lay.embedding.matrix_params) / par.tensor : 0;
-        weight_copies += 2 * (sp.matmul_params - head);  // fp8 weight + transpose (TE, Hopper)
+        fp8_copies = 2 * (sp.matmul_params - head);
     }
-    if (tr.finetuning == Finetuning::Qlora)
-        weight_copies += roundBytes(2.0 * static_cast<double>(std::max(lay.dense_layer.attention.largest_tensor,
-                                                                        lay.dense_layer.dense_mlp.largest_tensor)) /
-                                    static_cast<double>(par.tensor));
+    int64_t lasting_copies = fp8_copies;  // alive through forward and backward
+    if (tr.finetuning == Finetuning::Qlora)  // one matrix dequantised to 16-bit at a time
+        lasting_copies += roundBytes(2.0 * static_cast<double>(std::max(lay.dense_layer.attention.largest_tensor,
+                                                                         lay.dense_layer.dense_mlp.largest_tensor)) /
+                                     static_cast<double>(par.tensor));
+    const int64_t micro_in_flight = static_cast<int64_t>(std::ceil(st.in_flight));
+    const int64_t weight_copies = amp_copies * micro_in_flight + lasting_copies;
 
-    // Gradients exist in forward when they accumulate over micro-batches or
-    // when the framework keeps a persistent contiguous buffer (recipes with
-    // master weights: Megatron-LM, DeepSpeed).
-    acc.grads_in_forward = in.microbatches > 1 || plan.master.has_value();
+    // Gradients exist at the forward peak when the framework keeps a
+    // persistent contiguous buffer (recipes with master weights: Megatron-LM,
+    // DeepSpeed), or when the moment of most micro-batches in flight recurs
+    // after a first backward: there are more micro-batches than fit in flight
+    // (plain accumulation: m > 1; 1F1B stage i: m > p - i; GPipe: never).
+    acc.grads_in_forward = plan.master.has_value() || static_cast<double>(in.microbatches) > st.in_flight;
 
     const double in_flight = st.in_flight;
     const double embed = st.index == 0 ? static_cast<double>(in.ends.embedding_saved) * in_flight : 0.0;
@@ -169,7 +178,7 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     be[Component::Gradients] = ms.gpu.gradients;
     be[Component::GatheredWeights] = gathered;
     be[Component::CommBuffers] += scatter + all_to_all;
-    be[Component::WeightCopies] = tr.finetuning == Finetuning::Qlora ? weight_copies : 0;
+    be[Component::WeightCopies] = amp_copies * (micro_in_flight - 1) + lasting_copies;
     const double others = std::max(0.0, in_flight - 1.0);
     // The last block's backward: all gradients exist while it is recomputed
     // (checkpointing) and its intermediates' gradients are alive.
@@ -179,6 +188,7 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     MemoryBreakdown& sp_ = acc.step;
     sp_ = base;
     sp_[Component::Gradients] = ms.gpu.gradients;
+    sp_[Component::WeightCopies] = fp8_copies;
     if (!par.offload_optimizer) {
         double transient = optimizerStepTransientBytes(tr.optimizer, tr.optimizer_impl, plan.optimizer_states,
                                                        ms.trainable_local, ms.largest_trainable);
