@@ -139,7 +139,10 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     // DeepSpeed), or when the moment of most micro-batches in flight recurs
     // after a first backward: there are more micro-batches than fit in flight
     // (plain accumulation: m > 1; 1F1B stage i: m > p - i; GPipe: never).
-    acc.grads_in_forward = plan.master.has_value() || static_cast<double>(in.microbatches) > st.in_flight;
+    acc.persistent_grads = plan.master.has_value();
+    acc.grads_in_forward = acc.persistent_grads || static_cast<double>(in.microbatches) > st.in_flight;
+    acc.autocast_copies_per_microbatch = amp_copies;
+    acc.lasting_copies = lasting_copies;
 
     const double in_flight = st.in_flight;
     const double embed = st.index == 0 ? static_cast<double>(in.ends.embedding_saved) * in_flight : 0.0;

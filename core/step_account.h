@@ -34,6 +34,9 @@ struct StepAccount {
     MemoryBreakdown backward_end;   // all gradients, other micro-batches still in flight
     MemoryBreakdown step;           // optimizer step with its temporaries
     bool grads_in_forward = false;
+    bool persistent_grads = false;          // a gradient buffer exists from the start of the step
+    int64_t autocast_copies_per_microbatch = 0;  // AMP casts one micro-batch's graph keeps
+    int64_t lasting_copies = 0;             // FP8 caches, QLoRA's dequantised matrix
     double activations_one_microbatch = 0;  // this stage's blocks, as checkpointing leaves them
     double activations_no_recompute = 0;    // all in-flight micro-batches, nothing recomputed
     double recompute_block = 0;             // saved tensors of the largest block being recomputed
