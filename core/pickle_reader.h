@@ -1,0 +1,91 @@
+#pragma once
+// A restricted unpickler for the files torch.cuda.memory._dump_snapshot
+// writes (pickle.dump of plain dicts, lists, strings and ints). It decodes the
+// data opcodes of pickle protocols 0-5 and refuses every opcode that imports a
+// global or calls one (GLOBAL, REDUCE, BUILD, ...): a snapshot never needs
+// code execution, and a file from someone else must not get to run any.
+// PyTorch's own viewer (torch/utils/viz/MemoryViz.js, unpickle()) makes the
+// same choice with an even smaller opcode set.
+//
+// The decoded value is a graph owned by one shared document: a pickle may
+// refer to one object many times (torch shares frame lists between events),
+// and those references stay shared instead of being copied, so a small file
+// cannot expand into a huge tree. The reader rejects cycles and nesting deeper
+// than PickleLimits::max_depth, so a recursive walk from the root is bounded
+// in depth; a walk that visits every *path* of a graph with shared objects can
+// still take exponential time, and should dedupe by containerId().
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "core/error.h"
+
+namespace trainmem {
+
+// Python's types, in the names Python gives them.
+enum class PickleKind : std::uint8_t { None, Bool, Int, Float, String, Bytes, List, Tuple, Dict, Set };
+std::string_view pickleKindName(PickleKind kind);  // "None", "bool", "int", "float", "str", ...
+
+struct PickleLimits {
+    std::size_t max_depth = 256;  // containers inside containers; a snapshot needs 6
+};
+
+namespace pickle_detail {
+struct Document;
+// One value: a scalar held inline, or an index into the document's strings or
+// containers. 16 bytes, so a trace of millions of events stays compact.
+struct Slot {
+    std::uint64_t bits = 0;  // int64, double bits, bool, or an index, by kind
+    PickleKind kind = PickleKind::None;
+};
+}  // namespace pickle_detail
+
+// A read-only view of one decoded value. Copies are cheap and keep the
+// document alive. Accessors never fail hard: asking a value for the wrong
+// kind gives std::nullopt, and an index out of range gives None.
+class PickleValue {
+public:
+    PickleValue() = default;  // None, with no document
+    PickleValue(std::shared_ptr<const pickle_detail::Document> document, pickle_detail::Slot slot);
+
+    PickleKind kind() const { return slot_.kind; }
+    bool is(PickleKind k) const { return slot_.kind == k; }
+
+    std::optional<bool> asBool() const;
+    // Int only: a Python bool is not accepted as an int here, since a snapshot
+    // never stores sizes as booleans and accepting one would hide a bad file.
+    std::optional<std::int64_t> asInt() const;
+    std::optional<double> asFloat() const;  // Float only
+    std::optional<std::string_view> asString() const;  // valid UTF-8
+    std::optional<std::string_view> asBytes() const;
+
+    // Items of a list, tuple or set; key/value pairs of a dict; 0 otherwise.
+    // Dicts keep pairs in pickle order, duplicates included (see get()); sets
+    // keep their items as added, without removing duplicates.
+    std::size_t size() const;
+    PickleValue at(std::size_t i) const;       // list/tuple/set item
+    PickleValue keyAt(std::size_t i) const;    // dict key
+    PickleValue valueAt(std::size_t i) const;  // dict value
+    // Value for a string key of a dict. When a key occurs twice the later
+    // pair wins, as it does in the dict Python would build.
+    std::optional<PickleValue> get(std::string_view key) const;
+
+    // Identity of a container (list, tuple, dict, set) within its document:
+    // two values with the same id are the same Python object.
+    std::optional<std::size_t> containerId() const;
+
+private:
+    std::shared_ptr<const pickle_detail::Document> document_;
+    pickle_detail::Slot slot_;
+};
+
+// Decodes one pickle that must fill `bytes` exactly (STOP is the last byte).
+// Errors have field "pickle" and a message that names the byte offset, e.g.
+// "refusing opcode REDUCE at byte 1234: snapshots never need code execution".
+// Integers wider than 64 bits are an error, not clamped: no field of a
+// snapshot comes near 2^63, so such a number means a file that is not one.
+Expected<PickleValue> readPickle(std::string_view bytes, const PickleLimits& limits = {});
+
+}  // namespace trainmem
