@@ -1,0 +1,132 @@
+// Scenario files and the small whole-scenario helpers. The JSON mapping is in
+// scenario_json.cpp, --set in scenario_setting.cpp, checks in
+// scenario_validate.cpp.
+#include "core/scenario.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "core/scenario_fields.h"
+
+namespace trainmem {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string systemError(int error) { return std::generic_category().message(error); }
+
+// nlohmann's messages start "[json.exception.parse_error.101] parse error at
+// line 3, column 5: ..."; keep what a user needs.
+std::string parseMessage(const std::string& what) {
+    const std::string marker = "parse error ";
+    const auto at = what.find(marker);
+    return at == std::string::npos ? what : what.substr(at + marker.size());
+}
+
+// Writes all of `data` to `fd`, retrying short writes.
+bool writeAll(int fd, const std::string& data) {
+    size_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        done += static_cast<size_t>(n);
+    }
+    return true;
+}
+
+}  // namespace
+
+Expected<int64_t> capacityBytes(const HardwareConfig& hardware) {
+    if (hardware.memory_bytes) {
+        if (*hardware.memory_bytes <= 0) return Error{"hardware.memory_gib", "must be a positive number of GiB"};
+        return *hardware.memory_bytes;
+    }
+    if (hardware.gpu == "custom") return Error{"hardware.memory_gib", "a custom GPU needs its memory size in GiB"};
+    if (const GpuSpec* gpu = findGpu(hardware.gpu)) return gpu->memory_bytes;
+    return Error{"hardware.gpu", "unknown GPU \"" + hardware.gpu + "\"; see the GPU list in trainmem-cli estimate --help"};
+}
+
+Scenario scenarioForModel(const ModelConfig& model, std::string preset_name) {
+    Scenario s;
+    s.name = preset_name.empty() ? model.name : preset_name;
+    s.model = model;
+    s.model_preset = std::move(preset_name);
+    return s;
+}
+
+Expected<nlohmann::json> readJsonFile(const fs::path& path) {
+    const std::string name = path.string();
+    std::error_code ec;
+    const auto status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) return Error{"", name + ": no such file"};
+    if (fs::is_directory(status)) return Error{"", name + ": is a directory, not a JSON file"};
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Error{"", name + ": cannot be read (" + systemError(errno) + ")"};
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) return Error{"", name + ": cannot be read (" + systemError(errno) + ")"};
+    try {
+        return nlohmann::json::parse(text.str());
+    } catch (const nlohmann::json::parse_error& e) {
+        return Error{"", name + ": malformed JSON " + parseMessage(e.what())};
+    } catch (const std::exception& e) {
+        return Error{"", name + ": cannot be parsed (" + e.what() + ")"};
+    }
+}
+
+Expected<Scenario> loadScenarioFile(const fs::path& path) {
+    auto doc = readJsonFile(path);
+    if (!doc) return doc.error();
+    auto scenario = scenarioFromJson(*doc);
+    if (!scenario) {
+        Error e = scenario.error();
+        e.message += " (in " + path.string() + ")";
+        return e;
+    }
+    return scenario;
+}
+
+Status saveScenarioFile(const Scenario& scenario, const fs::path& path) {
+    const std::string name = path.string();
+    std::string text;
+    try {
+        text = scenarioToOrderedJson(scenario).dump(2) + "\n";
+    } catch (const std::exception& e) {
+        return Error{"", name + ": cannot be written (" + e.what() + ")"};
+    }
+    const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+    std::string temp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
+    const int fd = ::mkstemp(temp.data());
+    if (fd < 0) return Error{"", name + ": cannot be written (" + systemError(errno) + ")"};
+
+    // Keep the permissions of the file being replaced; new files get 0644.
+    struct stat existing {};
+    const mode_t mode = ::stat(name.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : 0644;
+    bool written = ::fchmod(fd, mode) == 0 && writeAll(fd, text) && ::fsync(fd) == 0;
+    const int write_error = errno;
+    written = (::close(fd) == 0) && written;
+    if (!written || ::rename(temp.c_str(), name.c_str()) != 0) {
+        const int error = written ? errno : write_error;
+        ::unlink(temp.c_str());
+        return Error{"", name + ": cannot be written (" + systemError(error) + "); the previous file is unchanged"};
+    }
+    // Make the rename itself durable.
+    if (const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY); dir_fd >= 0) {
+        ::fsync(dir_fd);
+        ::close(dir_fd);
+    }
+    return ok();
+}
+
+}  // namespace trainmem

@@ -1,0 +1,439 @@
+// The key table of the scenario format. Units on disk are the ones people
+// think in (MiB, GiB); the Scenario holds bytes. Defaults are those of the
+// structs in training_config.h, parallel_config.h and hardware.h, listed in
+// docs/parts/scenario-format.md.
+#include "core/scenario_fields.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "core/names.h"
+
+namespace trainmem {
+
+namespace {
+
+using nlohmann::json;
+
+// Largest MiB / GiB figure accepted, so the conversion to bytes cannot
+// overflow int64 (2^32 GiB = 4 EiB is far beyond any device or host).
+constexpr double kMaxMib = 4294967296.0 * 1024.0;
+constexpr double kMaxGib = 4294967296.0;
+
+// Integral doubles are written as JSON integers ("80", not "80.0").
+json numberJson(double x) {
+    if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 9.0e15)
+        return static_cast<int64_t>(x);
+    return x;
+}
+
+Status rangeError(const std::string& path, double max) {
+    return Error{path, "must be at most " + json(max).dump()};
+}
+
+template <class Access>
+ScenarioField integerField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f{section, key, ValueKind::Integer};
+    f.get = [access](const Scenario& s) { return json(access(s)); };
+    f.set = [access](Scenario& s, const json& v) -> Status {
+        access(s) = v.get<int64_t>();
+        return ok();
+    };
+    return f;
+}
+
+template <class Access>
+ScenarioField optionalIntegerField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f{section, key, ValueKind::Integer, true};
+    f.get = [access](const Scenario& s) { return access(s) ? json(*access(s)) : json(nullptr); };
+    f.set = [access](Scenario& s, const json& v) -> Status {
+        if (v.is_null())
+            access(s).reset();
+        else
+            access(s) = v.get<int64_t>();
+        return ok();
+    };
+    return f;
+}
+
+template <class Access>
+ScenarioField numberField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f{section, key, ValueKind::Number};
+    f.get = [access](const Scenario& s) { return numberJson(access(s)); };
+    f.set = [access](Scenario& s, const json& v) -> Status {
+        access(s) = v.get<double>();
+        return ok();
+    };
+    return f;
+}
+
+template <class Access>
+ScenarioField optionalNumberField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f{section, key, ValueKind::Number, true};
+    f.get = [access](const Scenario& s) { return access(s) ? numberJson(*access(s)) : json(nullptr); };
+    f.set = [access](Scenario& s, const json& v) -> Status {
+        if (v.is_null())
+            access(s).reset();
+        else
+            access(s) = v.get<double>();
+        return ok();
+    };
+    return f;
+}
+
+template <class Access>
+ScenarioField booleanField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f{section, key, ValueKind::Boolean};
+    f.get = [access](const Scenario& s) { return json(access(s)); };
+    f.set = [access](Scenario& s, const json& v) -> Status {
+        access(s) = v.get<bool>();
+        return ok();
+    };
+    return f;
+}
+
+template <class E, class Access>
+ScenarioField enumField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f{section, key, ValueKind::Name};
+    for (const auto& entry : enumNames<E>()) f.names.push_back(entry.name);
+    f.get = [access](const Scenario& s) { return json(enumName(access(s))); };
+    f.set = [access](Scenario& s, const json& v) -> Status {
+        access(s) = *parseEnum<E>(v.get<std::string>());
+        return ok();
+    };
+    return f;
+}
+
+// A dtype override: "auto" (or null) keeps the precision recipe's default.
+template <class Access>
+ScenarioField dtypeOverrideField(std::string_view section, std::string_view key,
+                                 std::vector<std::string_view> dtypes, Access access) {
+    ScenarioField f{section, key, ValueKind::Name, true};
+    f.names = {"auto"};
+    f.names.insert(f.names.end(), dtypes.begin(), dtypes.end());
+    f.get = [access](const Scenario& s) { return access(s) ? json(dtypeName(*access(s))) : json("auto"); };
+    f.set = [access](Scenario& s, const json& v) -> Status {
+        if (v.is_null() || v.get<std::string>() == "auto")
+            access(s).reset();
+        else
+            access(s) = *parseDType(v.get<std::string>());
+        return ok();
+    };
+    return f;
+}
+
+// Bytes in the Scenario, MiB in the file.
+template <class Access>
+ScenarioField mibField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f{section, key, ValueKind::Number};
+    f.get = [access](const Scenario& s) { return numberJson(static_cast<double>(access(s)) / kMiB); };
+    f.set = [access, path = f.path()](Scenario& s, const json& v) -> Status {
+        const double mib = v.get<double>();
+        if (std::fabs(mib) > kMaxMib) return rangeError(path, kMaxMib);
+        access(s) = std::llround(mib * kMiB);
+        return ok();
+    };
+    return f;
+}
+
+template <class Access>
+ScenarioField optionalMibField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f{section, key, ValueKind::Number, true};
+    f.get = [access](const Scenario& s) {
+        return access(s) ? numberJson(static_cast<double>(*access(s)) / kMiB) : json(nullptr);
+    };
+    f.set = [access, path = f.path()](Scenario& s, const json& v) -> Status {
+        if (v.is_null()) {
+            access(s).reset();
+            return ok();
+        }
+        const double mib = v.get<double>();
+        if (std::fabs(mib) > kMaxMib) return rangeError(path, kMaxMib);
+        access(s) = std::llround(mib * kMiB);
+        return ok();
+    };
+    return f;
+}
+
+template <class Access>
+ScenarioField optionalGibField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f{section, key, ValueKind::Number, true};
+    f.get = [access](const Scenario& s) {
+        return access(s) ? numberJson(static_cast<double>(*access(s)) / kGiB) : json(nullptr);
+    };
+    f.set = [access, path = f.path()](Scenario& s, const json& v) -> Status {
+        if (v.is_null()) {
+            access(s).reset();
+            return ok();
+        }
+        const double gib = v.get<double>();
+        if (std::fabs(gib) > kMaxGib) return rangeError(path, kMaxGib);
+        access(s) = std::llround(gib * kGiB);
+        return ok();
+    };
+    return f;
+}
+
+template <class Access>
+ScenarioField textField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f{section, key, ValueKind::Text};
+    f.get = [access](const Scenario& s) { return json(access(s)); };
+    f.set = [access](Scenario& s, const json& v) -> Status {
+        access(s) = v.get<std::string>();
+        return ok();
+    };
+    return f;
+}
+
+template <class Access>
+ScenarioField nameListField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f{section, key, ValueKind::NameList};
+    f.get = [access](const Scenario& s) { return json(access(s)); };
+    f.set = [access](Scenario& s, const json& v) -> Status {
+        access(s) = v.get<std::vector<std::string>>();
+        return ok();
+    };
+    return f;
+}
+
+std::vector<ScenarioField> buildFields() {
+    constexpr std::string_view T = "training";
+    constexpr std::string_view P = "parallelism";
+    constexpr std::string_view H = "hardware";
+    std::vector<ScenarioField> f;
+    // training
+    f.push_back(integerField(T, "micro_batch_size", [](auto& s) -> auto& { return s.training.micro_batch_size; }));
+    f.push_back(integerField(T, "sequence_length", [](auto& s) -> auto& { return s.training.sequence_length; }));
+    f.push_back(integerField(T, "gradient_accumulation_steps",
+                             [](auto& s) -> auto& { return s.training.gradient_accumulation_steps; }));
+    f.push_back(enumField<Precision>(T, "precision", [](auto& s) -> auto& { return s.training.precision; }));
+    f.push_back(dtypeOverrideField(T, "grad_dtype", {"fp32", "bf16", "fp16"},
+                                   [](auto& s) -> auto& { return s.training.grad_dtype; }));
+    f.push_back(enumField<OptimizerKind>(T, "optimizer", [](auto& s) -> auto& { return s.training.optimizer; }));
+    f.push_back(enumField<OptimizerImpl>(T, "optimizer_impl",
+                                         [](auto& s) -> auto& { return s.training.optimizer_impl; }));
+    f.push_back(dtypeOverrideField(T, "optimizer_state_dtype", {"fp32", "bf16"},
+                                   [](auto& s) -> auto& { return s.training.optimizer_state_dtype; }));
+    f.push_back(enumField<Checkpointing>(T, "activation_checkpointing",
+                                         [](auto& s) -> auto& { return s.training.checkpointing; }));
+    f.push_back(integerField(T, "checkpoint_every", [](auto& s) -> auto& { return s.training.checkpoint_every; }));
+    f.push_back(enumField<AttentionImpl>(T, "attention", [](auto& s) -> auto& { return s.training.attention; }));
+    f.push_back(enumField<KernelProfile>(T, "kernels", [](auto& s) -> auto& { return s.training.kernels; }));
+    f.push_back(enumField<LossImpl>(T, "loss", [](auto& s) -> auto& { return s.training.loss; }));
+    f.push_back(integerField(T, "loss_chunks", [](auto& s) -> auto& { return s.training.loss_chunks; }));
+    f.push_back(enumField<Finetuning>(T, "finetuning", [](auto& s) -> auto& { return s.training.finetuning; }));
+    f.push_back(integerField(T, "lora_rank", [](auto& s) -> auto& { return s.training.lora_rank; }));
+    f.push_back(nameListField(T, "lora_targets", [](auto& s) -> auto& { return s.training.lora_targets; }));
+    f.push_back(numberField(T, "lora_dropout", [](auto& s) -> auto& { return s.training.lora_dropout; }));
+    f.push_back(optionalIntegerField(T, "base_batch_size",
+                                     [](auto& s) -> auto& { return s.training.base_batch_size; }));
+    f.push_back(optionalNumberField(T, "base_learning_rate",
+                                    [](auto& s) -> auto& { return s.training.base_learning_rate; }));
+    f.push_back(integerField(T, "warmup_steps", [](auto& s) -> auto& { return s.training.warmup_steps; }));
+    // parallelism
+    f.push_back(integerField(P, "data", [](auto& s) -> auto& { return s.parallelism.data; }));
+    f.push_back(integerField(P, "tensor", [](auto& s) -> auto& { return s.parallelism.tensor; }));
+    f.push_back(integerField(P, "pipeline", [](auto& s) -> auto& { return s.parallelism.pipeline; }));
+    f.push_back(integerField(P, "context", [](auto& s) -> auto& { return s.parallelism.context; }));
+    f.push_back(integerField(P, "expert", [](auto& s) -> auto& { return s.parallelism.expert; }));
+    f.push_back(integerField(P, "zero_stage", [](auto& s) -> auto& { return s.parallelism.zero_stage; }));
+    f.push_back(integerField(P, "shard_group", [](auto& s) -> auto& { return s.parallelism.shard_group; }));
+    f.push_back(booleanField(P, "sequence_parallel", [](auto& s) -> auto& { return s.parallelism.sequence_parallel; }));
+    f.push_back(enumField<PipelineSchedule>(P, "pipeline_schedule",
+                                            [](auto& s) -> auto& { return s.parallelism.schedule; }));
+    f.push_back(integerField(P, "virtual_stages", [](auto& s) -> auto& { return s.parallelism.virtual_stages; }));
+    f.push_back(integerField(P, "microbatches", [](auto& s) -> auto& { return s.parallelism.microbatches; }));
+    f.push_back(booleanField(P, "offload_optimizer", [](auto& s) -> auto& { return s.parallelism.offload_optimizer; }));
+    f.push_back(booleanField(P, "offload_parameters",
+                             [](auto& s) -> auto& { return s.parallelism.offload_parameters; }));
+    f.push_back(optionalIntegerField(P, "gpus", [](auto& s) -> auto& { return s.parallelism.gpus; }));
+    // hardware
+    f.push_back(textField(H, "gpu", [](auto& s) -> auto& { return s.hardware.gpu; }));
+    f.push_back(optionalGibField(H, "memory_gib", [](auto& s) -> auto& { return s.hardware.memory_bytes; }));
+    f.push_back(mibField(H, "cuda_context_mib", [](auto& s) -> auto& { return s.hardware.overheads.cuda_context_bytes; }));
+    f.push_back(optionalMibField(H, "cublas_workspace_mib",
+                                 [](auto& s) -> auto& { return s.hardware.overheads.cublas_workspace_bytes; }));
+    f.push_back(mibField(H, "nccl_mib_per_group",
+                         [](auto& s) -> auto& { return s.hardware.overheads.nccl_bytes_per_group; }));
+    f.push_back(mibField(H, "ddp_bucket_mib", [](auto& s) -> auto& { return s.hardware.overheads.ddp_bucket_bytes; }));
+    f.push_back(booleanField(H, "ddp_gradient_as_bucket_view",
+                             [](auto& s) -> auto& { return s.hardware.overheads.ddp_gradient_as_bucket_view; }));
+    f.push_back(integerField(H, "fsdp_prefetch_units",
+                             [](auto& s) -> auto& { return s.hardware.overheads.fsdp_prefetch_units; }));
+    f.push_back(numberField(H, "fragmentation", [](auto& s) -> auto& { return s.hardware.overheads.fragmentation; }));
+    return f;
+}
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+std::string_view trim(std::string_view text) {
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+    return text;
+}
+
+size_t editDistance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace
+
+std::string ScenarioField::path() const { return std::string(section) + "." + std::string(key); }
+
+const std::vector<ScenarioField>& scenarioFields() {
+    static const std::vector<ScenarioField> fields = buildFields();
+    return fields;
+}
+
+const ScenarioField* findField(std::string_view section, std::string_view key) {
+    for (const auto& f : scenarioFields())
+        if (f.section == section && f.key == key) return &f;
+    return nullptr;
+}
+
+std::vector<std::string_view> sectionKeys(std::string_view section) {
+    std::vector<std::string_view> keys;
+    for (const auto& f : scenarioFields())
+        if (f.section == section) keys.push_back(f.key);
+    return keys;
+}
+
+std::string joinNames(const std::vector<std::string_view>& names) {
+    std::string text;
+    for (auto name : names) {
+        if (!text.empty()) text += ", ";
+        text += name;
+    }
+    return text;
+}
+
+std::string describeValue(const json& value) {
+    std::string text = value.dump();
+    if (text.size() > 40) text = text.substr(0, 37) + "...";
+    return text;
+}
+
+std::string_view closestName(std::string_view word, const std::vector<std::string_view>& candidates) {
+    std::string_view best;
+    size_t best_distance = std::numeric_limits<size_t>::max();
+    for (auto candidate : candidates) {
+        // A prefix ("micro_batch" for "micro_batch_size") is the commonest slip.
+        const size_t d = candidate.starts_with(word) && word.size() >= 3 ? 1 : editDistance(word, candidate);
+        if (d < best_distance) {
+            best_distance = d;
+            best = candidate;
+        }
+    }
+    // Beyond a third of the word it is a different word, not a typo.
+    if (best_distance > std::max<size_t>(2, word.size() / 3)) return {};
+    return best;
+}
+
+Status checkValue(const ScenarioField& field, const json& value) {
+    const std::string path = field.path();
+    const std::string got = " (got " + describeValue(value) + ")";
+    if (value.is_null()) {
+        if (field.nullable) return ok();
+        return Error{path, "must not be null" + got};
+    }
+    switch (field.kind) {
+        case ValueKind::Integer:
+            if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+                return Error{path, "is too large" + got};
+            if (!value.is_number_integer()) return Error{path, "expected an integer" + got};
+            return ok();
+        case ValueKind::Number:
+            if (!value.is_number()) return Error{path, "expected a number" + got};
+            return ok();
+        case ValueKind::Boolean:
+            if (!value.is_boolean()) return Error{path, "expected true or false" + got};
+            return ok();
+        case ValueKind::Text:
+            if (!value.is_string()) return Error{path, "expected a string" + got};
+            return ok();
+        case ValueKind::Name: {
+            const std::string allowed = "one of: " + joinNames(field.names);
+            if (!value.is_string()) return Error{path, "expected a name, " + allowed + got};
+            const auto name = value.get<std::string>();
+            if (std::find(field.names.begin(), field.names.end(), name) == field.names.end()) {
+                std::string hint;
+                if (auto near = closestName(name, field.names); !near.empty())
+                    hint = "; did you mean " + std::string(near) + "?";
+                return Error{path, "unknown name \"" + name + "\"" + hint + "; allowed: " + joinNames(field.names)};
+            }
+            return ok();
+        }
+        case ValueKind::NameList:
+            if (!value.is_array()) return Error{path, "expected an array of names" + got};
+            for (const auto& item : value)
+                if (!item.is_string()) return Error{path, "expected an array of names, found " + describeValue(item)};
+            return ok();
+    }
+    return ok();
+}
+
+Expected<json> parseSettingText(const ScenarioField& field, std::string_view raw) {
+    const std::string_view text = trim(raw);
+    const std::string path = field.path();
+    const std::string got = " (got \"" + std::string(text) + "\")";
+    const std::string lowered = lower(text);
+    if (field.nullable && field.kind != ValueKind::Name &&
+        (lowered == "auto" || lowered == "none" || lowered == "null"))
+        return json(nullptr);
+    switch (field.kind) {
+        case ValueKind::Integer: {
+            int64_t v = 0;
+            auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec == std::errc::result_out_of_range) return Error{path, "is too large" + got};
+            if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+                return Error{path, "expected an integer" + got};
+            return json(v);
+        }
+        case ValueKind::Number: {
+            double v = 0;
+            auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec != std::errc() || end != text.data() + text.size() || text.empty() || !std::isfinite(v))
+                return Error{path, "expected a number" + got};
+            return json(v);
+        }
+        case ValueKind::Boolean:
+            if (lowered == "true" || lowered == "1" || lowered == "yes" || lowered == "on") return json(true);
+            if (lowered == "false" || lowered == "0" || lowered == "no" || lowered == "off") return json(false);
+            return Error{path, "expected true or false (also 1/0, yes/no, on/off)" + got};
+        case ValueKind::Text:
+        case ValueKind::Name:
+            return json(std::string(text));
+        case ValueKind::NameList: {
+            json list = json::array();
+            std::string_view rest = text;
+            while (!rest.empty()) {
+                const size_t comma = rest.find(',');
+                const std::string_view item = trim(rest.substr(0, comma));
+                if (!item.empty()) list.push_back(std::string(item));
+                if (comma == std::string_view::npos) break;
+                rest.remove_prefix(comma + 1);
+            }
+            return list;
+        }
+    }
+    return Error{path, "cannot be set from text"};
+}
+
+}  // namespace trainmem

@@ -1,0 +1,116 @@
+// "section.key=value" edits, for the CLI's --set and the GUI's command line.
+// Values parse by the key's type and go through the same checks as a file.
+#include <algorithm>
+#include <exception>
+
+#include "core/hf_config.h"
+#include "core/scenario.h"
+#include "core/scenario_fields.h"
+
+namespace trainmem {
+
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string_view> kSettableSections = {"model", "training", "parallelism", "hardware"};
+
+// A model key is a Hugging Face config.json key. The text is read as JSON
+// when it is JSON (numbers, true/false, null, arrays, quoted strings), else
+// as a bare string ("gelu_pytorch_tanh").
+json modelValue(std::string_view text) {
+    json value = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded()) return json(std::string(text));
+    return value;
+}
+
+// Round trip through the config.json form, so any key of any family works
+// exactly as it would in a config.json file.
+Status applyModelSetting(Scenario& s, const std::string& key, std::string_view text) {
+    const std::string path = "model." + key;
+    if (key.empty()) return Error{path, "missing a config.json key after \"model.\""};
+    json config = exportHuggingFaceConfig(s.model);
+    const bool known = config.contains(key);
+    config[key] = modelValue(text);
+    auto imported = importHuggingFaceConfig(config);
+    if (!imported) return imported.error();
+    if (!known && imported->model == s.model) {
+        std::vector<std::string> keys;
+        for (const auto& [k, v] : exportHuggingFaceConfig(s.model).items()) keys.push_back(k);
+        std::vector<std::string_view> views(keys.begin(), keys.end());
+        std::string hint;
+        if (auto near = closestName(key, views); !near.empty()) hint = " (did you mean model." + std::string(near) + "?)";
+        return Error{path, "not a config.json key this model uses" + hint + "; keys: " + joinNames(views)};
+    }
+    if (imported->model != s.model) s.model_preset.clear();  // no longer the preset's numbers
+    s.model = std::move(imported->model);
+    return ok();
+}
+
+Status applyFieldSetting(Scenario& s, const ScenarioField& field, std::string_view text) {
+    auto value = parseSettingText(field, text);
+    if (!value) return value.error();
+    if (auto checked = checkValue(field, *value); !checked) return checked;
+    return field.set(s, *value);
+}
+
+Status applySettingUnchecked(Scenario& s, std::string_view key, std::string_view text) {
+    const auto dot = key.find('.');
+    if (dot == std::string_view::npos || dot == 0)
+        return Error{std::string(key), "expected section.key=value with a section of: " + joinNames(kSettableSections)};
+    const std::string_view section = key.substr(0, dot);
+    const std::string_view name = key.substr(dot + 1);
+    if (section == "model") return applyModelSetting(s, std::string(name), text);
+    if (std::find(kSettableSections.begin(), kSettableSections.end(), section) == kSettableSections.end()) {
+        std::string hint;
+        if (auto near = closestName(section, kSettableSections); !near.empty())
+            hint = " (did you mean " + std::string(near) + "?)";
+        return Error{std::string(key), "unknown section \"" + std::string(section) + "\"" + hint +
+                                           "; sections: " + joinNames(kSettableSections)};
+    }
+    const ScenarioField* field = findField(section, name);
+    if (!field) {
+        const auto keys = sectionKeys(section);
+        std::string message = "unknown key";
+        if (auto near = closestName(name, keys); !near.empty())
+            message += "; did you mean " + std::string(section) + "." + std::string(near) + "?";
+        message += " Keys of " + std::string(section) + ": " + joinNames(keys);
+        return Error{std::string(key), message};
+    }
+    return applyFieldSetting(s, *field, text);
+}
+
+}  // namespace
+
+Status applySetting(Scenario& s, std::string_view key, std::string_view value) {
+    try {
+        // Edit a copy, so a refused setting leaves the scenario as it was.
+        Scenario edited = s;
+        if (auto r = applySettingUnchecked(edited, key, value); !r) return r;
+        s = std::move(edited);
+        return ok();
+    } catch (const std::exception& e) {
+        return Error{std::string(key), std::string("cannot apply: ") + e.what()};
+    }
+}
+
+Status applySetting(Scenario& s, std::string_view key_equals_value) {
+    const auto eq = key_equals_value.find('=');
+    if (eq == std::string_view::npos)
+        return Error{std::string(key_equals_value), "expected key=value, e.g. training.micro_batch_size=4"};
+    std::string_view key = key_equals_value.substr(0, eq);
+    while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
+    while (!key.empty() && key.front() == ' ') key.remove_prefix(1);
+    return applySetting(s, key, key_equals_value.substr(eq + 1));
+}
+
+const std::vector<std::string>& settingKeys() {
+    static const std::vector<std::string> keys = [] {
+        std::vector<std::string> all;
+        for (const auto& field : scenarioFields()) all.push_back(field.path());
+        return all;
+    }();
+    return keys;
+}
+
+}  // namespace trainmem
