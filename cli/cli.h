@@ -1,0 +1,18 @@
+#pragma once
+// trainmem-cli as a library: the whole program behind one call, so tests run
+// it in-process and app/cli_main.cpp stays a two-line main.
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace trainmem::cli {
+
+// Exit statuses (docs/cli.md).
+constexpr int kExitOk = 0;
+constexpr int kExitInternal = 1;  // a bug in trainmem, never bad input
+constexpr int kExitUsage = 2;     // bad input: flag, value, scenario or file; one line on `err`
+
+// `args` are the arguments after the program name: {"estimate", "--preset", "gpt2"}.
+int runCli(std::vector<std::string> args, std::ostream& out, std::ostream& err);
+
+}  // namespace trainmem::cli

@@ -1,0 +1,90 @@
+// Dispatch to the command table, help, and the one-line error contract:
+// every failure is "trainmem-cli: FIELD: MESSAGE" on stderr with status 2.
+#include <exception>
+
+#include "cli/cli.h"
+#include "cli/command.h"
+#include "core/scenario_fields.h"
+
+namespace trainmem::cli {
+
+namespace {
+
+void printUsage(std::ostream& out) {
+    out << "Usage: trainmem-cli COMMAND [OPTIONS]\n"
+           "\n"
+           "Estimates the GPU memory of training a transformer.\n"
+           "\n"
+           "Commands:\n";
+    size_t width = 0;
+    for (const auto& c : cliCommands()) width = std::max(width, c.name.size());
+    for (const auto& c : cliCommands())
+        out << "  " << c.name << std::string(width - c.name.size() + 2, ' ') << c.summary << "\n";
+    out << "\nRun trainmem-cli COMMAND --help for a command's options.\n";
+}
+
+// Errors are one line whatever a message holds.
+std::string oneLine(std::string text) {
+    for (char& c : text)
+        if (c == '\n' || c == '\r') c = ' ';
+    return text;
+}
+
+int fail(std::ostream& err, const std::string& text) {
+    err << "trainmem-cli: " << oneLine(text) << "\n";
+    return kExitUsage;
+}
+
+bool wantsHelp(const std::vector<std::string>& args) {
+    for (const auto& a : args)
+        if (a == "--help" || a == "-h") return true;
+    return false;
+}
+
+}  // namespace
+
+int runCli(std::vector<std::string> args, std::ostream& out, std::ostream& err) {
+    try {
+        if (args.empty()) {
+            printUsage(err);
+            return kExitUsage;
+        }
+        const std::string name = args.front();
+        if (name == "--help" || name == "-h" || name == "help") {
+            if (name == "help" && args.size() > 1) {
+                if (const CliCommand* c = findCommand(args[1])) {
+                    out << c->help;
+                    return kExitOk;
+                }
+                return fail(err, "unknown command \"" + args[1] + "\"");
+            }
+            printUsage(out);
+            return kExitOk;
+        }
+        const CliCommand* command = findCommand(name);
+        if (!command) {
+            std::vector<std::string_view> names;
+            for (const auto& c : cliCommands()) names.push_back(c.name);
+            std::string hint;
+            if (auto near = closestName(name, names); !near.empty()) hint = " (did you mean " + std::string(near) + "?)";
+            return fail(err, "unknown command \"" + name + "\"" + hint + "; commands: " + joinNames(names) +
+                                 "; see trainmem-cli --help");
+        }
+        args.erase(args.begin());
+        if (wantsHelp(args)) {
+            out << command->help;
+            return kExitOk;
+        }
+        if (auto status = command->run(args, out); !status) return fail(err, status.error().text());
+        out.flush();
+        return kExitOk;
+    } catch (const std::exception& e) {
+        err << "trainmem-cli: internal error: " << oneLine(e.what()) << "\n";
+        return kExitInternal;
+    } catch (...) {
+        err << "trainmem-cli: internal error\n";
+        return kExitInternal;
+    }
+}
+
+}  // namespace trainmem::cli

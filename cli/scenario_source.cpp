@@ -1,0 +1,55 @@
+#include "cli/scenario_source.h"
+
+#include "core/hf_config.h"
+#include "core/presets.h"
+
+namespace trainmem::cli {
+
+std::vector<FlagSpec> scenarioSourceFlags() {
+    return {{"--preset"}, {"--model-config"}, {"--scenario"}, {"--set", true, true}};
+}
+
+const char* const kScenarioSourceHelp =
+    "Scenario (exactly one of):\n"
+    "  --preset NAME          a model or scenario preset (list: trainmem-cli presets)\n"
+    "  --model-config FILE    a Hugging Face config.json; training defaults around it\n"
+    "  --scenario FILE        a trainmem scenario file (docs/parts/scenario-format.md)\n"
+    "  --set KEY=VALUE        change one setting, repeatable, applied in order:\n"
+    "                         training.micro_batch_size=4, parallelism.tensor=8,\n"
+    "                         hardware.gpu=A100-80GB, model.num_hidden_layers=40 (config.json keys)\n";
+
+Expected<Scenario> scenarioFromArguments(const ArgumentList& args) {
+    const int sources = int(args.has("--preset")) + int(args.has("--model-config")) + int(args.has("--scenario"));
+    if (sources == 0) return Error{"", "no scenario: give --preset NAME, --model-config FILE or --scenario FILE"};
+    if (sources > 1) return Error{"", "give only one of --preset, --model-config and --scenario"};
+
+    Expected<Scenario> scenario = Error{};
+    if (auto name = args.value("--preset")) {
+        scenario = loadPreset(*name);
+    } else if (auto file = args.value("--model-config")) {
+        auto config = readJsonFile(*file);
+        if (!config) return config.error();
+        auto imported = importHuggingFaceConfig(*config);
+        if (!imported) {
+            Error e = imported.error();
+            e.message += " (in " + *file + ")";
+            return e;
+        }
+        Scenario s = scenarioForModel(imported->model);
+        s.warnings = imported->warnings;
+        scenario = std::move(s);
+    } else if (auto path = args.value("--scenario")) {
+        scenario = loadScenarioFile(*path);
+    }
+    if (!scenario) return scenario;
+    if (auto applied = applySettings(*scenario, args.values("--set")); !applied) return applied.error();
+    return scenario;
+}
+
+Status applySettings(Scenario& scenario, const std::vector<std::string>& settings) {
+    for (const auto& setting : settings)
+        if (auto applied = applySetting(scenario, setting); !applied) return applied;
+    return ok();
+}
+
+}  // namespace trainmem::cli

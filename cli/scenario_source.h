@@ -1,0 +1,20 @@
+#pragma once
+// Where a command's scenario comes from: one of --preset, --model-config or
+// --scenario, then every --set in order.
+#include <vector>
+
+#include "cli/arguments.h"
+#include "core/scenario.h"
+
+namespace trainmem::cli {
+
+// --preset, --model-config, --scenario, --set.
+std::vector<FlagSpec> scenarioSourceFlags();
+extern const char* const kScenarioSourceHelp;  // their lines for --help texts
+
+// Builds the scenario (not yet validated: estimate() does that).
+Expected<Scenario> scenarioFromArguments(const ArgumentList& args);
+// Applies "k=v" settings in order; the error names the key.
+Status applySettings(Scenario& scenario, const std::vector<std::string>& settings);
+
+}  // namespace trainmem::cli
