@@ -1,0 +1,50 @@
+// The desktop app's entry point: the window, or a headless chart export when
+// --export is given (see ui/launch_options.h for the command line).
+#include <cstdio>
+
+#include <QApplication>
+#include <QStatusBar>
+
+#include "core/presets.h"
+#include "ui/launch_options.h"
+#include "ui/main_window.h"
+#include "ui/scenario_files.h"
+
+int main(int argc, char** argv) {
+    const bool headless = trainmem::ui::wantsHeadlessExport(argc, argv);
+    // Decided before QApplication exists: that is when the platform is chosen.
+    if (headless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("trainmem"));
+    QApplication::setOrganizationName(QStringLiteral("trainmem"));
+    QApplication::setApplicationVersion(QStringLiteral(TRAINMEM_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("trainmem"));
+
+    const trainmem::Expected<trainmem::ui::LaunchOptions> options = trainmem::ui::parseLaunchOptions(app.arguments().mid(1));
+    if (!options) {
+        std::fprintf(stderr, "trainmem: %s\n", options.error().text().c_str());
+        return 2;
+    }
+    if (options->help) {
+        std::fputs(trainmem::ui::launchUsage().toLocal8Bit().constData(), stdout);
+        return 0;
+    }
+    if (!options->presets_dir.isEmpty()) trainmem::setPresetsDirectory(options->presets_dir.toStdString());
+    if (headless) return trainmem::ui::runHeadlessExport(*options);
+
+    trainmem::ui::MainWindow window;
+    const trainmem::Expected<trainmem::Scenario> scenario = trainmem::ui::launchScenario(*options);
+    if (scenario) {
+        window.document()->replace(*scenario, options->source == trainmem::ui::LaunchOptions::Source::ScenarioFile
+                                                  ? options->source_value
+                                                  : QString());
+    } else {
+        // Bad arguments still open the window, on the default scenario, saying why.
+        const trainmem::Expected<trainmem::Scenario> fallback = trainmem::ui::defaultScenario();
+        if (fallback) window.document()->replace(*fallback);
+        window.statusBar()->showMessage(QString::fromStdString(scenario.error().text()), 15000);
+    }
+    window.show();
+    return app.exec();
+}

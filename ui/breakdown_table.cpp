@@ -1,0 +1,138 @@
+#include "ui/breakdown_table.h"
+
+#include <QHeaderView>
+#include <QPainter>
+#include <QPixmap>
+
+#include "ui/chart_views.h"
+#include "ui/component_palette.h"
+
+namespace trainmem::ui {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QIcon swatch(const QColor& color) {
+    QPixmap pixmap(12, 12);
+    pixmap.fill(color);
+    QPainter p(&pixmap);
+    p.setPen(color.darker(130));
+    p.drawRect(0, 0, 11, 11);
+    return QIcon(pixmap);
+}
+
+}  // namespace
+
+BreakdownTable::BreakdownTable(ScenarioDocument* document, QWidget* parent)
+    : QTableWidget(parent), document_(document) {
+    setColumnCount(4);
+    setHorizontalHeaderLabels({tr("Component"), tr("Memory"), tr("Share"), tr("Formula")});
+    horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+    horizontalHeader()->setSectionResizeMode(3, QHeaderView::Stretch);
+    verticalHeader()->hide();
+    verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
+    setEditTriggers(QAbstractItemView::NoEditTriggers);
+    setSelectionBehavior(QAbstractItemView::SelectRows);
+    setAlternatingRowColors(true);
+    setWordWrap(false);
+    setToolTip(tr("The heaviest GPU at its peak. Copy it as Markdown or CSV from the Edit menu."));
+    connect(document_, &ScenarioDocument::changed, this, &BreakdownTable::refresh);
+    refresh();
+}
+
+void BreakdownTable::setUnits(Units units) {
+    if (units_ == units) return;
+    units_ = units;
+    refresh();
+}
+
+void BreakdownTable::refresh() {
+    setRowCount(0);
+    if (!document_->hasResult()) return;
+    const Estimate& e = document_->result();
+    const Scenario& s = document_->resultScenario();
+    const double device = static_cast<double>(e.peak.device_bytes);
+    auto add = [&](const QIcon& icon, const QString& name, int64_t bytes, const QString& formula, bool total) {
+        const int row = rowCount();
+        insertRow(row);
+        auto* name_item = new QTableWidgetItem(icon, name);
+        auto* bytes_item = new QTableWidgetItem(q(formatBytes(bytes, units_)));
+        bytes_item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        auto* share_item = new QTableWidgetItem(device > 0 ? QStringLiteral("%1%").arg(100.0 * bytes / device, 0, 'f', 1) : QString());
+        share_item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        auto* formula_item = new QTableWidgetItem(formula);
+        formula_item->setToolTip(formula);
+        for (auto* item : {name_item, bytes_item, share_item, formula_item}) {
+            if (total) {
+                QFont f = item->font();
+                f.setBold(true);
+                item->setFont(f);
+            }
+            if (document_->stale()) item->setForeground(QColor(0x88, 0x88, 0x88));
+        }
+        setItem(row, 0, name_item);
+        setItem(row, 1, bytes_item);
+        setItem(row, 2, share_item);
+        setItem(row, 3, formula_item);
+    };
+    for (const BarSegment& seg : barSegments(e.peak)) {
+        QString formula;
+        if (seg.component) {
+            const ComponentExplanation why = explainComponent(*seg.component, s, e);
+            formula = q(why.formula.empty() ? why.scaling : why.formula);
+        } else if (seg.key == deviceLayerKey(DeviceLayer::AllocatorReserve)) {
+            formula = tr("reserved - allocated: allocated x %1 fragmentation").arg(s.hardware.overheads.fragmentation, 0, 'g', 3);
+        } else {
+            formula = tr("device - reserved: CUDA context + cuBLAS handles + NCCL buffers per group");
+        }
+        add(swatch(seg.color), seg.name, seg.bytes, formula, false);
+    }
+    add({}, tr("Allocated (max_memory_allocated)"), e.peak.allocated_bytes, tr("sum of the components above"), true);
+    add({}, tr("Reserved (max_memory_reserved)"), e.peak.reserved_bytes, tr("allocated + allocator reserve"), true);
+    add({}, tr("Device (nvidia-smi)"), e.peak.device_bytes, tr("reserved + memory outside the allocator"), true);
+    if (e.host_bytes > 0) add({}, tr("Host memory per rank (offload)"), e.host_bytes, tr("offloaded states / parameters"), false);
+}
+
+EstimateStatus::EstimateStatus(ScenarioDocument* document, QWidget* parent) : QLabel(parent), document_(document) {
+    setWordWrap(true);
+    setTextFormat(Qt::RichText);
+    setTextInteractionFlags(Qt::TextSelectableByMouse);
+    connect(document_, &ScenarioDocument::changed, this, &EstimateStatus::refresh);
+    refresh();
+}
+
+void EstimateStatus::setUnits(Units units) {
+    if (units_ == units) return;
+    units_ = units;
+    refresh();
+}
+
+void EstimateStatus::refresh() {
+    QStringList parts;
+    if (document_->stale())
+        parts << tr("<span style='color:#c0392b'><b>Invalid input</b>: %1. Showing the last valid result.</span>")
+                     .arg(QString::fromStdString(document_->error()->text()).toHtmlEscaped());
+    if (document_->hasResult()) {
+        const Estimate& e = document_->result();
+        const QString total = q(formatBytes(e.peak.device_bytes, units_));
+        const QString capacity = q(formatBytes(e.capacity_bytes, units_));
+        if (e.fits)
+            parts << tr("<b>%1</b> of %2 per GPU: <span style='color:#1e8449'><b>fits</b></span>, %3 headroom")
+                         .arg(total, capacity, q(formatBytes(e.headroom_bytes, units_)));
+        else
+            parts << tr("<b>%1</b> of %2 per GPU: <span style='color:#c0392b'><b>does not fit</b></span>, %3 over")
+                         .arg(total, capacity, q(formatBytes(-e.headroom_bytes, units_)));
+        parts << tr("%1 GPUs, effective batch %2").arg(e.total_gpus).arg(e.effective_batch);
+        for (std::string_view w : warningTexts(e.warnings))
+            parts << QStringLiteral("<span style='color:#b9770e'>⚠ %1</span>")
+                         .arg(QString::fromUtf8(w.data(), static_cast<qsizetype>(w.size())).toHtmlEscaped());
+        for (const std::string& w : document_->resultScenario().warnings)
+            parts << QStringLiteral("<span style='color:#b9770e'>⚠ %1</span>").arg(q(w).toHtmlEscaped());
+    }
+    setText(parts.join(QStringLiteral(" &nbsp;·&nbsp; ")));
+}
+
+}  // namespace trainmem::ui

@@ -1,0 +1,40 @@
+#pragma once
+// The breakdown as a table under the chart: component, bytes, share of the
+// device total and the formula behind it, then the three totals.
+#include <QLabel>
+#include <QTableWidget>
+
+#include "core/report.h"
+#include "ui/scenario_document.h"
+
+namespace trainmem::ui {
+
+class BreakdownTable : public QTableWidget {
+    Q_OBJECT
+public:
+    explicit BreakdownTable(ScenarioDocument* document, QWidget* parent = nullptr);
+    void setUnits(Units units);
+
+private:
+    void refresh();
+
+    ScenarioDocument* document_;
+    Units units_ = Units::GiB;
+};
+
+// One line under the table: total, fits or not with headroom, warnings, and
+// the error that makes the result stale.
+class EstimateStatus : public QLabel {
+    Q_OBJECT
+public:
+    explicit EstimateStatus(ScenarioDocument* document, QWidget* parent = nullptr);
+    void setUnits(Units units);
+
+private:
+    void refresh();
+
+    ScenarioDocument* document_;
+    Units units_ = Units::GiB;
+};
+
+}  // namespace trainmem::ui

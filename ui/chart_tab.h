@@ -1,0 +1,51 @@
+#pragma once
+// A tab that shows one chart of the open scenario. Redraws when the document
+// changes, but only while visible: hidden tabs catch up when shown, so an
+// edit costs one chart redraw however many tabs there are.
+#include <QWidget>
+
+#include "core/report.h"
+#include "ui/chart_spec.h"
+#include "ui/scenario_document.h"
+
+class QVBoxLayout;
+
+namespace trainmem::ui {
+
+class MemoryChart;
+
+class ChartTab : public QWidget {
+    Q_OBJECT
+public:
+    ChartTab(ScenarioDocument* document, QWidget* parent = nullptr);
+
+    void setUnits(Units units);
+    Units units() const { return units_; }
+    // The spec as drawn now, brought up to date first (for export).
+    ChartSpec currentSpec();
+    MemoryChart* chart() const { return chart_; }
+
+protected:
+    virtual ChartSpec buildSpec() const = 0;
+    // Controls above the chart go here.
+    QVBoxLayout* column() const { return column_; }
+    // And below it.
+    QVBoxLayout* below() const { return below_; }
+    void redrawSoon();  // now if visible, else when next shown
+    void showEvent(QShowEvent* event) override;
+    ScenarioDocument* document_;
+
+private:
+    void redraw();
+
+    MemoryChart* chart_;
+    QVBoxLayout* column_;
+    QVBoxLayout* below_;
+    Units units_ = Units::GiB;
+    bool outdated_ = true;
+};
+
+// "Stale: fix the marked field (training.micro_batch_size: must be ...)"
+QString staleNotice(const ScenarioDocument& document);
+
+}  // namespace trainmem::ui

@@ -1,0 +1,353 @@
+#include "ui/chart_views.h"
+
+#include <map>
+
+#include "core/optimizer_state.h"
+#include "ui/component_palette.h"
+#include "ui/display_names.h"
+
+namespace trainmem::ui {
+
+namespace {
+
+QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QString bytesText(int64_t bytes, Units units) { return q(formatBytes(bytes, units)); }
+
+// "8 x H100-80GB  (DP 2, TP 4, ZeRO-1)": the parallel layout in one phrase.
+QString layoutPhrase(const Scenario& s) {
+    const ParallelConfig& p = s.parallelism;
+    QStringList parts;
+    if (p.data > 1) parts << QStringLiteral("DP %1").arg(p.data);
+    if (p.tensor > 1) parts << QStringLiteral("TP %1%2").arg(p.tensor).arg(p.sequence_parallel ? "+SP" : "");
+    if (p.pipeline > 1) parts << QStringLiteral("PP %1").arg(p.pipeline);
+    if (p.context > 1) parts << QStringLiteral("CP %1").arg(p.context);
+    if (p.expert > 1) parts << QStringLiteral("EP %1").arg(p.expert);
+    if (p.zero_stage > 0) parts << QStringLiteral("ZeRO-%1").arg(p.zero_stage);
+    QString gpu = s.hardware.memory_bytes && s.hardware.gpu == "custom" ? QStringLiteral("custom GPU") : q(s.hardware.gpu);
+    QString phrase = QStringLiteral("%1 x %2").arg(p.totalGpus()).arg(gpu);
+    if (!parts.isEmpty()) phrase += " (" + parts.join(", ") + ")";
+    return phrase;
+}
+
+QString fitPhrase(const Estimate& e, Units units) {
+    if (e.fits)
+        return QStringLiteral("%1 of %2 per GPU: fits, %3 headroom")
+            .arg(bytesText(e.peak.device_bytes, units), bytesText(e.capacity_bytes, units),
+                 bytesText(e.headroom_bytes, units));
+    return QStringLiteral("%1 of %2 per GPU: does NOT fit, %3 over")
+        .arg(bytesText(e.peak.device_bytes, units), bytesText(e.capacity_bytes, units),
+             bytesText(-e.headroom_bytes, units));
+}
+
+QString capacityLabel(const Scenario& s, const Estimate& e, Units units) {
+    return QStringLiteral("%1 capacity %2").arg(q(s.hardware.gpu), bytesText(e.capacity_bytes, units));
+}
+
+QString peakPhrase(const Estimate& e) {
+    QString where = e.num_stages > 1 ? QStringLiteral("stage %1 of %2").arg(e.peak.stage).arg(e.num_stages)
+                                     : QStringLiteral("the only stage");
+    return QStringLiteral("peak on %1, during %2").arg(where, q(phaseName(e.peak.peak_phase)).toLower());
+}
+
+ChartLayer layerFor(const BarSegment& segment, int bars) {
+    ChartLayer layer;
+    layer.key = segment.key;
+    layer.name = segment.name;
+    layer.color = segment.color;
+    layer.values = QVector<double>(bars, 0.0);
+    return layer;
+}
+
+// Stacks bars made of barSegments() into layers in the canonical order, so
+// the same component has the same place and colour in every bar and view.
+QVector<ChartLayer> stackLayers(const std::vector<std::vector<BarSegment>>& bars, Units units) {
+    std::vector<BarSegment> order;  // first occurrence of each key, canonical order
+    for (const auto& bar : bars)
+        for (const auto& seg : bar)
+            if (std::none_of(order.begin(), order.end(), [&](const BarSegment& o) { return o.key == seg.key; }))
+                order.push_back(seg);
+    QVector<ChartLayer> layers;
+    for (const BarSegment& kind : order) {
+        ChartLayer layer = layerFor(kind, static_cast<int>(bars.size()));
+        for (size_t i = 0; i < bars.size(); ++i)
+            for (const auto& seg : bars[i])
+                if (seg.key == kind.key) layer.values[static_cast<int>(i)] = seg.bytes / unitBytes(units);
+        layers << layer;
+    }
+    // Canonical order: allocator components first (Component order), then device layers.
+    std::stable_sort(layers.begin(), layers.end(), [](const ChartLayer& a, const ChartLayer& b) {
+        auto rank = [](const QString& key) {
+            for (Component c : allComponents())
+                if (q(componentKey(c)) == key) return static_cast<int>(c);
+            return key == deviceLayerKey(DeviceLayer::AllocatorReserve) ? kComponentCount : kComponentCount + 1;
+        };
+        return rank(a.key) < rank(b.key);
+    });
+    return layers;
+}
+
+}  // namespace
+
+QString chartViewKey(ChartView view) {
+    switch (view) {
+        case ChartView::Breakdown: return QStringLiteral("breakdown");
+        case ChartView::Stages: return QStringLiteral("stages");
+        case ChartView::Optimizers: return QStringLiteral("optimizers");
+        case ChartView::Compare: return QStringLiteral("compare");
+    }
+    return {};
+}
+
+std::optional<ChartView> parseChartView(const QString& key) {
+    for (ChartView v : {ChartView::Breakdown, ChartView::Stages, ChartView::Optimizers, ChartView::Compare})
+        if (chartViewKey(v) == key) return v;
+    return std::nullopt;
+}
+
+double unitBytes(Units units) { return units == Units::GiB ? 1024.0 * 1024.0 * 1024.0 : 1e9; }
+QString unitName(Units units) { return units == Units::GiB ? QStringLiteral("GiB") : QStringLiteral("GB"); }
+
+std::vector<BarSegment> barSegments(const StageEstimate& stage) {
+    std::vector<BarSegment> segments;
+    for (Component c : allComponents()) {
+        const int64_t bytes = stage.at_peak[c];
+        if (bytes <= 0) continue;
+        segments.push_back({q(componentKey(c)), q(componentName(c)), componentColor(c), bytes, c});
+    }
+    // The estimate's three totals nest: allocated <= reserved <= device. The
+    // gaps are the allocator's reserve and what lives outside the allocator.
+    const int64_t reserve = stage.reserved_bytes - stage.allocated_bytes;
+    const int64_t outside = stage.device_bytes - stage.reserved_bytes;
+    for (auto [layer, bytes] : {std::pair{DeviceLayer::AllocatorReserve, reserve}, std::pair{DeviceLayer::OutsideAllocator, outside}})
+        if (bytes > 0)
+            segments.push_back({deviceLayerKey(layer), deviceLayerName(layer), deviceLayerColor(layer), bytes, std::nullopt});
+    return segments;
+}
+
+ChartSpec breakdownChart(const Scenario& scenario, const Estimate& e, Units units, const QString& stale) {
+    ChartSpec spec;
+    spec.title = QStringLiteral("Training memory breakdown (per GPU)");
+    spec.subtitle = QStringLiteral("%1 on %2, %3\n%4")
+                        .arg(q(scenario.model.name.empty() ? scenario.name : scenario.model.name), layoutPhrase(scenario),
+                             peakPhrase(e), fitPhrase(e, units));
+    spec.valueAxisTitle = unitName(units) + QStringLiteral(" per GPU");
+    spec.categories << (e.num_stages > 1 ? QStringLiteral("Stage %1 (heaviest)").arg(e.peak.stage) : QStringLiteral("One GPU"));
+    const std::vector<BarSegment> segments = barSegments(e.peak);
+    spec.layers = stackLayers({segments}, units);
+    for (ChartLayer& layer : spec.layers) {
+        const auto seg = std::find_if(segments.begin(), segments.end(), [&](const BarSegment& s) { return s.key == layer.key; });
+        if (seg->component) {
+            const ComponentExplanation why = explainComponent(*seg->component, scenario, e);
+            layer.callout = QStringLiteral("%1: %2").arg(q(why.label), bytesText(seg->bytes, units));
+            layer.calloutDetail = q(why.scaling);
+            if (!why.formula.empty()) layer.calloutDetail += QStringLiteral("  [%1]").arg(q(why.formula));
+        } else if (seg->key == deviceLayerKey(DeviceLayer::AllocatorReserve)) {
+            layer.callout = QStringLiteral("%1: %2").arg(seg->name, bytesText(seg->bytes, units));
+            layer.calloutDetail = QStringLiteral("caching allocator's reserved - allocated (fragmentation %1%)")
+                                      .arg(scenario.hardware.overheads.fragmentation * 100, 0, 'g', 3);
+        } else {
+            layer.callout = QStringLiteral("%1: %2").arg(seg->name, bytesText(seg->bytes, units));
+            layer.calloutDetail = QStringLiteral("outside PyTorch's allocator: fixed per process and per NCCL group");
+        }
+    }
+    spec.barTopLabels << bytesText(e.peak.device_bytes, units);
+    spec.capacity = e.capacity_bytes / unitBytes(units);
+    spec.capacityLabel = capacityLabel(scenario, e, units);
+    spec.callouts = true;
+    spec.legend = false;
+    spec.footer << q(workedExample(scenario, e));
+    spec.staleNotice = stale;
+    spec.valueDecimals = 0;
+    return spec;
+}
+
+ChartSpec stagesChart(const Scenario& scenario, const Estimate& e, const std::vector<StageEstimate>& stages,
+                      Units units, const QString& stale) {
+    ChartSpec spec;
+    spec.title = QStringLiteral("Memory per pipeline stage (per GPU)");
+    spec.subtitle = QStringLiteral("%1 on %2, %3\n%4")
+                        .arg(q(scenario.model.name.empty() ? scenario.name : scenario.model.name), layoutPhrase(scenario),
+                             peakPhrase(e), fitPhrase(e, units));
+    spec.valueAxisTitle = unitName(units) + QStringLiteral(" per GPU");
+    std::vector<std::vector<BarSegment>> bars;
+    for (const StageEstimate& st : stages) {
+        const int64_t last = st.first_layer + st.num_layers - 1;
+        spec.categories << QStringLiteral("Stage %1%2\nlayers %3-%4, %5")
+                               .arg(st.stage)
+                               .arg(st.stage == e.peak.stage ? QStringLiteral(" (peak)") : QString())
+                               .arg(st.first_layer)
+                               .arg(last)
+                               .arg(q(phaseName(st.peak_phase)).toLower());
+        spec.barTopLabels << bytesText(st.device_bytes, units);
+        bars.push_back(barSegments(st));
+    }
+    spec.layers = stackLayers(bars, units);
+    spec.capacity = e.capacity_bytes / unitBytes(units);
+    spec.capacityLabel = capacityLabel(scenario, e, units);
+    spec.footer << q(workedExample(scenario, e));
+    spec.staleNotice = stale;
+    spec.emptyNotice = QStringLiteral("No stages");
+    return spec;
+}
+
+std::vector<OptimizerOutcome> estimateEveryOptimizer(const Scenario& scenario) {
+    std::vector<OptimizerOutcome> outcomes;
+    for (OptimizerKind kind : allOptimizers()) {
+        OptimizerOutcome o{kind, scenario, std::nullopt, {}};
+        o.scenario.training.optimizer = kind;
+        Expected<Estimate> e = estimate(o.scenario);
+        if (e)
+            o.estimate = std::move(e).value();
+        else
+            o.error = q(e.error().text());
+        outcomes.push_back(std::move(o));
+    }
+    return outcomes;
+}
+
+ChartSpec optimizerChart(const Scenario& scenario, const std::vector<OptimizerOutcome>& outcomes,
+                         OptimizerScale scale, Units units) {
+    ChartSpec spec;
+    const int n = static_cast<int>(outcomes.size());
+    for (const auto& o : outcomes)
+        spec.categories << optimizerLabel(o.optimizer) +
+                               (o.optimizer == scenario.training.optimizer ? QStringLiteral("\n(current)") : QString());
+
+    if (scale == OptimizerScale::TimesParams) {
+        // The seed figure: optimizer-state buffers per trainable parameter,
+        // each buffer named inside its bar, one colour per optimizer.
+        spec.title = QStringLiteral("Optimizer memory per parameter");
+        spec.subtitle = QStringLiteral("state buffers the optimizer keeps, each as large as the trainable parameters");
+        spec.valueAxisTitle = QStringLiteral("extra memory (x params)");
+        spec.valueDecimals = 1;
+        spec.legend = false;
+        spec.segmentSeparators = true;
+        for (int i = 0; i < n; ++i) {
+            const OptimizerKind kind = outcomes[static_cast<size_t>(i)].optimizer;
+            const double buffers = optimizerBuffersPerParam(kind);
+            const QStringList names = QString::fromUtf8(optimizerBufferNames(kind)).split(',', Qt::SkipEmptyParts);
+            // Bottom-up like the seed (Adam: v under m).
+            QStringList stack = names;
+            std::reverse(stack.begin(), stack.end());
+            const int count = static_cast<int>(stack.size());
+            for (int b = 0; b < count; ++b) {
+                ChartLayer layer;
+                layer.key = QStringLiteral("%1.%2").arg(q(optimizerName(kind)), stack[b].trimmed());
+                layer.name = stack[b].trimmed();
+                layer.color = optimizerColor(kind);
+                layer.values = QVector<double>(n, 0.0);
+                layer.values[i] = buffers / count;
+                layer.inside = QStringList(n, layer.name);
+                spec.layers << layer;
+            }
+            if (buffers > 0)
+                spec.barTopLabels << QStringLiteral("%1x").arg(buffers, 0, 'g', 3);
+            else
+                spec.barTopLabels << (names.isEmpty() ? QStringLiteral("0x") : QStringLiteral("~0x (%1)").arg(names.join('+')));
+        }
+        spec.footer << QStringLiteral("Adam(W) keeps 2 buffers per parameter (m, v); SGD+momentum, Adagrad, RMSprop, Lion and "
+                                      "Muon 1; Adafactor factors v into row and column sums.")
+                    << QStringLiteral("Muon keeps AdamW's m and v for embeddings, head, norms and biases: the %1 view "
+                                      "has this model's exact bytes.")
+                           .arg(unitName(units));
+        return spec;
+    }
+
+    spec.title = QStringLiteral("Per-GPU memory under every optimizer");
+    spec.subtitle = QStringLiteral("%1 on %2").arg(q(scenario.model.name), layoutPhrase(scenario));
+    spec.valueAxisTitle = unitName(units) + QStringLiteral(" per GPU");
+    std::vector<std::vector<BarSegment>> bars;
+    std::optional<int64_t> capacity;
+    for (const auto& o : outcomes) {
+        if (o.estimate) {
+            bars.push_back(barSegments(o.estimate->peak));
+            spec.barTopLabels << bytesText(o.estimate->peak.device_bytes, units);
+            capacity = o.estimate->capacity_bytes;
+        } else {
+            bars.emplace_back();
+            spec.barTopLabels << QStringLiteral("invalid");
+        }
+    }
+    spec.layers = stackLayers(bars, units);
+    if (capacity) {
+        spec.capacity = *capacity / unitBytes(units);
+        spec.capacityLabel = QStringLiteral("%1 capacity %2").arg(q(scenario.hardware.gpu), bytesText(*capacity, units));
+    }
+    for (const auto& o : outcomes)
+        if (!o.error.isEmpty()) spec.footer << QStringLiteral("%1: %2").arg(optimizerLabel(o.optimizer), o.error);
+    return spec;
+}
+
+ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units) {
+    ChartSpec spec;
+    spec.title = QStringLiteral("Pinned scenarios side by side (per GPU)");
+    spec.valueAxisTitle = unitName(units) + QStringLiteral(" per GPU");
+    spec.emptyNotice = QStringLiteral("Press \"Pin current\" to add the current scenario as a column (up to 6)");
+    if (pins.empty()) return spec;
+
+    std::vector<Scenario> scenarios;
+    for (const auto& p : pins) scenarios.push_back(p.scenario);
+    const QStringList differences = scenarioDifferences(scenarios);
+
+    std::vector<std::vector<BarSegment>> bars;
+    for (const auto& p : pins) {
+        spec.categories << QStringLiteral("%1\n%2").arg(p.label, layoutPhrase(p.scenario));
+        spec.barTopLabels << bytesText(p.estimate.peak.device_bytes, units) + (p.estimate.fits ? "" : " (no fit)");
+        bars.push_back(barSegments(p.estimate.peak));
+    }
+    spec.layers = stackLayers(bars, units);
+    // Capacity line only when every pin uses the same GPU size.
+    const int64_t cap = pins.front().estimate.capacity_bytes;
+    if (std::all_of(pins.begin(), pins.end(), [&](const PinnedScenario& p) { return p.estimate.capacity_bytes == cap; })) {
+        spec.capacity = cap / unitBytes(units);
+        spec.capacityLabel = QStringLiteral("%1 capacity %2").arg(q(pins.front().scenario.hardware.gpu), bytesText(cap, units));
+    }
+    QStringList labels;
+    for (const auto& p : pins) labels << p.label;
+    spec.subtitle = pins.size() == 1 ? QStringLiteral("Pin another scenario to compare")
+                                     : QStringLiteral("%1 setting(s) differ between %2").arg(differences.size()).arg(labels.join(", "));
+    if (pins.size() > 1) {
+        for (const QString& d : differences) spec.footer << d;
+        if (differences.isEmpty()) spec.footer << QStringLiteral("The pinned scenarios are identical");
+    }
+    return spec;
+}
+
+namespace {
+
+void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+    if (j.is_object()) {
+        for (auto it = j.begin(); it != j.end(); ++it)
+            flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+    } else {
+        out[prefix] = j.is_string() ? j.get<std::string>() : j.dump();
+    }
+}
+
+}  // namespace
+
+QStringList scenarioDifferences(const std::vector<Scenario>& scenarios) {
+    std::vector<std::map<std::string, std::string>> flat(scenarios.size());
+    std::map<std::string, int> keys;  // ordered, deduplicated
+    for (size_t i = 0; i < scenarios.size(); ++i) {
+        flatten(scenarioToJson(scenarios[i]), {}, flat[i]);
+        for (const auto& [k, v] : flat[i]) keys[k] = 0;
+    }
+    QStringList out;
+    for (const auto& [key, unused] : keys) {
+        if (key == "name" || key == "description" || key.rfind("format", 0) == 0 || key == "version") continue;
+        QStringList values;
+        bool differ = false;
+        for (size_t i = 0; i < flat.size(); ++i) {
+            const auto it = flat[i].find(key);
+            values << (it == flat[i].end() ? QStringLiteral("-") : q(it->second));
+            if (i > 0 && values[static_cast<int>(i)] != values[0]) differ = true;
+        }
+        if (differ) out << QStringLiteral("%1: %2").arg(q(key), values.join(QStringLiteral(" | ")));
+    }
+    return out;
+}
+
+}  // namespace trainmem::ui

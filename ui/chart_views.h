@@ -1,0 +1,66 @@
+#pragma once
+// The four views of an estimate as chart specs: arranging the core's numbers
+// into bars, call-outs and labels, never computing memory.
+#include <vector>
+
+#include <QString>
+
+#include "core/estimate.h"
+#include "core/report.h"
+#include "core/scenario.h"
+#include "ui/chart_spec.h"
+
+namespace trainmem::ui {
+
+enum class ChartView { Breakdown, Stages, Optimizers, Compare };
+QString chartViewKey(ChartView view);  // "breakdown", "stages", "optimizers", "compare"
+std::optional<ChartView> parseChartView(const QString& key);
+
+enum class OptimizerScale { Bytes, TimesParams };  // GiB per GPU, or buffers per parameter (seed figure)
+
+double unitBytes(Units units);
+QString unitName(Units units);
+
+// One GPU of the heaviest stage at its peak, like the seed figure: a segment
+// per component (only those > 0), call-outs, capacity line, worked example.
+// `stale` non-empty draws the banner over the (older) result.
+ChartSpec breakdownChart(const Scenario& scenario, const Estimate& estimate, Units units, const QString& stale = {});
+
+// One bar per pipeline stage.
+ChartSpec stagesChart(const Scenario& scenario, const Estimate& estimate, const std::vector<StageEstimate>& stages,
+                      Units units, const QString& stale = {});
+
+// The scenario under every optimizer of trainmem::allOptimizers().
+struct OptimizerOutcome {
+    OptimizerKind optimizer;
+    Scenario scenario;
+    std::optional<Estimate> estimate;  // nullopt when this optimizer makes the scenario invalid
+    QString error;
+};
+std::vector<OptimizerOutcome> estimateEveryOptimizer(const Scenario& scenario);
+ChartSpec optimizerChart(const Scenario& scenario, const std::vector<OptimizerOutcome>& outcomes,
+                         OptimizerScale scale, Units units);
+
+// Pinned scenarios side by side.
+struct PinnedScenario {
+    QString label;  // "A", "B", ...
+    Scenario scenario;
+    Estimate estimate;
+};
+ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units);
+
+// "training.micro_batch_size: 1 | 2 | 4" for every setting that differs.
+QStringList scenarioDifferences(const std::vector<Scenario>& scenarios);
+
+// The segments of one stacked bar: the allocator's components at the peak,
+// then what the device needs beyond them. Shared by every view.
+struct BarSegment {
+    QString key;
+    QString name;
+    QColor color;
+    int64_t bytes = 0;
+    std::optional<Component> component;  // nullopt for the device layers
+};
+std::vector<BarSegment> barSegments(const StageEstimate& stage);
+
+}  // namespace trainmem::ui

@@ -1,0 +1,68 @@
+#include "ui/component_palette.h"
+
+namespace trainmem::ui {
+
+QColor componentColor(Component c) {
+    switch (c) {
+        case Component::Weights: return QColor(0x34, 0x98, 0xdb);            // seed: Params
+        case Component::Gradients: return QColor(0xe7, 0x4c, 0x3c);          // seed: Gradients
+        case Component::MasterWeights: return QColor(0x16, 0xa0, 0x85);
+        case Component::OptimizerStates: return QColor(0x9b, 0x59, 0xb6);    // seed: Optimizer states
+        case Component::WeightCopies: return QColor(0x85, 0xc1, 0xe9);
+        case Component::GatheredWeights: return QColor(0x1f, 0x61, 0x8d);
+        case Component::CommBuffers: return QColor(0x7f, 0x8c, 0x8d);
+        case Component::Activations: return QColor(0xf3, 0x9c, 0x12);        // seed: Activations
+        case Component::LogitsLoss: return QColor(0xd3, 0x54, 0x00);
+        case Component::OptimizerTransient: return QColor(0xc3, 0x9b, 0xd3);
+        case Component::Workspace: return QColor(0x34, 0x49, 0x5e);
+    }
+    return Qt::gray;
+}
+
+QColor deviceLayerColor(DeviceLayer layer) {
+    switch (layer) {
+        case DeviceLayer::AllocatorReserve: return QColor(0xbd, 0xc3, 0xc7);
+        case DeviceLayer::OutsideAllocator: return QColor(0x56, 0x65, 0x73);
+    }
+    return Qt::gray;
+}
+
+QString deviceLayerName(DeviceLayer layer) {
+    switch (layer) {
+        case DeviceLayer::AllocatorReserve: return QStringLiteral("Allocator reserve");
+        case DeviceLayer::OutsideAllocator: return QStringLiteral("CUDA context + NCCL");
+    }
+    return {};
+}
+
+QString deviceLayerKey(DeviceLayer layer) {
+    switch (layer) {
+        case DeviceLayer::AllocatorReserve: return QStringLiteral("allocator_reserve");
+        case DeviceLayer::OutsideAllocator: return QStringLiteral("outside_allocator");
+    }
+    return {};
+}
+
+QColor optimizerColor(OptimizerKind kind) {
+    switch (kind) {
+        case OptimizerKind::Sgd: return QColor(0x95, 0xa5, 0xa6);
+        case OptimizerKind::SgdMomentum: return QColor(0x34, 0x98, 0xdb);   // seed
+        case OptimizerKind::Adagrad: return QColor(0x9b, 0x59, 0xb6);       // seed
+        case OptimizerKind::Rmsprop: return QColor(0xe6, 0x7e, 0x22);       // seed
+        case OptimizerKind::Adam: return QColor(0xe7, 0x4c, 0x3c);          // seed: Adam(W)
+        case OptimizerKind::AdamW: return QColor(0xc0, 0x39, 0x2b);
+        case OptimizerKind::AdamW8bit: return QColor(0xf1, 0x94, 0x8a);
+        case OptimizerKind::Lion: return QColor(0xf3, 0x9c, 0x12);          // seed
+        case OptimizerKind::Muon: return QColor(0x27, 0xae, 0x60);          // seed
+        case OptimizerKind::Adafactor: return QColor(0x16, 0xa0, 0x85);
+    }
+    return Qt::gray;
+}
+
+QColor textColorOn(const QColor& fill) {
+    // Relative luminance (ITU-R BT.709 weights) decides legibility.
+    const double y = 0.2126 * fill.redF() + 0.7152 * fill.greenF() + 0.0722 * fill.blueF();
+    return y > 0.6 ? QColor(0x22, 0x22, 0x22) : Qt::white;
+}
+
+}  // namespace trainmem::ui

@@ -1,0 +1,90 @@
+#include "ui/display_names.h"
+
+namespace trainmem::ui {
+
+QString optimizerLabel(OptimizerKind kind) {
+    switch (kind) {
+        case OptimizerKind::Sgd: return QStringLiteral("SGD");
+        case OptimizerKind::SgdMomentum: return QStringLiteral("SGD+M");
+        case OptimizerKind::Adagrad: return QStringLiteral("Adagrad");
+        case OptimizerKind::Rmsprop: return QStringLiteral("RMSprop");
+        case OptimizerKind::Adam: return QStringLiteral("Adam");
+        case OptimizerKind::AdamW: return QStringLiteral("AdamW");
+        case OptimizerKind::AdamW8bit: return QStringLiteral("AdamW 8-bit");
+        case OptimizerKind::Lion: return QStringLiteral("Lion");
+        case OptimizerKind::Muon: return QStringLiteral("Muon");
+        case OptimizerKind::Adafactor: return QStringLiteral("Adafactor");
+    }
+    return {};
+}
+
+QString precisionLabel(Precision precision) {
+    switch (precision) {
+        case Precision::Fp32: return QStringLiteral("fp32");
+        case Precision::AmpBf16: return QStringLiteral("AMP bf16 (fp32 weights)");
+        case Precision::AmpFp16: return QStringLiteral("AMP fp16 (fp32 weights)");
+        case Precision::MixedBf16: return QStringLiteral("Mixed bf16 + fp32 master");
+        case Precision::MixedFp16: return QStringLiteral("Mixed fp16 + fp32 master");
+        case Precision::PureBf16: return QStringLiteral("Pure bf16");
+        case Precision::Fp8Mixed: return QStringLiteral("FP8 (Transformer Engine)");
+    }
+    return {};
+}
+
+QString dtypeLabel(DType dtype) {
+    const std::string_view n = dtypeName(dtype);
+    return QString::fromUtf8(n.data(), static_cast<qsizetype>(n.size()));
+}
+
+Choices<OptimizerKind> optimizerChoices() {
+    Choices<OptimizerKind> out;
+    for (OptimizerKind k : allOptimizers()) out.emplace_back(optimizerLabel(k), k);
+    return out;
+}
+
+Choices<Precision> precisionChoices() {
+    Choices<Precision> out;
+    for (Precision p : allPrecisions()) out.emplace_back(precisionLabel(p), p);
+    return out;
+}
+
+Choices<OptimizerImpl> optimizerImplChoices() {
+    return {{QStringLiteral("foreach (PyTorch default)"), OptimizerImpl::ForEach},
+            {QStringLiteral("fused"), OptimizerImpl::Fused},
+            {QStringLiteral("for-loop"), OptimizerImpl::ForLoop}};
+}
+
+Choices<Checkpointing> checkpointingChoices() {
+    return {{QStringLiteral("None"), Checkpointing::None},
+            {QStringLiteral("Selective (attention core)"), Checkpointing::Selective},
+            {QStringLiteral("Full (every block)"), Checkpointing::Full},
+            {QStringLiteral("Every k-th block"), Checkpointing::EveryK}};
+}
+
+Choices<AttentionImpl> attentionChoices() {
+    return {{QStringLiteral("Flash / SDPA"), AttentionImpl::Flash}, {QStringLiteral("Eager (s x s scores)"), AttentionImpl::Eager}};
+}
+
+Choices<KernelProfile> kernelChoices() {
+    return {{QStringLiteral("Eager PyTorch (HF)"), KernelProfile::Eager},
+            {QStringLiteral("Fused kernels (Liger/TE)"), KernelProfile::Fused},
+            {QStringLiteral("Megatron-LM"), KernelProfile::Megatron}};
+}
+
+Choices<LossImpl> lossChoices() {
+    return {{QStringLiteral("Standard cross-entropy"), LossImpl::Standard},
+            {QStringLiteral("Chunked cross-entropy"), LossImpl::Chunked}};
+}
+
+Choices<Finetuning> finetuningChoices() {
+    return {{QStringLiteral("Full"), Finetuning::Full}, {QStringLiteral("LoRA"), Finetuning::Lora},
+            {QStringLiteral("QLoRA (NF4 base)"), Finetuning::Qlora}};
+}
+
+Choices<PipelineSchedule> scheduleChoices() {
+    return {{QStringLiteral("1F1B"), PipelineSchedule::OneFOneB},
+            {QStringLiteral("Interleaved 1F1B"), PipelineSchedule::Interleaved1F1B},
+            {QStringLiteral("GPipe"), PipelineSchedule::GPipe}};
+}
+
+}  // namespace trainmem::ui

@@ -1,0 +1,129 @@
+#include "ui/hardware_panel.h"
+
+#include <cmath>
+
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "core/hardware.h"
+
+namespace trainmem::ui {
+
+namespace {
+
+constexpr double kMiBd = 1024.0 * 1024.0;
+constexpr double kGiBd = 1024.0 * kMiBd;
+const QString kCustom = QStringLiteral("custom");
+
+int64_t fromMiB(double v) { return static_cast<int64_t>(std::llround(v * kMiBd)); }
+
+}  // namespace
+
+HardwarePanel::HardwarePanel(ScenarioDocument* document, FieldBindings* bindings, QWidget* parent)
+    : QGroupBox(tr("Hardware"), parent), document_(document) {
+    auto* column = new QVBoxLayout(this);
+    form_ = new FieldForm(document, bindings, this);
+    column->addWidget(form_);
+
+    // GPU: catalogue names plus "custom"; the combo's data is the name itself.
+    auto* gpu = new QComboBox(form_);
+    for (const GpuSpec& spec : gpuCatalogue()) {
+        const QString name = QString::fromUtf8(spec.name.data(), static_cast<qsizetype>(spec.name.size()));
+        gpu->addItem(QStringLiteral("%1  (%2 GiB)").arg(name).arg(spec.memory_bytes / kGiBd, 0, 'f', 1), name);
+        gpu->setItemData(gpu->count() - 1,
+                         QString::fromUtf8(spec.description.data(), static_cast<qsizetype>(spec.description.size())),
+                         Qt::ToolTipRole);
+    }
+    gpu->addItem(tr("Custom size"), kCustom);
+    connect(gpu, &QComboBox::currentIndexChanged, this, [this, gpu](int) {
+        const std::string name = gpu->currentData().toString().toStdString();
+        document_->edit([&](Scenario& s) {
+            s.hardware.gpu = name;
+            if (name == kCustom.toStdString()) {
+                if (!s.hardware.memory_bytes) s.hardware.memory_bytes = 80 * kGiB;
+            } else {
+                s.hardware.memory_bytes.reset();
+            }
+        });
+    });
+    form_->addRow({tr("GPU"), {"hardware.gpu"}, tr("Device whose memory the estimate must fit into, as cudaMemGetInfo reports its total.")},
+                  gpu);
+    custom_memory_ = form_->addReal(
+        {tr("  memory"), {"hardware.memory_gib", "hardware.memory_bytes"}, tr("Usable device memory of the custom GPU.")}, 1, 100000, 1, 1,
+        [](const Scenario& s) { return s.hardware.memory_bytes.value_or(0) / kGiBd; },
+        [](Scenario& s, double v) { s.hardware.memory_bytes = static_cast<int64_t>(std::llround(v * kGiBd)); }, tr(" GiB"));
+    gpu_ = gpu;
+
+    expander_ = new QToolButton(this);
+    expander_->setText(tr("Advanced"));
+    expander_->setCheckable(true);
+    expander_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    expander_->setArrowType(Qt::RightArrow);
+    expander_->setAutoRaise(true);
+    expander_->setToolTip(tr("Overheads beside the model's tensors. Defaults and sources: docs/memory-model.md, Overheads."));
+    column->addWidget(expander_);
+    advanced_ = new FieldForm(document, bindings, this);
+    advanced_->setVisible(false);
+    column->addWidget(advanced_);
+    connect(expander_, &QToolButton::toggled, this, [this](bool open) {
+        advanced_->setVisible(open);
+        expander_->setArrowType(open ? Qt::DownArrow : Qt::RightArrow);
+    });
+
+    FieldForm& a = *advanced_;
+    a.addReal({tr("CUDA context"), {"hardware.overheads.cuda_context_bytes", "hardware.cuda_context_mib"},
+               tr("CUDA context and kernel images, outside PyTorch's allocator: about 300-500 MiB with lazy loading, over 1 GiB on old CUDA.")},
+              0, 1e6, 0, 50, [](const Scenario& s) { return s.hardware.overheads.cuda_context_bytes / kMiBd; },
+              [](Scenario& s, double v) { s.hardware.overheads.cuda_context_bytes = fromMiB(v); }, tr(" MiB"));
+    a.addFlag({tr("GPU's cuBLAS default"), {}, tr("Use the GPU's default cuBLAS workspace (8 MiB per handle and stream, 32 MiB on Hopper).")},
+              [](const Scenario& s) { return !s.hardware.overheads.cublas_workspace_bytes.has_value(); },
+              [](Scenario& s, bool v) {
+                  if (v)
+                      s.hardware.overheads.cublas_workspace_bytes.reset();
+                  else if (!s.hardware.overheads.cublas_workspace_bytes)
+                      s.hardware.overheads.cublas_workspace_bytes = 32 * kMiB;
+              });
+    cublas_ = a.addReal({tr("  cuBLAS workspace"), {"hardware.overheads.cublas_workspace_bytes", "hardware.cublas_workspace_mib"},
+                         tr("cuBLAS workspace (CUBLAS_WORKSPACE_CONFIG).")},
+                        0, 1e5, 1, 1, [](const Scenario& s) { return s.hardware.overheads.cublas_workspace_bytes.value_or(0) / kMiBd; },
+                        [](Scenario& s, double v) { s.hardware.overheads.cublas_workspace_bytes = fromMiB(v); }, tr(" MiB"));
+    a.addReal({tr("NCCL per group"), {"hardware.overheads.nccl_bytes_per_group", "hardware.nccl_mib_per_group"},
+               tr("NCCL buffers per communicator of size > 1, outside the allocator: users measure 0.5-1.6 GiB each.")},
+              0, 1e6, 0, 50, [](const Scenario& s) { return s.hardware.overheads.nccl_bytes_per_group / kMiBd; },
+              [](Scenario& s, double v) { s.hardware.overheads.nccl_bytes_per_group = fromMiB(v); }, tr(" MiB"));
+    a.addReal({tr("DDP bucket"), {"hardware.overheads.ddp_bucket_bytes", "hardware.ddp_bucket_mib"},
+               tr("DDP bucket_cap_mb (25 MiB default).")},
+              0, 1e5, 0, 5, [](const Scenario& s) { return s.hardware.overheads.ddp_bucket_bytes / kMiBd; },
+              [](Scenario& s, double v) { s.hardware.overheads.ddp_bucket_bytes = fromMiB(v); }, tr(" MiB"));
+    a.addFlag({tr("Grads as bucket view"), {"hardware.overheads.ddp_gradient_as_bucket_view"},
+               tr("DDP gradient_as_bucket_view=True: gradients live inside the buckets instead of a second copy.")},
+              [](const Scenario& s) { return s.hardware.overheads.ddp_gradient_as_bucket_view; },
+              [](Scenario& s, bool v) { s.hardware.overheads.ddp_gradient_as_bucket_view = v; });
+    a.addInteger({tr("FSDP prefetch units"), {"hardware.overheads.fsdp_prefetch_units"},
+                  tr("ZeRO-3/FSDP: units all-gathered ahead of the one computing (1 = FSDP's default forward prefetch).")},
+                 0, 64, [](const Scenario& s) { return s.hardware.overheads.fsdp_prefetch_units; },
+                 [](Scenario& s, int64_t v) { s.hardware.overheads.fsdp_prefetch_units = v; });
+    a.addReal({tr("Fragmentation"), {"hardware.overheads.fragmentation"},
+               tr("(reserved - allocated) / allocated at the peak: 15% average, up to 33%, over 8 LLMs (GMLake, ASPLOS'24); "
+                  "expandable_segments lowers it.")},
+              0, 200, 1, 1, [](const Scenario& s) { return s.hardware.overheads.fragmentation * 100; },
+              [](Scenario& s, double v) { s.hardware.overheads.fragmentation = v / 100; }, tr(" %"));
+
+    connect(document_, &ScenarioDocument::changed, this, &HardwarePanel::refresh);
+    refresh();
+}
+
+void HardwarePanel::refresh() {
+    const HardwareConfig& h = document_->scenario().hardware;
+    form_->refresh();
+    advanced_->refresh();
+    const int index = gpu_->findData(QString::fromStdString(h.gpu));
+    if (index != gpu_->currentIndex()) {
+        QSignalBlocker block(gpu_);
+        gpu_->setCurrentIndex(index);
+    }
+    form_->setRowVisible(custom_memory_, h.gpu == kCustom.toStdString());
+    advanced_->setRowVisible(cublas_, h.overheads.cublas_workspace_bytes.has_value());
+}
+
+}  // namespace trainmem::ui

@@ -1,0 +1,31 @@
+#pragma once
+// The GPU (catalogue or a custom size) and, under "Advanced", the fixed costs
+// beside the model's tensors: CUDA context, cuBLAS workspace, NCCL and DDP
+// buffers, FSDP prefetch and allocator fragmentation.
+#include <QGroupBox>
+
+#include "ui/field_form.h"
+
+class QComboBox;
+class QToolButton;
+
+namespace trainmem::ui {
+
+class HardwarePanel : public QGroupBox {
+    Q_OBJECT
+public:
+    HardwarePanel(ScenarioDocument* document, FieldBindings* bindings, QWidget* parent = nullptr);
+
+private:
+    void refresh();
+
+    ScenarioDocument* document_;
+    FieldForm* form_;
+    QComboBox* gpu_;
+    QWidget* custom_memory_;
+    QToolButton* expander_;
+    FieldForm* advanced_;
+    QWidget* cublas_;
+};
+
+}  // namespace trainmem::ui

@@ -1,0 +1,157 @@
+#include "ui/launch_options.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "core/estimate.h"
+#include "core/presets.h"
+#include "ui/chart_export.h"
+#include "ui/scenario_files.h"
+
+namespace trainmem::ui {
+
+QString launchUsage() {
+    return QStringLiteral(
+        "usage: trainmem [--preset NAME | --model-config FILE | --scenario FILE] [--set key=value]...\n"
+        "                [--export OUT.png|OUT.svg|OUT.pdf [--view breakdown|stages|optimizers|compare]\n"
+        "                 [--width W] [--height H] [--scale S]] [--presets DIR]\n"
+        "Without --export the window opens on the given scenario (default: the first scenario preset).\n");
+}
+
+bool wantsHeadlessExport(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--export") == 0 || std::strncmp(argv[i], "--export=", 9) == 0) return true;
+    return false;
+}
+
+namespace {
+
+Error optionError(const QString& option, const QString& message) {
+    return Error{option.toStdString(), message.toStdString()};
+}
+
+}  // namespace
+
+Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
+    LaunchOptions o;
+    bool source_given = false;
+    for (int i = 0; i < arguments.size(); ++i) {
+        QString option = arguments[i];
+        QString value;
+        bool inline_value = false;
+        if (option.startsWith("--") && option.contains('=')) {  // --width=800
+            value = option.section('=', 1);
+            option = option.section('=', 0, 0);
+            inline_value = true;
+        }
+        if (option == "--help" || option == "-h") {
+            o.help = true;
+            continue;
+        }
+        static const QStringList kTakesValue = {"--preset", "--model-config", "--scenario", "--set", "--export",
+                                                "--view", "--width", "--height", "--scale", "--presets"};
+        if (!kTakesValue.contains(option))
+            return optionError(option, QStringLiteral("unknown option; see --help"));
+        if (!inline_value) {
+            if (i + 1 >= arguments.size()) return optionError(option, QStringLiteral("needs a value"));
+            value = arguments[++i];
+        }
+        if (option == "--preset" || option == "--model-config" || option == "--scenario") {
+            if (source_given)
+                return optionError(option, QStringLiteral("give only one of --preset, --model-config, --scenario"));
+            source_given = true;
+            o.source = option == "--preset" ? LaunchOptions::Source::Preset
+                       : option == "--model-config" ? LaunchOptions::Source::ModelConfig
+                                                    : LaunchOptions::Source::ScenarioFile;
+            o.source_value = value;
+        } else if (option == "--set") {
+            if (!value.contains('=')) return optionError(option, QStringLiteral("expects key=value, got \"%1\"").arg(value));
+            o.settings << value;
+        } else if (option == "--export") {
+            if (!exportFormatFor(value))
+                return optionError(option, QStringLiteral("\"%1\": the file name must end in .png, .svg or .pdf").arg(value));
+            o.export_path = value;
+        } else if (option == "--view") {
+            const std::optional<ChartView> view = parseChartView(value);
+            if (!view) return optionError(option, QStringLiteral("\"%1\": must be breakdown, stages, optimizers or compare").arg(value));
+            o.view = *view;
+        } else if (option == "--width" || option == "--height") {
+            bool ok = false;
+            const int v = value.toInt(&ok);
+            const int low = option == "--width" ? 100 : 80;
+            if (!ok || v < low || v > 20000)
+                return optionError(option, QStringLiteral("\"%1\": must be a whole number of pixels, %2-20000").arg(value).arg(low));
+            (option == "--width" ? o.size.rwidth() : o.size.rheight()) = v;
+        } else if (option == "--scale") {
+            bool ok = false;
+            const double v = value.toDouble(&ok);
+            if (!ok || v < 0.25 || v > 8) return optionError(option, QStringLiteral("\"%1\": must be a number 0.25-8").arg(value));
+            o.scale = v;
+        } else if (option == "--presets") {
+            o.presets_dir = value;
+        }
+    }
+    return o;
+}
+
+Expected<Scenario> launchScenario(const LaunchOptions& o) {
+    Expected<Scenario> base = Error{};
+    switch (o.source) {
+        case LaunchOptions::Source::Default: base = defaultScenario(); break;
+        case LaunchOptions::Source::Preset: base = loadPreset(o.source_value.toStdString()); break;
+        case LaunchOptions::Source::ScenarioFile: base = loadScenarioFile(o.source_value.toStdString()); break;
+        case LaunchOptions::Source::ModelConfig: {
+            Expected<OpenedFile> opened = openJsonFile(o.source_value, scenarioForModel(ModelConfig{}));
+            if (!opened) return opened.error();
+            if (opened->kind == JsonFileKind::Scenario) {
+                base = opened->scenario;
+            } else {
+                // A model config alone: the default training setup around it.
+                Scenario s = scenarioForModel(opened->scenario.model);
+                s.warnings = opened->scenario.warnings;
+                base = s;
+            }
+            break;
+        }
+    }
+    if (!base) return base;
+    Scenario s = std::move(base).value();
+    for (const QString& setting : o.settings)
+        if (Status st = applySetting(s, setting.toStdString()); !st) return st.error();
+    return s;
+}
+
+int runHeadlessExport(const LaunchOptions& o) {
+    auto fail = [](const QString& message) {
+        std::fprintf(stderr, "trainmem: %s\n", message.simplified().toLocal8Bit().constData());
+        return 2;
+    };
+    Expected<Scenario> scenario = launchScenario(o);
+    if (!scenario) return fail(QString::fromStdString(scenario.error().text()));
+    Expected<Estimate> estimated = estimate(*scenario);
+    if (!estimated) return fail(QString::fromStdString(estimated.error().text()));
+
+    ChartSpec spec;
+    switch (o.view) {
+        case ChartView::Breakdown: spec = breakdownChart(*scenario, *estimated, Units::GiB); break;
+        case ChartView::Stages: {
+            Expected<std::vector<StageEstimate>> stages = estimateStages(*scenario);
+            if (!stages) return fail(QString::fromStdString(stages.error().text()));
+            spec = stagesChart(*scenario, *estimated, *stages, Units::GiB);
+            break;
+        }
+        case ChartView::Optimizers:
+            spec = optimizerChart(*scenario, estimateEveryOptimizer(*scenario), OptimizerScale::Bytes, Units::GiB);
+            break;
+        case ChartView::Compare: {
+            PinnedScenario pin{QStringLiteral("A"), *scenario, *estimated};
+            spec = compareChart({pin}, Units::GiB);
+            break;
+        }
+    }
+    const ExportResult written = exportChart(spec, o.export_path, o.size, o.scale);
+    if (!written) return fail(written.error);
+    return 0;
+}
+
+}  // namespace trainmem::ui

@@ -1,0 +1,330 @@
+#include "ui/main_window.h"
+
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "ui/breakdown_tab.h"
+#include "ui/breakdown_table.h"
+#include "ui/chart_export.h"
+#include "ui/compare_tab.h"
+#include "ui/export_size_dialog.h"
+#include "ui/field_bindings.h"
+#include "ui/hardware_panel.h"
+#include "ui/memory_chart.h"
+#include "ui/model_panel.h"
+#include "ui/optimizer_tab.h"
+#include "ui/parallelism_panel.h"
+#include "ui/preset_picker.h"
+#include "ui/scenario_files.h"
+#include "ui/training_panel.h"
+
+namespace trainmem::ui {
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), document_(new ScenarioDocument(this)), bindings_(new FieldBindings()) {
+    setWindowIcon(QIcon(QStringLiteral(":/trainmem/trainmem.svg")));
+    setAcceptDrops(true);
+
+    // Left: the scrolling column of inputs.
+    auto* column_widget = new QWidget();
+    auto* column = new QVBoxLayout(column_widget);
+    column->setContentsMargins(6, 6, 6, 6);
+    presets_ = new PresetPicker(document_, column_widget);
+    column->addWidget(presets_);
+    column->addWidget(new ModelPanel(document_, bindings_, column_widget));
+    column->addWidget(new TrainingPanel(document_, bindings_, column_widget));
+    column->addWidget(new ParallelismPanel(document_, bindings_, column_widget));
+    column->addWidget(new HardwarePanel(document_, bindings_, column_widget));
+    column->addStretch();
+    panels_ = new QScrollArea();
+    panels_->setWidget(column_widget);
+    panels_->setWidgetResizable(true);
+    panels_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    panels_->setMinimumWidth(column_widget->sizeHint().width() + 24);
+
+    // Right: chart tabs over the table and status line.
+    tabs_ = new QTabWidget();
+    breakdown_ = new BreakdownTab(document_);
+    optimizers_ = new OptimizerTab(document_);
+    compare_ = new CompareTab(document_);
+    tabs_->addTab(breakdown_, tr("Breakdown"));
+    tabs_->addTab(optimizers_, tr("Optimizers"));
+    tabs_->addTab(compare_, tr("Compare"));
+    auto* under = new QWidget();
+    auto* under_layout = new QVBoxLayout(under);
+    under_layout->setContentsMargins(4, 0, 4, 4);
+    table_ = new BreakdownTable(document_, under);
+    status_ = new EstimateStatus(document_, under);
+    under_layout->addWidget(table_, 1);
+    under_layout->addWidget(status_);
+    right_ = new QSplitter(Qt::Vertical);
+    right_->addWidget(tabs_);
+    right_->addWidget(under);
+    right_->setStretchFactor(0, 3);
+    right_->setStretchFactor(1, 1);
+
+    splitter_ = new QSplitter(Qt::Horizontal);
+    splitter_->addWidget(panels_);
+    splitter_->addWidget(right_);
+    splitter_->setStretchFactor(1, 1);
+    splitter_->setCollapsible(0, false);
+    setCentralWidget(splitter_);
+
+    buildMenus();
+    connect(document_, &ScenarioDocument::changed, this, &MainWindow::onDocumentChanged);
+    connect(document_, &ScenarioDocument::fileStateChanged, this, &MainWindow::updateTitle);
+    connect(presets_, &PresetPicker::openConfigRequested, this, &MainWindow::openConfigDialog);
+    connect(presets_, &PresetPicker::failed, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+
+    setUnits(settings_.units());
+    resize(1500, 940);
+    if (!restoreGeometry(settings_.windowGeometry())) resize(1500, 940);
+    restoreState(settings_.windowState());
+    right_->setSizes({620, 260});
+    updateTitle();
+}
+
+MainWindow::~MainWindow() { delete bindings_; }
+
+ChartTab* MainWindow::currentChartTab() const { return qobject_cast<ChartTab*>(tabs_->currentWidget()); }
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&New"), QKeySequence::New, this, &MainWindow::newScenario);
+    file->addAction(tr("&Open Scenario…"), QKeySequence::Open, this, &MainWindow::openScenarioDialog);
+    file->addAction(tr("Open &config.json…"), this, &MainWindow::openConfigDialog);
+    recent_menu_ = file->addMenu(tr("Open &Recent"));
+    rebuildRecentMenu();
+    file->addSeparator();
+    file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
+    file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, &MainWindow::saveAs);
+    file->addSeparator();
+    file->addAction(tr("&Export Chart…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportChartDialog);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(tr("Copy Chart &Image"), QKeySequence(tr("Ctrl+Shift+C")), this, &MainWindow::copyChart);
+    edit->addAction(tr("Copy Table as &Markdown"), this, [this] { copyTable(true); });
+    edit->addAction(tr("Copy Table as &CSV"), this, [this] { copyTable(false); });
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    units_group_ = new QActionGroup(this);
+    for (auto [label, units] : {std::pair{tr("Units: &GiB (1024³ bytes)"), Units::GiB}, std::pair{tr("Units: G&B (10⁹ bytes)"), Units::GB}}) {
+        QAction* a = view->addAction(label);
+        a->setCheckable(true);
+        a->setData(static_cast<int>(units));
+        units_group_->addAction(a);
+        connect(a, &QAction::triggered, this, [this, units] { setUnits(units); });
+    }
+    view->addSeparator();
+    for (int i = 0; i < 3; ++i)
+        view->addAction(tabs_->tabText(i), QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)), this,
+                        [this, i] { tabs_->setCurrentIndex(i); });
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About trainmem"), this, [this] {
+        QMessageBox::about(this, tr("About trainmem"),
+                           tr("<b>trainmem</b> %1<br>GPU memory of training large transformers, per GPU, by component.<br>"
+                              "Every term, its default and its source: docs/memory-model.md.")
+                               .arg(QApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::setUnits(Units units) {
+    units_ = units;
+    for (QAction* a : units_group_->actions()) a->setChecked(a->data().toInt() == static_cast<int>(units));
+    for (ChartTab* tab : {static_cast<ChartTab*>(breakdown_), static_cast<ChartTab*>(optimizers_), static_cast<ChartTab*>(compare_)})
+        tab->setUnits(units);
+    table_->setUnits(units);
+    status_->setUnits(units);
+    settings_.setUnits(units);
+}
+
+void MainWindow::onDocumentChanged() {
+    bindings_->show(document_->error());
+}
+
+void MainWindow::updateTitle() {
+    const QString name = document_->path().isEmpty()
+                             ? QString::fromStdString(document_->scenario().name.empty() ? document_->scenario().model.name
+                                                                                          : document_->scenario().name)
+                             : QFileInfo(document_->path()).fileName();
+    setWindowTitle(QStringLiteral("%1[*] — trainmem").arg(name.isEmpty() ? tr("Untitled") : name));
+    setWindowModified(document_->dirty());
+}
+
+bool MainWindow::confirmDiscard() {
+    if (!document_->dirty()) return true;
+    const auto answer = QMessageBox::question(this, tr("Unsaved changes"), tr("Save the changes to this scenario first?"),
+                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Cancel) return false;
+    return answer == QMessageBox::Discard || save();
+}
+
+void MainWindow::newScenario() {
+    if (!confirmDiscard()) return;
+    Expected<Scenario> s = defaultScenario();
+    if (!s) {
+        statusBar()->showMessage(QString::fromStdString(s.error().text()), 8000);
+        return;
+    }
+    document_->replace(*s);
+}
+
+void MainWindow::openScenarioDialog() {
+    if (!confirmDiscard()) return;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario or config.json"),
+                                                      QFileInfo(settings_.lastScenarioPath()).absolutePath(),
+                                                      tr("JSON files (*.json);;All files (*)"));
+    if (!path.isEmpty()) openFile(path);
+}
+
+void MainWindow::openConfigDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a Hugging Face config.json"),
+                                                      QFileInfo(settings_.lastScenarioPath()).absolutePath(),
+                                                      tr("config.json (*.json);;All files (*)"));
+    if (!path.isEmpty()) openFile(path);
+}
+
+bool MainWindow::openFile(const QString& path) {
+    Expected<OpenedFile> opened = openJsonFile(path, document_->scenario());
+    if (!opened) {
+        statusBar()->showMessage(QString::fromStdString(opened.error().text()), 10000);
+        return false;
+    }
+    if (opened->kind == JsonFileKind::Scenario) {
+        document_->replace(opened->scenario, path);
+        settings_.addRecentFile(path);
+        settings_.setLastScenarioPath(path);
+        rebuildRecentMenu();
+    } else {
+        document_->edit([&](Scenario& s) { s = opened->scenario; });
+        statusBar()->showMessage(tr("Model from %1").arg(path), 6000);
+    }
+    return true;
+}
+
+bool MainWindow::save() {
+    if (document_->path().isEmpty()) return saveAs();
+    return saveTo(document_->path());
+}
+
+bool MainWindow::saveAs() {
+    QString suggested = document_->path();
+    if (suggested.isEmpty())
+        suggested = QFileInfo(settings_.lastScenarioPath()).absolutePath() + "/" +
+                    QString::fromStdString(document_->scenario().name.empty() ? "scenario" : document_->scenario().name) + ".json";
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save scenario"), suggested, tr("Scenario (*.json)"));
+    return !path.isEmpty() && saveTo(path);
+}
+
+bool MainWindow::saveTo(const QString& path) {
+    const Status saved = saveScenarioFile(document_->scenario(), path.toStdString());
+    if (!saved) {
+        QMessageBox::warning(this, tr("Save failed"), QString::fromStdString(saved.error().text()));
+        return false;
+    }
+    document_->setSavedAs(path);
+    settings_.addRecentFile(path);
+    settings_.setLastScenarioPath(path);
+    rebuildRecentMenu();
+    statusBar()->showMessage(tr("Saved %1").arg(path), 4000);
+    return true;
+}
+
+void MainWindow::rebuildRecentMenu() {
+    recent_menu_->clear();
+    const QStringList files = settings_.recentFiles();
+    for (const QString& f : files)
+        recent_menu_->addAction(QFileInfo(f).fileName(), this, [this, f] {
+            if (!confirmDiscard()) return;
+            if (!openFile(f) && !QFileInfo::exists(f)) {
+                settings_.removeRecentFile(f);
+                rebuildRecentMenu();
+            }
+        })->setToolTip(f);
+    recent_menu_->setEnabled(!files.isEmpty());
+}
+
+void MainWindow::exportChartDialog() {
+    ChartTab* tab = currentChartTab();
+    if (!tab) return;
+    QString filter = tr("PNG image (*.png)");
+    const QString base = settings_.exportFolder() + "/" + tabs_->tabText(tabs_->currentIndex()).toLower();
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), base + ".png",
+                                                      tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), &filter);
+    if (path.isEmpty()) return;
+    const std::optional<ExportFormat> format = exportFormatFor(path);
+    if (!format) {
+        QMessageBox::warning(this, tr("Export"), tr("The file name must end in .png, .svg or .pdf."));
+        return;
+    }
+    ExportSizeDialog ask(settings_.exportSize(), settings_.exportScale(), *format == ExportFormat::Png, this);
+    if (ask.exec() != QDialog::Accepted) return;
+    const ExportResult r = exportChart(tab->currentSpec(), path, ask.size(), ask.scale());
+    if (!r) {
+        QMessageBox::warning(this, tr("Export failed"), r.error);
+        return;
+    }
+    settings_.setExportFolder(QFileInfo(path).absolutePath());
+    settings_.setExportSize(ask.size());
+    settings_.setExportScale(ask.scale());
+    statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
+}
+
+void MainWindow::copyChart() {
+    ChartTab* tab = currentChartTab();
+    if (!tab) return;
+    copyChartImage(tab->currentSpec(), tab->chart()->size(), devicePixelRatioF());
+    statusBar()->showMessage(tr("Chart copied as an image"), 3000);
+}
+
+void MainWindow::copyTable(bool markdown) {
+    if (!document_->hasResult()) return;
+    if (markdown)
+        copyTableMarkdown(document_->resultScenario(), document_->result(), units_);
+    else
+        copyTableCsv(document_->resultScenario(), document_->result());
+    statusBar()->showMessage(markdown ? tr("Table copied as Markdown") : tr("Table copied as CSV"), 3000);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!confirmDiscard()) {
+        event->ignore();
+        return;
+    }
+    settings_.setWindowGeometry(saveGeometry());
+    settings_.setWindowState(saveState());
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.size() == 1 && urls.front().isLocalFile()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.size() != 1 || !urls.front().isLocalFile()) return;
+    const QString path = urls.front().toLocalFile();
+    // A dropped scenario replaces the open one; a config.json only its model.
+    Expected<nlohmann::json> json = readJsonFile(path.toStdString());
+    if (json && classifyJson(*json) == JsonFileKind::Scenario && !confirmDiscard()) return;
+    if (openFile(path)) event->acceptProposedAction();
+}
+
+}  // namespace trainmem::ui

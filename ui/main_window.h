@@ -1,0 +1,87 @@
+#pragma once
+// The window: panels on the left, chart tabs on the right, the breakdown
+// table and status line under them; menus for files, export and clipboard;
+// drag and drop of scenarios and config.json files.
+#include <QMainWindow>
+
+#include "core/report.h"
+#include "ui/app_settings.h"
+#include "ui/scenario_document.h"
+
+class QActionGroup;
+class QMenu;
+class QScrollArea;
+class QSplitter;
+class QTabWidget;
+
+namespace trainmem::ui {
+
+class BreakdownTab;
+class BreakdownTable;
+class ChartTab;
+class CompareTab;
+class EstimateStatus;
+class FieldBindings;
+class OptimizerTab;
+class PresetPicker;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    ScenarioDocument* document() { return document_; }
+    BreakdownTab* breakdownTab() { return breakdown_; }
+    OptimizerTab* optimizerTab() { return optimizers_; }
+    CompareTab* compareTab() { return compare_; }
+    QTabWidget* tabs() { return tabs_; }
+    PresetPicker* presetPicker() { return presets_; }
+    FieldBindings& fieldBindings() { return *bindings_; }
+    ChartTab* currentChartTab() const;
+
+    // Opens a scenario file or a config.json (decided by content); false and a
+    // message in the status bar when it cannot be read.
+    bool openFile(const QString& path);
+    bool saveTo(const QString& path);
+    void setUnits(Units units);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void buildMenus();
+    void newScenario();
+    void openScenarioDialog();
+    void openConfigDialog();
+    bool save();
+    bool saveAs();
+    void exportChartDialog();
+    void copyChart();
+    void copyTable(bool markdown);
+    void rebuildRecentMenu();
+    void updateTitle();
+    void onDocumentChanged();
+    bool confirmDiscard();  // false when the user cancels
+
+    AppSettings settings_;
+    ScenarioDocument* document_;
+    FieldBindings* bindings_;
+    PresetPicker* presets_ = nullptr;
+    QScrollArea* panels_ = nullptr;
+    QSplitter* splitter_ = nullptr;
+    QSplitter* right_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    BreakdownTab* breakdown_ = nullptr;
+    OptimizerTab* optimizers_ = nullptr;
+    CompareTab* compare_ = nullptr;
+    BreakdownTable* table_ = nullptr;
+    EstimateStatus* status_ = nullptr;
+    QMenu* recent_menu_ = nullptr;
+    QActionGroup* units_group_ = nullptr;
+    Units units_ = Units::GiB;
+};
+
+}  // namespace trainmem::ui

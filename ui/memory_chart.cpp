@@ -1,0 +1,579 @@
+#include "ui/memory_chart.h"
+
+#include <cmath>
+
+#include <QBarSet>
+#include <QCursor>
+#include <QEvent>
+#include <QFontMetricsF>
+#include <QGraphicsRectItem>
+#include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
+#include <QGraphicsView>
+#include <QPainter>
+#include <QResizeEvent>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <QtCharts>
+
+#include "ui/component_palette.h"
+
+namespace trainmem::ui {
+
+namespace {
+
+// Pixel sizes, not point sizes: the layout must not depend on the DPI of the
+// device it is rendered to (screen, 72-dpi PDF page, SVG).
+QFont pixelFont(int px, bool bold = false) {
+    QFont f;
+    f.setPixelSize(px);
+    f.setBold(bold);
+    return f;
+}
+
+const QColor kInk(0x33, 0x33, 0x33);
+const QColor kMutedInk(0x66, 0x66, 0x66);
+const QColor kCapacity(0xc0, 0x39, 0x2b);
+constexpr double kPad = 14;
+
+// Round numbers for the value axis: 1, 2, 2.5 or 5 times a power of ten, at
+// most 8 intervals.
+struct AxisTicks {
+    double max = 1;
+    int count = 2;
+};
+AxisTicks niceTicks(double top) {
+    if (!(top > 0)) return {};
+    const double raw = top / 6;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = magnitude * 10;
+    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+        if (magnitude * m >= raw) {
+            step = magnitude * m;
+            break;
+        }
+    }
+    const int intervals = std::max(1, static_cast<int>(std::ceil(top / step - 1e-9)));
+    return {intervals * step, intervals + 1};
+}
+
+}  // namespace
+
+// The scene behind a chart: a QChart for axes, bars and the capacity line, and
+// plain graphics items laid over it for what Qt Charts cannot place (titles,
+// call-outs beside a segment, labels inside segments, legend, footer).
+class ChartScene {
+public:
+    ChartScene() {
+        chart_ = new QChart();
+        chart_->setAnimationOptions(QChart::NoAnimation);  // every edit redraws; exports must be complete at once
+        chart_->legend()->hide();
+        chart_->setBackgroundRoundness(0);
+        chart_->setMargins(QMargins(0, 0, 0, 0));
+        chart_->setBackgroundBrush(Qt::white);
+        chart_->setBackgroundPen(Qt::NoPen);
+        scene_.addItem(chart_);
+
+        value_axis_ = new QValueAxis();
+        value_axis_->setLabelsFont(pixelFont(11));
+        value_axis_->setTitleFont(pixelFont(12));
+        value_axis_->setLabelsColor(kMutedInk);
+        value_axis_->setTitleBrush(kMutedInk);
+        value_axis_->setGridLineColor(QColor(0xe3, 0xe3, 0xe3));
+        value_axis_->setLinePenColor(QColor(0x99, 0x99, 0x99));
+        category_axis_ = new QBarCategoryAxis();
+        category_axis_->setLabelsVisible(false);  // drawn by us: wrapped and elided to the bar's slot
+        category_axis_->setGridLineVisible(false);
+        category_axis_->setLinePenColor(QColor(0x99, 0x99, 0x99));
+        chart_->addAxis(value_axis_, Qt::AlignLeft);
+        chart_->addAxis(category_axis_, Qt::AlignBottom);
+    }
+
+    QGraphicsScene& scene() { return scene_; }
+    const ChartSpec& spec() const { return spec_; }
+    const QStringList& texts() const { return texts_; }
+
+    // A spec's bars become one QBarSet per layer (Qt's stacked-bar idiom).
+    void setSpec(const ChartSpec& spec) {
+        spec_ = spec;
+        chart_->removeAllSeries();  // deletes the old series and their bar sets
+        bars_ = nullptr;
+        capacity_ = nullptr;
+        if (spec_.empty()) return;
+
+        bars_ = new QStackedBarSeries();
+        for (int l = 0; l < spec_.layers.size(); ++l) {
+            const ChartLayer& layer = spec_.layers[l];
+            auto* set = new QBarSet(layer.name);
+            for (int i = 0; i < spec_.categories.size(); ++i)
+                set->append(i < layer.values.size() ? std::max(0.0, layer.values[i]) : 0.0);
+            set->setColor(layer.color);
+            set->setBorderColor(spec_.segmentSeparators ? QColor(Qt::white) : layer.color.darker(115));
+            QPen pen(set->borderColor());
+            pen.setWidthF(spec_.segmentSeparators ? 2.0 : 0.8);
+            set->setPen(pen);
+            QObject::connect(set, &QBarSet::hovered, set, [this, l](bool on, int index) { showTip(on, l, index); });
+            bars_->append(set);
+        }
+        chart_->addSeries(bars_);
+        QStringList slot_names;
+        for (int i = 0; i < spec_.categories.size(); ++i) slot_names << QString::number(i);
+        category_axis_->setCategories(slot_names);
+        bars_->attachAxis(category_axis_);
+        bars_->attachAxis(value_axis_);
+
+        if (spec_.capacity) {
+            capacity_ = new QLineSeries();
+            capacity_->append(-0.5, *spec_.capacity);
+            capacity_->append(spec_.categories.size() - 0.5, *spec_.capacity);
+            QPen pen(kCapacity);
+            pen.setWidthF(2.0);
+            pen.setStyle(Qt::DashLine);
+            capacity_->setPen(pen);
+            chart_->addSeries(capacity_);
+            capacity_->attachAxis(category_axis_);
+            capacity_->attachAxis(value_axis_);
+        }
+        const AxisTicks ticks = niceTicks(std::max(spec_.largestStack(), spec_.capacity.value_or(0)) * 1.06);
+        value_max_ = ticks.max;
+        value_axis_->setRange(0, ticks.max);
+        value_axis_->setTickCount(ticks.count);
+        value_axis_->setLabelFormat(QStringLiteral("%.%1f").arg(spec_.valueDecimals));
+        value_axis_->setTitleText(spec_.valueAxisTitle);
+        if (!spec_.staleNotice.isEmpty()) bars_->setOpacity(0.45);
+    }
+
+    void layout(QSizeF size) {
+        for (QGraphicsItem* item : overlay_) delete item;
+        overlay_.clear();
+        texts_.clear();
+        size_ = size;
+        scene_.setSceneRect(QRectF(QPointF(0, 0), size));
+        chart_->setGeometry(QRectF(QPointF(0, 0), size));
+
+        const double width = size.width();
+        double y = kPad;
+        y = placeTitle(y);
+
+        const bool axes = !spec_.empty();
+        value_axis_->setVisible(axes);
+        category_axis_->setVisible(axes);
+
+        const double footer_height = footerHeight();
+        const double legend_height = axes && spec_.legend ? legendHeight(width - 2 * kPad) : 0;
+        const double category_height = axes ? categoryLabelHeight() : 0;
+        const bool room_above = !spec_.barTopLabels.isEmpty() || spec_.capacity.has_value();
+        // Qt Charts places the plot inside the margins, after its own axis
+        // labels; we steer it with margins and then read where it went.
+        // (QChart::setPlotArea is not used: in Qt 6.4 it moves the series but
+        // leaves the axes where the automatic layout put them.)
+        const double top = y + (room_above ? 24 : 8);
+        const double bottom = kPad + (footer_height > 0 ? footer_height + 10 : 0) +
+                              (legend_height > 0 ? legend_height + 6 : 0) + category_height;
+        double right = kPad + 8;
+        if (spec_.callouts) {
+            const double left_guess = kPad + 64;
+            right = width - (left_guess + std::clamp((width - left_guess) * 0.34, 110.0, 330.0));
+        }
+        chart_->setMargins(QMargins(static_cast<int>(kPad), static_cast<int>(top), static_cast<int>(right),
+                                    static_cast<int>(std::min(bottom, size.height() - top - 40))));
+        if (chart_->layout()) chart_->layout()->activate();
+        plot_ = chart_->plotArea();
+        if (bars_) bars_->setBarWidth(barWidthFraction());
+
+        if (!axes) {
+            placeEmptyNotice();
+        } else {
+            placeCategoryLabels();
+            placeInsideLabels();
+            placeTopLabels();
+            if (spec_.callouts)
+                placeCallouts();
+            else
+                placeCapacityLabel();
+            if (spec_.legend) placeLegend(plot_.bottom() + category_height + 4, width - 2 * kPad);
+        }
+        placeFooter(size.height() - kPad - footer_height, width - 2 * kPad);
+        placeStaleNotice();
+    }
+
+private:
+    // --- geometry of the bars, from the axis ranges we set ourselves --------
+    double barCenterX(int i) const {
+        const int n = static_cast<int>(spec_.categories.size());
+        return plot_.left() + (i + 0.5) * plot_.width() / n;
+    }
+    double slotWidth() const { return plot_.width() / std::max<qsizetype>(1, spec_.categories.size()); }
+    double barWidthFraction() const {
+        // Wide single bars look like the seed figure; many bars stay slim.
+        return std::min(spec_.callouts ? 0.62 : 0.6, 130.0 / std::max(1.0, slotWidth()));
+    }
+    double barPixelWidth() const { return slotWidth() * barWidthFraction(); }
+    double valueY(double v) const { return plot_.bottom() - v / value_max_ * plot_.height(); }
+    // Segment [bottom, top] in values of layer `l` in bar `i`.
+    std::pair<double, double> segment(int l, int i) const {
+        double bottom = 0;
+        for (int k = 0; k < l; ++k)
+            if (i < spec_.layers[k].values.size()) bottom += std::max(0.0, spec_.layers[k].values[i]);
+        const double v = i < spec_.layers[l].values.size() ? std::max(0.0, spec_.layers[l].values[i]) : 0.0;
+        return {bottom, bottom + v};
+    }
+
+    // --- overlay items --------------------------------------------------------
+    QGraphicsSimpleTextItem* text(const QString& s, const QFont& font, const QColor& color) {
+        auto* item = new QGraphicsSimpleTextItem(s);
+        item->setFont(font);
+        item->setBrush(color);
+        item->setZValue(10);
+        scene_.addItem(item);
+        overlay_.push_back(item);
+        texts_ << s;
+        return item;
+    }
+    QGraphicsSimpleTextItem* centeredText(const QString& s, const QFont& font, const QColor& color, double cx, double top) {
+        auto* item = text(s, font, color);
+        item->setPos(cx - item->boundingRect().width() / 2, top);
+        return item;
+    }
+    template <class Item>
+    Item* own(Item* item, double z = 5) {
+        item->setZValue(z);
+        scene_.addItem(item);
+        overlay_.push_back(item);
+        return item;
+    }
+    static QString elided(const QString& s, const QFont& font, double width) {
+        return QFontMetricsF(font).elidedText(s, Qt::ElideRight, std::max(10.0, width));
+    }
+
+    double placeTitle(double y) {
+        const double width = size_.width() - 2 * kPad;
+        if (!spec_.title.isEmpty()) {
+            const QFont f = pixelFont(17, true);
+            y += centeredText(elided(spec_.title, f, width), f, kInk, size_.width() / 2, y)->boundingRect().height();
+        }
+        if (!spec_.subtitle.isEmpty()) {
+            const QFont f = pixelFont(12);
+            for (const QString& line : spec_.subtitle.split('\n'))
+                y += centeredText(elided(line, f, width), f, kMutedInk, size_.width() / 2, y + 2)->boundingRect().height() + 2;
+        }
+        return y;
+    }
+
+    double categoryLabelHeight() const {
+        int lines = 1;
+        for (const QString& c : spec_.categories) lines = std::max<int>(lines, c.count('\n') + 1);
+        return lines * QFontMetricsF(pixelFont(12)).height() + 8;
+    }
+    void placeCategoryLabels() {
+        const QFont first = pixelFont(12, true);
+        const QFont rest = pixelFont(11);
+        const double lh = QFontMetricsF(first).height();
+        for (int i = 0; i < spec_.categories.size(); ++i) {
+            const QStringList lines = spec_.categories[i].split('\n');
+            for (int k = 0; k < lines.size(); ++k) {
+                const QFont& f = k == 0 ? first : rest;
+                centeredText(elided(lines[k], f, slotWidth() - 4), f, k == 0 ? kInk : kMutedInk, barCenterX(i),
+                             plot_.bottom() + 5 + k * lh);
+            }
+        }
+    }
+
+    void placeInsideLabels() {
+        const QFont f = pixelFont(spec_.callouts ? 13 : 11, true);
+        const QFontMetricsF fm(f);
+        for (int l = 0; l < spec_.layers.size(); ++l) {
+            const ChartLayer& layer = spec_.layers[l];
+            for (int i = 0; i < spec_.categories.size(); ++i) {
+                const auto [bottom, top] = segment(l, i);
+                const double pixels = valueY(bottom) - valueY(top);
+                QString s = i < layer.inside.size() ? layer.inside[i] : layer.name;
+                if (s.isEmpty() || pixels < fm.height() + 2 || fm.horizontalAdvance(s) > barPixelWidth() - 8) continue;
+                centeredText(s, f, textColorOn(layer.color), barCenterX(i),
+                             (valueY(bottom) + valueY(top)) / 2 - fm.height() / 2);
+            }
+        }
+    }
+
+    void placeTopLabels() {
+        const QFont f = pixelFont(12, true);
+        for (int i = 0; i < spec_.barTopLabels.size() && i < spec_.categories.size(); ++i) {
+            double top = 0;
+            for (const auto& layer : spec_.layers)
+                if (i < layer.values.size()) top += std::max(0.0, layer.values[i]);
+            QColor color = kInk;
+            if (spec_.segmentSeparators)  // one colour per bar: label it in the bar's colour, like the seed
+                for (const auto& layer : spec_.layers)
+                    if (i < layer.values.size() && layer.values[i] > 0) color = layer.color;
+            auto* item = text(elided(spec_.barTopLabels[i], f, slotWidth() - 2), f, color);
+            item->setPos(barCenterX(i) - item->boundingRect().width() / 2,
+                         valueY(top) - item->boundingRect().height() - 3);
+        }
+    }
+
+    void placeCapacityLabel() {
+        if (!spec_.capacity || spec_.capacityLabel.isEmpty()) return;
+        const QFont f = pixelFont(11, true);
+        auto* item = text(elided(spec_.capacityLabel, f, plot_.width() - 8), f, kCapacity);
+        const QRectF r = item->boundingRect();
+        item->setPos(plot_.right() - r.width() - 4, valueY(*spec_.capacity) - r.height() - 2);
+        auto* backing = own(new QGraphicsRectItem(item->pos().x() - 2, item->pos().y(), r.width() + 4, r.height()), 9);
+        backing->setBrush(QColor(255, 255, 255, 210));
+        backing->setPen(Qt::NoPen);
+    }
+
+    // Call-outs to the right of the single bar, each at its segment's height,
+    // pushed apart where segments are thinner than their text. The capacity
+    // line gets one too, so its label never sits on the bar.
+    void placeCallouts() {
+        struct Callout {
+            QString title;
+            QString detail;
+            QColor color;
+            double anchor_y;  // segment centre, or the capacity line
+            bool capacity = false;
+            double top = 0;
+        };
+        std::vector<Callout> items;
+        for (int l = static_cast<int>(spec_.layers.size()) - 1; l >= 0; --l) {  // top of the bar first
+            const auto [bottom, top] = segment(l, 0);
+            const ChartLayer& layer = spec_.layers[l];
+            if (top - bottom <= 0 || layer.callout.isEmpty()) continue;
+            items.push_back({layer.callout, layer.calloutDetail, layer.color, (valueY(bottom) + valueY(top)) / 2});
+        }
+        if (spec_.capacity && !spec_.capacityLabel.isEmpty()) {
+            items.push_back({spec_.capacityLabel, QString(), kCapacity, valueY(*spec_.capacity), true});
+            std::stable_sort(items.begin(), items.end(), [](const Callout& a, const Callout& b) { return a.anchor_y < b.anchor_y; });
+        }
+        if (items.empty()) return;
+
+        const QFont title_font = pixelFont(12, true);
+        const QFont detail_font = pixelFont(11);
+        const double title_h = QFontMetricsF(title_font).height();
+        const double detail_h = QFontMetricsF(detail_font).height();
+        const double gap = 5;
+        const double area_top = plot_.top() - 18;
+        const double area_bottom = plot_.bottom() + 4;
+        const bool details = items.size() * (title_h + detail_h + gap) <= area_bottom - area_top;
+        const double block = title_h + (details ? detail_h : 0);
+        const double step = std::min(block + gap, (area_bottom - area_top) / items.size());
+
+        double next_free = area_top;
+        for (auto& c : items) {
+            c.top = std::max(c.anchor_y - title_h / 2, next_free);
+            next_free = c.top + (c.capacity || c.detail.isEmpty() ? std::min(step, title_h + gap) : step);
+        }
+        double limit = area_bottom;
+        for (auto it = items.rbegin(); it != items.rend(); ++it) {
+            const double h = it->capacity || it->detail.isEmpty() ? std::min(step, title_h + gap) : step;
+            it->top = std::min(it->top, limit - h);
+            limit = it->top;
+        }
+
+        const double bar_right = barCenterX(0) + barPixelWidth() / 2;
+        const double text_x = std::max(bar_right, plot_.right()) + 40;
+        const double text_width = size_.width() - kPad - text_x;
+        for (const auto& c : items) {
+            const QColor ink = c.color.lightnessF() > 0.75 ? c.color.darker(160) : c.color.darker(115);
+            auto* title = text(elided(c.title, title_font, text_width), title_font, ink);
+            title->setPos(text_x, c.top);
+            title->setToolTip(c.detail.isEmpty() ? c.title : c.title + "\n" + c.detail);
+            if (details && !c.detail.isEmpty()) {
+                auto* detail = text(elided(c.detail, detail_font, text_width), detail_font, ink);
+                detail->setPos(text_x, c.top + title_h);
+                detail->setToolTip(c.detail);
+            }
+            QPainterPath path;
+            const double start_x = c.capacity ? plot_.right() : bar_right;
+            path.moveTo(start_x, c.anchor_y);
+            path.lineTo(std::max(start_x, text_x - 28), c.anchor_y);
+            path.lineTo(text_x - 6, c.top + title_h / 2);
+            auto* leader = own(new QGraphicsPathItem(path));
+            QPen pen(c.color.darker(110));
+            pen.setWidthF(c.capacity ? 2.0 : 1.2);
+            if (c.capacity) pen.setStyle(Qt::DashLine);
+            leader->setPen(pen);
+        }
+    }
+
+    double legendHeight(double width) const {
+        int rows = 0;
+        double x = width + 1;
+        const QFontMetricsF fm(pixelFont(11));
+        for (const auto& layer : spec_.layers) {
+            if (!anyPositive(layer)) continue;
+            const double w = 16 + fm.horizontalAdvance(layer.name) + 14;
+            if (x + w > width) {
+                ++rows;
+                x = 0;
+            }
+            x += w;
+        }
+        return rows * (fm.height() + 4);
+    }
+    void placeLegend(double top, double width) {
+        const QFont f = pixelFont(11);
+        const QFontMetricsF fm(f);
+        double x = width + 1;
+        double y = top - (fm.height() + 4);
+        // Rows are centred: lay out once to find each row's width.
+        std::vector<std::vector<std::pair<const ChartLayer*, double>>> rows;
+        for (const auto& layer : spec_.layers) {
+            if (!anyPositive(layer)) continue;
+            const double w = 16 + fm.horizontalAdvance(layer.name) + 14;
+            if (x + w > width) {
+                rows.emplace_back();
+                x = 0;
+            }
+            rows.back().push_back({&layer, w});
+            x += w;
+        }
+        for (const auto& row : rows) {
+            y += fm.height() + 4;
+            double row_width = 0;
+            for (const auto& [layer, w] : row) row_width += w;
+            double cx = kPad + (width - row_width) / 2;
+            for (const auto& [layer, w] : row) {
+                auto* swatch = own(new QGraphicsRectItem(cx, y + (fm.height() - 11) / 2, 11, 11));
+                swatch->setBrush(layer->color);
+                swatch->setPen(QPen(layer->color.darker(120), 0.8));
+                text(layer->name, f, kInk)->setPos(cx + 16, y);
+                cx += w;
+            }
+        }
+    }
+    static bool anyPositive(const ChartLayer& layer) {
+        return std::any_of(layer.values.begin(), layer.values.end(), [](double v) { return v > 0; });
+    }
+
+    static constexpr int kMaxFooterLines = 8;
+    double footerHeight() const {
+        if (spec_.footer.isEmpty()) return 0;
+        const int lines = std::min<int>(kMaxFooterLines, spec_.footer.size());
+        return lines * QFontMetricsF(pixelFont(12)).height() + 14;
+    }
+    void placeFooter(double top, double width) {
+        if (spec_.footer.isEmpty()) return;
+        const QFont f = pixelFont(12);
+        const double lh = QFontMetricsF(f).height();
+        auto* box = own(new QGraphicsRectItem(0, 0, width, footerHeight()), 1);
+        box->setPos(kPad, top);
+        box->setBrush(QColor(0xf5, 0xf5, 0xf5));
+        box->setPen(QPen(kInk, 1));
+        QStringList lines = spec_.footer;
+        if (lines.size() > kMaxFooterLines) {
+            const int hidden = static_cast<int>(lines.size()) - (kMaxFooterLines - 1);
+            lines = lines.mid(0, kMaxFooterLines - 1);
+            lines << QStringLiteral("… and %1 more").arg(hidden);
+        }
+        for (int k = 0; k < lines.size(); ++k)
+            centeredText(elided(lines[k], f, width - 16), f, kInk, kPad + width / 2, top + 7 + k * lh);
+    }
+
+    void placeEmptyNotice() {
+        const QFont f = pixelFont(14);
+        const QString s = spec_.emptyNotice.isEmpty() ? QStringLiteral("Nothing to draw") : spec_.emptyNotice;
+        centeredText(elided(s, f, size_.width() - 2 * kPad), f, kMutedInk, size_.width() / 2, plot_.center().y());
+    }
+
+    void placeStaleNotice() {
+        if (spec_.staleNotice.isEmpty()) return;
+        const QFont f = pixelFont(12, true);
+        const double left = spec_.callouts ? kPad : plot_.left();
+        const double width = (spec_.callouts ? size_.width() - 2 * kPad : plot_.width());
+        const double h = QFontMetricsF(f).height() + 10;
+        auto* banner = own(new QGraphicsRectItem(left, plot_.top() + 4, width, h), 20);
+        banner->setBrush(QColor(0x70, 0x70, 0x70, 225));
+        banner->setPen(Qt::NoPen);
+        auto* item = centeredText(elided(spec_.staleNotice, f, width - 12), f, Qt::white, left + width / 2, plot_.top() + 9);
+        item->setZValue(21);
+    }
+
+    void showTip(bool on, int layer, int index) {
+        if (!on) {
+            QToolTip::hideText();
+            return;
+        }
+        const ChartLayer& l = spec_.layers[layer];
+        QString tip = QStringLiteral("<b>%1</b>").arg(l.name.toHtmlEscaped());
+        if (index < spec_.categories.size()) tip += " — " + spec_.categories[index].section('\n', 0, 0).toHtmlEscaped();
+        if (index < l.values.size()) tip += QStringLiteral("<br>%1 %2").arg(l.values[index], 0, 'f', 2).arg(spec_.valueAxisTitle.toHtmlEscaped());
+        if (!l.calloutDetail.isEmpty()) tip += "<br>" + l.calloutDetail.toHtmlEscaped();
+        QToolTip::showText(QCursor::pos(), tip);
+    }
+
+    QGraphicsScene scene_;
+    QChart* chart_ = nullptr;  // owned by scene_
+    QValueAxis* value_axis_ = nullptr;
+    QBarCategoryAxis* category_axis_ = nullptr;
+    QStackedBarSeries* bars_ = nullptr;
+    QLineSeries* capacity_ = nullptr;
+    std::vector<QGraphicsItem*> overlay_;
+    QStringList texts_;
+    ChartSpec spec_;
+    QSizeF size_;
+    QRectF plot_;
+    double value_max_ = 1;
+};
+
+MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent), scene_(std::make_unique<ChartScene>()) {
+    view_ = new QGraphicsView(&scene_->scene(), this);
+    view_->setRenderHint(QPainter::Antialiasing);  // once, here, for every chart
+    view_->setRenderHint(QPainter::TextAntialiasing);
+    view_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    view_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    view_->setFrameShape(QFrame::NoFrame);
+    view_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    view_->viewport()->installEventFilter(this);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(view_);
+    setMinimumSize(360, 280);
+}
+
+MemoryChart::~MemoryChart() {
+    delete view_;  // before the scene it shows
+    view_ = nullptr;
+}
+
+void MemoryChart::setSpec(const ChartSpec& spec) {
+    scene_->setSpec(spec);
+    scene_->layout(QSizeF(view_->viewport()->size()));
+    view_->viewport()->update();
+}
+
+const ChartSpec& MemoryChart::spec() const { return scene_->spec(); }
+
+QStringList MemoryChart::visibleTexts() const { return scene_->texts(); }
+
+void MemoryChart::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    scene_->layout(QSizeF(view_->viewport()->size()));
+}
+
+bool MemoryChart::eventFilter(QObject* watched, QEvent* event) {
+    if (view_ && watched == view_->viewport() && event->type() == QEvent::Paint) ++paint_count_;
+    return QWidget::eventFilter(watched, event);
+}
+
+void MemoryChart::render(const ChartSpec& spec, QPainter& painter, const QRectF& target, QSizeF logicalSize) {
+    ChartScene scene;
+    scene.setSpec(spec);
+    scene.layout(logicalSize);
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setRenderHint(QPainter::TextAntialiasing);
+    scene.scene().render(&painter, target, QRectF(QPointF(0, 0), logicalSize));
+}
+
+QImage MemoryChart::renderImage(const ChartSpec& spec, QSize size, qreal scale) {
+    const QSize pixels(qRound(size.width() * scale), qRound(size.height() * scale));
+    QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    render(spec, painter, QRectF(QPointF(0, 0), QSizeF(pixels)), QSizeF(size));
+    painter.end();
+    image.setDevicePixelRatio(scale);
+    return image;
+}
+
+}  // namespace trainmem::ui

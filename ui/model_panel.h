@@ -1,0 +1,32 @@
+#pragma once
+// Every architecture field of the model; the MoE block only for MoE models
+// and the MLA block only for MLA models.
+#include <QGroupBox>
+
+#include "ui/field_form.h"
+
+class QCheckBox;
+
+namespace trainmem::ui {
+
+class ModelPanel : public QGroupBox {
+    Q_OBJECT
+public:
+    ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWidget* parent = nullptr);
+
+private:
+    void refresh();
+
+    ScenarioDocument* document_;
+    FieldForm* shape_;
+    FieldForm* details_;
+    QCheckBox* moe_toggle_;
+    QGroupBox* moe_box_;
+    FieldForm* moe_;
+    QCheckBox* mla_toggle_;
+    QGroupBox* mla_box_;
+    FieldForm* mla_;
+    QLabel* parameters_;
+};
+
+}  // namespace trainmem::ui

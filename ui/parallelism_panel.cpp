@@ -1,0 +1,99 @@
+#include "ui/parallelism_panel.h"
+
+#include <QVBoxLayout>
+
+#include "core/batch.h"
+#include "ui/display_names.h"
+
+namespace trainmem::ui {
+
+ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bindings, QWidget* parent)
+    : QGroupBox(tr("Parallelism"), parent), document_(document) {
+    auto* column = new QVBoxLayout(this);
+    form_ = new FieldForm(document, bindings, this);
+    column->addWidget(form_);
+    FieldForm& f = *form_;
+    constexpr int kMaxDegree = 1 << 20;
+
+    f.addReadout(tr("GPUs"), tr("data x tensor x pipeline x context"), [this] {
+        const ParallelConfig& p = document_->scenario().parallelism;
+        return tr("<b>%1</b> = %2 DP x %3 TP x %4 PP x %5 CP").arg(p.totalGpus()).arg(p.data).arg(p.tensor).arg(p.pipeline).arg(p.context);
+    });
+    f.addReadout(tr("Effective batch"), tr("Sequences per optimizer step: micro-batch x accumulation (or pipeline micro-batches) x data parallel."),
+                 [this] {
+                     const BatchPlan plan = planBatch(document_->scenario());
+                     return tr("<b>%1</b> sequences, %2 tokens per step")
+                         .arg(plan.effective_batch)
+                         .arg(QLocale().toString(static_cast<qlonglong>(plan.tokens_per_step)));
+                 });
+    f.addInteger({tr("Data parallel"), {"parallelism.data"},
+                  tr("DP: model replicas (or ZeRO shards) each on its own data. 8-1024 in large runs.")},
+                 1, kMaxDegree, [](const Scenario& s) { return s.parallelism.data; },
+                 [](Scenario& s, int64_t v) { s.parallelism.data = v; });
+    f.addChoice<int64_t>({tr("ZeRO stage"), {"parallelism.zero_stage"},
+                          tr("0 = plain DDP; 1 shards optimizer states (and master weights) over DP; 2 also gradients; "
+                             "3 (FSDP full shard) also weights, gathering one unit at a time.")},
+                         {{tr("0 (DDP)"), 0}, {tr("1 (optimizer states)"), 1}, {tr("2 (+ gradients)"), 2}, {tr("3 / FSDP (+ weights)"), 3}},
+                         [](const Scenario& s) { return s.parallelism.zero_stage; },
+                         [](Scenario& s, int64_t v) { s.parallelism.zero_stage = v; });
+    shard_group_ = f.addInteger({tr("  shard group"), {"parallelism.shard_group"},
+                                 tr("Hybrid sharding (HSDP): ranks per shard group; 0 = shard over all data x context ranks.")},
+                                0, kMaxDegree, [](const Scenario& s) { return s.parallelism.shard_group; },
+                                [](Scenario& s, int64_t v) { s.parallelism.shard_group = v; });
+    f.addInteger({tr("Tensor parallel"), {"parallelism.tensor"},
+                  tr("TP (Megatron): splits attention heads and MLP columns over t GPUs of a node; 1-8. Must divide the heads.")},
+                 1, kMaxDegree, [](const Scenario& s) { return s.parallelism.tensor; },
+                 [](Scenario& s, int64_t v) { s.parallelism.tensor = v; });
+    f.addFlag({tr("  sequence parallel"), {"parallelism.sequence_parallel"},
+               tr("Megatron SP: norm and dropout activations are split over the tensor ranks too (Korthikanti et al. 2022).")},
+              [](const Scenario& s) { return s.parallelism.sequence_parallel; },
+              [](Scenario& s, bool v) { s.parallelism.sequence_parallel = v; });
+    f.addInteger({tr("Pipeline parallel"), {"parallelism.pipeline"},
+                  tr("PP: layers split into p stages; the first stages hold the most in-flight micro-batches.")},
+                 1, kMaxDegree, [](const Scenario& s) { return s.parallelism.pipeline; },
+                 [](Scenario& s, int64_t v) { s.parallelism.pipeline = v; });
+    schedule_ = f.addChoice<PipelineSchedule>({tr("  schedule"), {"parallelism.schedule"},
+                                               tr("1F1B keeps p - i micro-batches in flight on stage i; interleaved 1F1B "
+                                                  "with v chunks a little more on stage 0; GPipe all m.")},
+                                              scheduleChoices(), [](const Scenario& s) { return s.parallelism.schedule; },
+                                              [](Scenario& s, PipelineSchedule v) { s.parallelism.schedule = v; });
+    virtual_stages_ = f.addInteger({tr("  virtual stages"), {"parallelism.virtual_stages"},
+                                    tr("Model chunks per pipeline rank for interleaved 1F1B (v); 1 otherwise.")},
+                                   1, 1024, [](const Scenario& s) { return s.parallelism.virtual_stages; },
+                                   [](Scenario& s, int64_t v) { s.parallelism.virtual_stages = v; });
+    microbatches_ = f.addInteger({tr("  micro-batches"), {"parallelism.microbatches"},
+                                  tr("Micro-batches per step through the pipeline (m); 0 = the gradient accumulation steps. "
+                                     "Fewer than p leaves a bubble.")},
+                                 0, 1 << 20, [](const Scenario& s) { return s.parallelism.microbatches; },
+                                 [](Scenario& s, int64_t v) { s.parallelism.microbatches = v; });
+    f.addInteger({tr("Context parallel"), {"parallelism.context"},
+                  tr("CP: each sequence split over c GPUs (ring attention) for long contexts; 1-16.")},
+                 1, kMaxDegree, [](const Scenario& s) { return s.parallelism.context; },
+                 [](Scenario& s, int64_t v) { s.parallelism.context = v; });
+    f.addInteger({tr("Expert parallel"), {"parallelism.expert"},
+                  tr("EP: routed experts spread over e ranks carved out of data x context; must divide both the experts and DP x CP.")},
+                 1, kMaxDegree, [](const Scenario& s) { return s.parallelism.expert; },
+                 [](Scenario& s, int64_t v) { s.parallelism.expert = v; });
+    f.addFlag({tr("Offload optimizer"), {"parallelism.offload_optimizer"},
+               tr("ZeRO-Offload: optimizer states and master weights live in host memory (needs ZeRO >= 1).")},
+              [](const Scenario& s) { return s.parallelism.offload_optimizer; },
+              [](Scenario& s, bool v) { s.parallelism.offload_optimizer = v; });
+    f.addFlag({tr("Offload parameters"), {"parallelism.offload_parameters"},
+               tr("ZeRO-Infinity / FSDP CPU offload: parameters in host memory, fetched per unit (needs ZeRO-3).")},
+              [](const Scenario& s) { return s.parallelism.offload_parameters; },
+              [](Scenario& s, bool v) { s.parallelism.offload_parameters = v; });
+
+    connect(document_, &ScenarioDocument::changed, this, &ParallelismPanel::refresh);
+    refresh();
+}
+
+void ParallelismPanel::refresh() {
+    const ParallelConfig& p = document_->scenario().parallelism;
+    form_->refresh();
+    form_->setRowVisible(schedule_, p.pipeline > 1);
+    form_->setRowVisible(microbatches_, p.pipeline > 1);
+    form_->setRowVisible(virtual_stages_, p.pipeline > 1 && p.schedule == PipelineSchedule::Interleaved1F1B);
+    form_->setRowVisible(shard_group_, p.zero_stage > 0);
+}
+
+}  // namespace trainmem::ui

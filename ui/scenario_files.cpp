@@ -1,0 +1,51 @@
+#include "ui/scenario_files.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+#include "core/hf_config.h"
+#include "core/presets.h"
+
+namespace trainmem::ui {
+
+JsonFileKind classifyJson(const nlohmann::json& json) {
+    if (!json.is_object()) return JsonFileKind::ModelConfig;
+    const auto format = json.find("format");
+    if (format != json.end() && format->is_string() && format->get<std::string>() == "trainmem-scenario")
+        return JsonFileKind::Scenario;
+    return json.contains("training") ? JsonFileKind::Scenario : JsonFileKind::ModelConfig;
+}
+
+Expected<OpenedFile> openJsonFile(const QString& path, const Scenario& current) {
+    const std::filesystem::path file = path.toStdString();
+    Expected<nlohmann::json> json = readJsonFile(file);
+    if (!json) return json.error();
+    if (classifyJson(*json) == JsonFileKind::Scenario) {
+        Expected<Scenario> s = scenarioFromJson(*json);
+        if (!s) return Error{s.error().field, path.toStdString() + ": " + s.error().message};
+        return OpenedFile{std::move(s).value(), JsonFileKind::Scenario};
+    }
+    Expected<ImportedModel> imported = importHuggingFaceConfig(*json);
+    if (!imported) return Error{imported.error().field, path.toStdString() + ": " + imported.error().message};
+    Scenario next = current;
+    next.model = imported->model;
+    if (next.model.name.empty()) {
+        // config.json says nothing about its name; its folder usually does.
+        const QFileInfo info(path);
+        next.model.name = (info.completeBaseName() == "config" ? info.dir().dirName() : info.completeBaseName()).toStdString();
+    }
+    next.model_preset.clear();
+    next.warnings = imported->warnings;
+    return OpenedFile{std::move(next), JsonFileKind::ModelConfig};
+}
+
+Expected<Scenario> defaultScenario() {
+    for (const PresetInfo& p : listPresets())
+        if (p.kind == PresetKind::Scenario) {
+            Expected<Scenario> s = loadPreset(p.name);
+            if (s) return s;
+        }
+    return loadPreset("llama-3.1-8b");
+}
+
+}  // namespace trainmem::ui

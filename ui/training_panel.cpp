@@ -1,0 +1,153 @@
+#include "ui/training_panel.h"
+
+#include <algorithm>
+
+#include <QGridLayout>
+#include <QVBoxLayout>
+
+#include "core/parameters.h"
+#include "ui/display_names.h"
+
+namespace trainmem::ui {
+
+namespace {
+
+// Optional dtype overrides: "recipe default" or a dtype.
+Choices<int> dtypeOverrideChoices() {
+    Choices<int> out{{QStringLiteral("recipe default"), -1}};
+    for (DType d : {DType::Fp32, DType::Bf16, DType::Fp16, DType::Fp8, DType::Int8})
+        out.emplace_back(dtypeLabel(d), static_cast<int>(d));
+    return out;
+}
+int fromOptional(const std::optional<DType>& d) { return d ? static_cast<int>(*d) : -1; }
+std::optional<DType> toOptional(int v) { return v < 0 ? std::nullopt : std::optional<DType>(static_cast<DType>(v)); }
+
+}  // namespace
+
+TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings, QWidget* parent)
+    : QGroupBox(tr("Training"), parent), document_(document) {
+    auto* column = new QVBoxLayout(this);
+    form_ = new FieldForm(document, bindings, this);
+    column->addWidget(form_);
+    FieldForm& f = *form_;
+
+    f.addInteger({tr("Micro-batch"), {"training.micro_batch_size"},
+                  tr("Sequences per GPU per forward pass. Activations grow linearly with it. Typical: 1-8 for LLM pre-training.")},
+                 1, 1 << 20, [](const Scenario& s) { return s.training.micro_batch_size; },
+                 [](Scenario& s, int64_t v) { s.training.micro_batch_size = v; });
+    f.addInteger({tr("Sequence length"), {"training.sequence_length"},
+                  tr("Tokens per sequence: 2048-8192 for pre-training, up to 128k for long-context stages. "
+                     "Activations grow linearly (quadratically with eager attention).")},
+                 1, 1 << 30, [](const Scenario& s) { return s.training.sequence_length; },
+                 [](Scenario& s, int64_t v) { s.training.sequence_length = v; });
+    f.addInteger({tr("Grad accumulation"), {"training.gradient_accumulation_steps"},
+                  tr("Micro-batches per optimizer step on each data-parallel rank. Raises the effective batch without "
+                     "raising activation memory (gradients stay allocated between micro-batches).")},
+                 1, 1 << 20, [](const Scenario& s) { return s.training.gradient_accumulation_steps; },
+                 [](Scenario& s, int64_t v) { s.training.gradient_accumulation_steps = v; });
+    f.addChoice<Precision>({tr("Precision"), {"training.precision"},
+                            tr("Which dtypes weights, gradients, master weights and optimizer states use. Mixed bf16 + fp32 "
+                               "master (Megatron, DeepSpeed) is the usual LLM recipe; AMP keeps fp32 weights and grads; "
+                               "pure bf16 (torchtune) keeps no fp32 copy.")},
+                           precisionChoices(), [](const Scenario& s) { return s.training.precision; },
+                           [](Scenario& s, Precision v) { s.training.precision = v; });
+    f.addChoice<int>({tr("Gradient dtype"), {"training.grad_dtype"},
+                      tr("Overrides the recipe's gradient dtype: fp32 for Megatron's main_grad accumulation.")},
+                     dtypeOverrideChoices(), [](const Scenario& s) { return fromOptional(s.training.grad_dtype); },
+                     [](Scenario& s, int v) { s.training.grad_dtype = toOptional(v); });
+    f.addChoice<int>({tr("Optimizer-state dtype"), {"training.optimizer_state_dtype"},
+                      tr("Overrides the recipe's optimizer-state dtype (bf16 states halve Adam's 8 bytes per parameter).")},
+                     dtypeOverrideChoices(), [](const Scenario& s) { return fromOptional(s.training.optimizer_state_dtype); },
+                     [](Scenario& s, int v) { s.training.optimizer_state_dtype = toOptional(v); });
+    f.addChoice<OptimizerKind>({tr("Optimizer"), {"training.optimizer"},
+                                tr("Adam/AdamW keep two states per parameter (m, v); SGD+momentum, Lion and Muon one; "
+                                   "8-bit AdamW quantises m and v to one byte; Adafactor factors v.")},
+                               optimizerChoices(), [](const Scenario& s) { return s.training.optimizer; },
+                               [](Scenario& s, OptimizerKind v) { s.training.optimizer = v; });
+    f.addChoice<OptimizerImpl>({tr("Optimizer kernel"), {"training.optimizer_impl"},
+                                tr("PyTorch's foreach implementation (the default on CUDA) allocates temporaries as large as "
+                                   "the parameters during step(); fused kernels do not.")},
+                               optimizerImplChoices(), [](const Scenario& s) { return s.training.optimizer_impl; },
+                               [](Scenario& s, OptimizerImpl v) { s.training.optimizer_impl = v; });
+    f.addChoice<Checkpointing>({tr("Checkpointing"), {"training.checkpointing"},
+                                tr("Activation recomputation. Selective recomputes the attention core (Korthikanti et al. 2022); "
+                                   "full keeps only each block's input and costs about one extra forward pass.")},
+                               checkpointingChoices(), [](const Scenario& s) { return s.training.checkpointing; },
+                               [](Scenario& s, Checkpointing v) { s.training.checkpointing = v; });
+    checkpoint_every_ = f.addInteger({tr("  every k blocks"), {"training.checkpoint_every"},
+                                      tr("Checkpoint one block in every k (about sqrt(L) for the least memory x recompute).")},
+                                     1, 100000, [](const Scenario& s) { return s.training.checkpoint_every; },
+                                     [](Scenario& s, int64_t v) { s.training.checkpoint_every = v; });
+    f.addChoice<AttentionImpl>({tr("Attention"), {"training.attention"},
+                                tr("Flash/SDPA keeps no s x s scores (only q, k, v, output and a logsumexp); eager attention "
+                                   "saves the softmax of every head: quadratic in sequence length.")},
+                               attentionChoices(), [](const Scenario& s) { return s.training.attention; },
+                               [](Scenario& s, AttentionImpl v) { s.training.attention = v; });
+    f.addChoice<KernelProfile>({tr("Kernels"), {"training.kernels"},
+                                tr("What the block's other ops save: eager PyTorch (HF modeling files, fp32 norm upcasts), "
+                                   "fused kernels (Liger, Apex, Transformer Engine), or Megatron-LM's accounting.")},
+                               kernelChoices(), [](const Scenario& s) { return s.training.kernels; },
+                               [](Scenario& s, KernelProfile v) { s.training.kernels = v; });
+    f.addChoice<LossImpl>({tr("Loss"), {"training.loss"},
+                           tr("Standard cross-entropy materialises fp32 logits (4 x seq x batch x vocab bytes); "
+                              "chunked cross-entropy (Liger, torchtune) works on sequence chunks.")},
+                          lossChoices(), [](const Scenario& s) { return s.training.loss; },
+                          [](Scenario& s, LossImpl v) { s.training.loss = v; });
+    loss_chunks_ = f.addInteger({tr("  chunks"), {"training.loss_chunks"}, tr("Sequence chunks of the chunked loss (torchtune: 8).")},
+                                1, 1 << 20, [](const Scenario& s) { return s.training.loss_chunks; },
+                                [](Scenario& s, int64_t v) { s.training.loss_chunks = v; });
+    f.addChoice<Finetuning>({tr("Fine-tuning"), {"training.finetuning"},
+                             tr("Full training, LoRA adapters on a frozen 16-bit base, or QLoRA on a 4-bit NF4 base.")},
+                            finetuningChoices(), [](const Scenario& s) { return s.training.finetuning; },
+                            [](Scenario& s, Finetuning v) { s.training.finetuning = v; });
+    lora_rank_ = f.addInteger({tr("  LoRA rank"), {"training.lora_rank"}, tr("Adapter rank r: 8-64 typical; each adapter adds r x (in + out) parameters.")},
+                              1, 1 << 16, [](const Scenario& s) { return s.training.lora_rank; },
+                              [](Scenario& s, int64_t v) { s.training.lora_rank = v; });
+    lora_dropout_ = f.addReal({tr("  LoRA dropout"), {"training.lora_dropout"}, tr("Dropout on the adapter input (PEFT lora_dropout: 0.05 typical).")},
+                              0, 1, 2, 0.05, [](const Scenario& s) { return s.training.lora_dropout; },
+                              [](Scenario& s, double v) { s.training.lora_dropout = v; });
+
+    // Targets: one check box per module name the core knows.
+    auto* targets = new QWidget(this);
+    auto* grid = new QGridLayout(targets);
+    grid->setContentsMargins(0, 0, 0, 0);
+    grid->setSpacing(2);
+    int index = 0;
+    for (const std::string& name : loraTargetNames()) {
+        auto* box = new QCheckBox(QString::fromStdString(name), targets);
+        grid->addWidget(box, index / 2, index % 2);
+        ++index;
+        target_boxes_.emplace_back(name, box);
+        connect(box, &QCheckBox::toggled, this, [this] {
+            std::vector<std::string> chosen;
+            for (const auto& [n, b] : target_boxes_)
+                if (b->isChecked()) chosen.push_back(n);
+            document_->edit([&](Scenario& s) { s.training.lora_targets = chosen; });
+        });
+    }
+    f.addRow({tr("  LoRA targets"), {"training.lora_targets"},
+              tr("Modules that get adapters: attention projections (q, k, v, o) and/or MLP matrices; all-linear = every one.")},
+             targets);
+    lora_targets_ = targets;
+
+    connect(document_, &ScenarioDocument::changed, this, &TrainingPanel::refresh);
+    refresh();
+}
+
+void TrainingPanel::refresh() {
+    const TrainingConfig& t = document_->scenario().training;
+    form_->refresh();
+    form_->setRowVisible(checkpoint_every_, t.checkpointing == Checkpointing::EveryK);
+    form_->setRowVisible(loss_chunks_, t.loss == LossImpl::Chunked);
+    const bool lora = t.finetuning != Finetuning::Full;
+    for (QWidget* w : {lora_rank_, lora_dropout_, lora_targets_}) form_->setRowVisible(w, lora);
+    for (const auto& [name, box] : target_boxes_) {
+        const bool on = std::find(t.lora_targets.begin(), t.lora_targets.end(), name) != t.lora_targets.end();
+        if (box->isChecked() != on) {
+            QSignalBlocker block(box);
+            box->setChecked(on);
+        }
+    }
+}
+
+}  // namespace trainmem::ui

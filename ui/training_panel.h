@@ -1,0 +1,30 @@
+#pragma once
+// Batch, precision recipe, optimizer, recomputation, kernels, loss and
+// fine-tuning method.
+#include <vector>
+
+#include <QGroupBox>
+
+#include "ui/field_form.h"
+
+namespace trainmem::ui {
+
+class TrainingPanel : public QGroupBox {
+    Q_OBJECT
+public:
+    TrainingPanel(ScenarioDocument* document, FieldBindings* bindings, QWidget* parent = nullptr);
+
+private:
+    void refresh();
+
+    ScenarioDocument* document_;
+    FieldForm* form_;
+    QWidget* checkpoint_every_;
+    QWidget* loss_chunks_;
+    QWidget* lora_rank_;
+    QWidget* lora_dropout_;
+    QWidget* lora_targets_;
+    std::vector<std::pair<std::string, QCheckBox*>> target_boxes_;
+};
+
+}  // namespace trainmem::ui
