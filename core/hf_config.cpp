@@ -1,0 +1,342 @@
+#include "core/hf_config.h"
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/hf_families.h"
+#include "core/model_keys.h"
+
+namespace trainmem {
+namespace {
+
+using nlohmann::json;
+
+// Reads typed values out of a config.json object. The first problem is kept
+// and reported; later reads return their fallbacks so that the importer can
+// run straight through and check once at the end.
+class ConfigReader {
+public:
+    explicit ConfigReader(const json& config) : c_(config) {}
+
+    bool failed() const { return error_.has_value(); }
+    const Error& error() const { return *error_; }
+    void fail(std::string_view key, std::string message) {
+        if (!error_) error_ = Error{"model." + std::string(key), std::move(message)};
+    }
+
+    bool has(std::string_view key) const { return c_.contains(std::string(key)); }
+    bool present(std::string_view key) const { return has(key) && !at(key).is_null(); }
+    bool isNull(std::string_view key) const { return has(key) && at(key).is_null(); }
+
+    int64_t integer(std::string_view key, int64_t fallback) {
+        return present(key) ? toInteger(key, at(key)) : fallback;
+    }
+    bool boolean(std::string_view key, bool fallback) {
+        if (!present(key)) return fallback;
+        const json& v = at(key);
+        if (v.is_boolean()) return v.get<bool>();
+        fail(key, "must be true or false (got " + v.dump() + ")");
+        return fallback;
+    }
+    double number(std::string_view key, double fallback) {
+        if (!present(key)) return fallback;
+        const json& v = at(key);
+        if (v.is_number()) return v.get<double>();
+        fail(key, "must be a number (got " + v.dump() + ")");
+        return fallback;
+    }
+    std::optional<std::string> text(std::string_view key) {
+        if (!present(key)) return std::nullopt;
+        const json& v = at(key);
+        if (v.is_string()) return v.get<std::string>();
+        fail(key, "must be a string (got " + v.dump() + ")");
+        return std::nullopt;
+    }
+    std::vector<int64_t> integers(std::string_view key) {
+        std::vector<int64_t> out;
+        if (!present(key)) return out;
+        const json& v = at(key);
+        if (!v.is_array()) {
+            fail(key, "must be a list of integers (got " + v.dump() + ")");
+            return out;
+        }
+        for (const json& e : v) out.push_back(toInteger(key, e));
+        return out;
+    }
+
+private:
+    const json& at(std::string_view key) const { return c_.at(std::string(key)); }
+    int64_t toInteger(std::string_view key, const json& v) {
+        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+            fail(key, "must be an integer below 2^63 (got " + v.dump() + ")");
+            return 0;
+        }
+        if (v.is_number_integer()) return v.get<int64_t>();
+        fail(key, "must be an integer (got " + v.dump() + ")");
+        return 0;
+    }
+
+    const json& c_;
+    std::optional<Error> error_;
+};
+
+std::string knownTypes() {
+    std::string s;
+    for (const std::string& t : supportedModelTypes()) s += (s.empty() ? "" : ", ") + t;
+    return s;
+}
+
+class ModelImporter {
+public:
+    ModelImporter(const json& config, std::string type, const FamilyDefaults& d, bool known)
+        : r_(config), type_(std::move(type)), d_(d), known_(known) {}
+
+    Expected<ImportedModel> run() {
+        ModelConfig& m = out_.model;
+        m.family = type_;
+        if (!known_)
+            out_.warnings.push_back("model.model_type: \"" + type_ +
+                                    "\" is not a known family; read as a Llama-style decoder (gated MLP, RMSNorm, "
+                                    "biases only where attention_bias / mlp_bias say so)");
+        readName();
+        readSizes();
+        readStructure();
+        readDropout();
+        readMla();
+        readMoe();
+        if (r_.failed()) return r_.error();
+        if (Status s = validate(m); !s.ok()) return s.error();
+        return std::move(out_);
+    }
+
+private:
+    std::string_view key(ModelField f) const { return configKey(type_, f); }
+
+    // A size the family defaults when absent (with a warning: a config without
+    // it is unusual), or that an unknown model_type must state.
+    int64_t size(ModelField f, int64_t fallback) {
+        const std::string_view k = key(f);
+        if (r_.present(k)) return r_.integer(k, 0);
+        if (const std::optional<int64_t> alias = gpt2Alias(f)) return *alias;
+        if (fallback <= 0 || !known_) {
+            r_.fail(k, "required");
+            return 0;
+        }
+        out_.warnings.push_back("model." + std::string(k) + ": not in the config; using the " + type_ +
+                                " default " + std::to_string(fallback));
+        return fallback;
+    }
+
+    // GPT2Config's attribute_map lets hidden_size etc. stand for n_embd etc.
+    std::optional<int64_t> gpt2Alias(ModelField f) {
+        if (type_ != "gpt2") return std::nullopt;
+        const std::string_view alias = configKey("llama", f);
+        if (alias == key(f) || !r_.present(alias)) return std::nullopt;
+        return r_.integer(alias, 0);
+    }
+
+    void readName() {
+        for (std::string_view k : {"_name_or_path", "name"}) {
+            if (std::optional<std::string> n = r_.text(k); n && !n->empty()) {
+                out_.model.name = *n;
+                return;
+            }
+        }
+        out_.model.name = type_;
+    }
+
+    void readSizes() {
+        ModelConfig& m = out_.model;
+        m.hidden_size = size(ModelField::HiddenSize, d_.hidden_size);
+        m.num_layers = size(ModelField::NumLayers, d_.num_layers);
+        m.num_heads = size(ModelField::NumHeads, d_.num_heads);
+        m.vocab_size = size(ModelField::Vocab, d_.vocab_size);
+        if (type_ == "gpt2") {
+            // n_inner None means 4 * n_embd (GPT2MLP in modeling_gpt2.py).
+            const std::string_view k = key(ModelField::Intermediate);
+            m.ffn_hidden_size = r_.present(k) ? r_.integer(k, 0)
+                                              : gpt2Alias(ModelField::Intermediate).value_or(4 * m.hidden_size);
+        } else {
+            m.ffn_hidden_size = size(ModelField::Intermediate, d_.intermediate_size);
+        }
+        const std::string_view kv = key(ModelField::NumKvHeads);
+        if (r_.isNull(kv) || (!r_.has(kv) && d_.num_kv_heads == 0))
+            m.num_kv_heads = m.num_heads;  // multi-head attention
+        else
+            m.num_kv_heads = r_.integer(kv, d_.num_kv_heads);
+        const std::string_view mp = key(ModelField::MaxPositions);
+        m.max_position_embeddings = r_.present(mp) ? r_.integer(mp, 0)
+                                                   : gpt2Alias(ModelField::MaxPositions).value_or(d_.max_positions);
+        const std::string_view hd = key(ModelField::HeadDim);
+        if (r_.present(hd)) {
+            m.head_dim = r_.integer(hd, 0);
+        } else if (d_.head_dim > 0) {
+            m.head_dim = d_.head_dim;
+        } else if (m.num_heads > 0 && m.hidden_size > 0) {
+            if (m.hidden_size % m.num_heads != 0 && !d_.mla && !r_.present("kv_lora_rank"))
+                r_.fail(key(ModelField::NumHeads), "must divide " + std::string(key(ModelField::HiddenSize)) + " (" +
+                                                       std::to_string(m.hidden_size) +
+                                                       ") when head_dim is not given (got " +
+                                                       std::to_string(m.num_heads) + ")");
+            m.head_dim = m.hidden_size / m.num_heads;
+        }
+    }
+
+    // Structure the family implies, then the keys that change it. Keys that
+    // are not transformers keys (norm_type, mlp_type, ...) are documented in
+    // docs/parts/parameters.md; exportHuggingFaceConfig writes them only when
+    // a model differs from its family's convention.
+    void readStructure() {
+        ModelConfig& m = out_.model;
+        const bool gpt2 = type_ == "gpt2";
+        m.tied_embeddings = r_.boolean("tie_word_embeddings", d_.tie_word_embeddings);
+        m.hidden_act = std::string(d_.hidden_act);
+        for (std::string_view k : {d_.act_key, std::string_view("hidden_activation"), std::string_view("hidden_act")})
+            if (std::optional<std::string> a = r_.text(k)) {
+                m.hidden_act = *a;
+                break;
+            }
+        m.mlp = gpt2 ? MlpKind::Plain : MlpKind::Gated;
+        if (std::optional<std::string> t = r_.text("mlp_type")) {
+            if (*t == "gated" || *t == "plain")
+                m.mlp = *t == "gated" ? MlpKind::Gated : MlpKind::Plain;
+            else
+                r_.fail("mlp_type", "must be \"gated\" or \"plain\" (got \"" + *t + "\")");
+        }
+        m.norm = gpt2 ? NormKind::LayerNorm : NormKind::RMSNorm;
+        if (std::optional<std::string> t = r_.text("norm_type")) {
+            if (*t == "rmsnorm" || *t == "layernorm")
+                m.norm = *t == "rmsnorm" ? NormKind::RMSNorm : NormKind::LayerNorm;
+            else
+                r_.fail("norm_type", "must be \"rmsnorm\" or \"layernorm\" (got \"" + *t + "\")");
+        }
+        m.norms_per_block = r_.integer("norms_per_block", d_.norms_per_block);
+        m.qk_norm = r_.boolean("qk_norm", false);
+        m.learned_positions = r_.boolean("learned_position_embeddings", gpt2);
+        m.attention_qkv_bias = d_.qkv_bias;
+        m.attention_output_bias = gpt2;
+        if (d_.reads_attention_bias && r_.present("attention_bias")) {
+            m.attention_qkv_bias = r_.boolean("attention_bias", false);
+            m.attention_output_bias = m.attention_qkv_bias;
+        }
+        m.attention_qkv_bias = r_.boolean("qkv_bias", m.attention_qkv_bias);
+        m.attention_output_bias = r_.boolean("attention_output_bias", m.attention_output_bias);
+        m.mlp_bias = r_.boolean("mlp_bias", gpt2);
+    }
+
+    void readDropout() {
+        ModelConfig& m = out_.model;
+        // GPT2Config defaults every dropout to 0.1; the other families to 0.
+        const double fallback = type_ == "gpt2" ? 0.1 : 0.0;
+        m.attention_dropout = r_.number(key(ModelField::AttentionDropout), fallback);
+        const std::string_view resid = key(ModelField::HiddenDropout);
+        m.hidden_dropout = r_.present(resid) ? r_.number(resid, fallback) : r_.number("hidden_dropout", fallback);
+        m.embedding_dropout = r_.number(key(ModelField::EmbeddingDropout), fallback);
+    }
+
+    // DeepSeek's multi-head latent attention (DeepseekV2Config / V3Config
+    // defaults); another family has it only when its config says kv_lora_rank.
+    void readMla() {
+        ModelConfig& m = out_.model;
+        if (!d_.mla && !r_.present("kv_lora_rank")) return;
+        auto dim = [&](ModelField f, int64_t fallback) {
+            const std::string_view k = key(f);
+            if (r_.present(k)) return r_.integer(k, 0);
+            if (!d_.mla) r_.fail(k, "required for multi-head latent attention");
+            return fallback;
+        };
+        MlaConfig a;
+        const std::string_view q = key(ModelField::QLoraRank);
+        a.q_lora_rank = r_.isNull(q) ? 0 : r_.integer(q, d_.mla ? 1536 : 0);  // null: no query compression
+        a.kv_lora_rank = dim(ModelField::KvLoraRank, 512);
+        a.qk_nope_head_dim = dim(ModelField::QkNopeHeadDim, 128);
+        a.qk_rope_head_dim = dim(ModelField::QkRopeHeadDim, 64);
+        a.v_head_dim = dim(ModelField::VHeadDim, 128);
+        m.mla = a;
+        // HF stores head_dim = qk_rope_head_dim for RoPE; the q/k head is nope + rope wide.
+        m.head_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    }
+
+    std::string_view expertsKey() const {
+        if (d_.num_experts > 0) return key(ModelField::NumExperts);
+        for (std::string_view k : {"num_local_experts", "num_experts", "n_routed_experts"})
+            if (r_.has(k)) return k;
+        return "";
+    }
+
+    void readMoe() {
+        ModelConfig& m = out_.model;
+        const std::string_view ek = expertsKey();
+        if (ek.empty() || r_.isNull(ek)) return;  // dense (DeepSeek: n_routed_experts null)
+        MoeConfig e;
+        e.num_experts = r_.present(ek) ? r_.integer(ek, 0) : size(ModelField::NumExperts, d_.num_experts);
+        if (e.num_experts == 0) return;  // Qwen2-MoE with num_experts 0 builds dense MLPs
+        const std::string_view top = key(ModelField::ExpertsPerToken);
+        if (r_.present(top))
+            e.experts_per_token = r_.integer(top, 0);
+        else if (d_.experts_per_token > 0)
+            e.experts_per_token = size(ModelField::ExpertsPerToken, d_.experts_per_token);
+        else
+            r_.fail(top, "required for a mixture-of-experts model");
+        if (r_.present("moe_intermediate_size"))
+            e.expert_ffn = r_.integer("moe_intermediate_size", 0);
+        else if (d_.moe_intermediate > 0)
+            e.expert_ffn = size(ModelField::ExpertFfn, d_.moe_intermediate);
+        else
+            e.expert_ffn = m.ffn_hidden_size;  // Mixtral's experts are intermediate_size wide
+        e.shared_expert_ffn = r_.integer("shared_expert_intermediate_size", d_.shared_intermediate);
+        const int64_t shared_default = d_.shared_experts >= 0 ? d_.shared_experts : (e.shared_expert_ffn > 0 ? 1 : 0);
+        e.shared_experts = r_.isNull("n_shared_experts") ? 0 : r_.integer("n_shared_experts", shared_default);
+        e.shared_expert_gate = r_.boolean("shared_expert_gate", d_.shared_expert_gate);
+        // DeepSeek-V3 routes with a score-correction bias ("noaux_tc"); V2 can too.
+        bool score_bias = type_ == "deepseek_v3";
+        if (std::optional<std::string> method = r_.text("topk_method")) score_bias = *method == "noaux_tc";
+        e.router_score_bias = r_.boolean("router_score_bias", score_bias);
+        e.capacity_factor = r_.number("capacity_factor", 0.0);
+        readMoeLayers(e);
+        m.moe = e;
+    }
+
+    void readMoeLayers(MoeConfig& e) {
+        MoeLayerSelection sel;
+        sel.first_k_dense_replace = r_.integer("first_k_dense_replace", d_.first_dense_layers);
+        sel.moe_layer_freq = r_.integer("moe_layer_freq", 1);
+        sel.decoder_sparse_step = r_.integer("decoder_sparse_step", 1);
+        sel.mlp_only_layers = r_.integers("mlp_only_layers");
+        const MoeLayerFit fit = fitMoeLayers(out_.model.num_layers, sel);
+        if (!fit.supported)
+            r_.fail(sel.mlp_only_layers.empty() ? "decoder_sparse_step" : "mlp_only_layers",
+                    "selects mixture-of-experts layers that are not every k-th layer after the leading dense "
+                    "ones, which this calculator cannot represent");
+        e.first_dense_layers = r_.integer("trainmem_first_dense_layers", fit.pattern.first_dense_layers);
+        e.layer_frequency = r_.integer("trainmem_moe_layer_frequency", fit.pattern.layer_frequency);
+    }
+
+    ConfigReader r_;
+    std::string type_;
+    const FamilyDefaults& d_;
+    bool known_;
+    ImportedModel out_;
+};
+
+}  // namespace
+
+Expected<ImportedModel> importHuggingFaceConfig(const json& config) {
+    if (!config.is_object())
+        return Error{"model", "must be a JSON object with the keys of a Hugging Face config.json (got " +
+                                  std::string(config.type_name()) + ")"};
+    const auto it = config.find("model_type");
+    if (it == config.end() || it->is_null())
+        return Error{"model.model_type", "required: one of " + knownTypes() +
+                                             " (another model_type is read as a Llama-style decoder)"};
+    if (!it->is_string()) return Error{"model.model_type", "must be a string (got " + it->dump() + ")"};
+    const std::string type = it->get<std::string>();
+    const FamilyDefaults* known = familyDefaults(type);
+    ModelImporter importer(config, type, known ? *known : llamaStyleDefaults(), known != nullptr);
+    return importer.run();
+}
+
+}  // namespace trainmem
