@@ -1,0 +1,348 @@
+#pragma once
+// The op table of one transformer block: every tensor autograd keeps for
+// backward, op by op, for each KernelProfile. One template walks the table
+// for both the listing (blockSavedTensors, which allocates) and the sums of
+// the hot path (layerActivations, which must not): the visitor is called as
+//   visit(std::string_view op, std::string_view tensor, int64_t bytes, bool attention_core)
+// Sources for every row: docs/parts/activations.md. Internal to the core.
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "core/activation_shape.h"
+
+namespace trainmem {
+
+// Op names of one MLP, so the dense MLP, the shared expert and the routed
+// experts read apart in listings without building strings.
+struct MlpOpNames {
+    std::string_view input, act, mul, down;
+};
+inline constexpr MlpOpNames kDenseMlpOps{"gate_proj / up_proj", "mlp act_fn", "mlp act_fn * up", "down_proj"};
+inline constexpr MlpOpNames kSharedExpertOps{"shared expert gate_proj / up_proj", "shared expert act_fn",
+                                             "shared expert act_fn * up", "shared expert down_proj"};
+inline constexpr MlpOpNames kRoutedExpertOps{"expert dispatch", "expert act_fn", "expert act_fn * up",
+                                             "expert down_proj"};
+
+// A norm over n elements in `rows` rows. Its output is kept by the layers
+// that read it, which list it as their input. `fp32_storage`: in fp32, the
+// input is a view of a larger tensor whose whole storage stays alive.
+template <class Emit>
+void normTensors(const ActivationShape& a, std::string_view op, int64_t n, int64_t rows, Emit&& emit,
+                 int64_t fp32_storage = 0) {
+    if (a.profile == KernelProfile::Megatron) {
+        // Korthikanti et al. 2022 §4.1: 2sbh per LayerNorm input, statistics neglected.
+        emit(op, "input", n, a.act_bytes);
+        return;
+    }
+    if (a.profile == KernelProfile::Fused || a.norm == NormKind::LayerNorm) {
+        // Fused kernels (Liger LigerRMSNormFunction, Apex, TE) and aten's
+        // native_layer_norm keep the input and fp32 statistics, whether or
+        // not the weight trains.
+        const bool ln = a.norm == NormKind::LayerNorm;
+        emit(op, "input", n, a.act_bytes);
+        emit(op, ln ? "mean and rstd (fp32)" : "rstd (fp32)", ln ? 2 * rows : rows, 4.0);
+        return;
+    }
+    // LlamaRMSNorm / GemmaRMSNorm: x.to(float32); pow(2) keeps the fp32 input;
+    // rsqrt keeps its fp32 result; x * rstd needs both; the weight product
+    // keeps the normalised tensor for the weight's gradient (Llama: cast back
+    // to the compute dtype first; Gemma: still fp32).
+    if (a.fp32_compute)
+        emit(op, "input", fp32_storage > 0 ? fp32_storage : n, 4.0);
+    else
+        emit(op, "input upcast to fp32", n, 4.0);
+    emit(op, "rstd (fp32)", rows, 4.0);
+    if (!a.frozen_base) emit(op, "normalised input (weight gradient)", n, a.gemma_norm ? 4.0 : a.act_bytes);
+}
+
+template <class Visit>
+class BlockTable {
+public:
+    BlockTable(const ActivationShape& a, Visit& visit) : a_(a), visit_(visit) {}
+
+    void run() {
+        if (a_.mla)
+            latentAttention();
+        else
+            attention();
+        mlpHalf();
+    }
+
+private:
+    using Roles = uint32_t;
+    static constexpr Roles kQ = static_cast<Roles>(LinearRole::Q);
+    static constexpr Roles kK = static_cast<Roles>(LinearRole::K);
+    static constexpr Roles kV = static_cast<Roles>(LinearRole::V);
+    static constexpr Roles kO = static_cast<Roles>(LinearRole::O);
+    static constexpr Roles kGate = static_cast<Roles>(LinearRole::Gate);
+    static constexpr Roles kUp = static_cast<Roles>(LinearRole::Up);
+    static constexpr Roles kDown = static_cast<Roles>(LinearRole::Down);
+
+    void emit(std::string_view op, std::string_view tensor, int64_t elements, double bytes_per_element,
+              bool core = false) {
+        if (elements > 0 && bytes_per_element > 0) visit_(op, tensor, tensorBytes(elements, bytes_per_element), core);
+    }
+    bool eager() const { return a_.profile == KernelProfile::Eager; }
+    bool megatron() const { return a_.profile == KernelProfile::Megatron; }
+    int64_t rows() const { return a_.tokens / a_.sp; }  // token rows of a replicated tensor
+
+    void norm(std::string_view op, int64_t n, int64_t norm_rows, bool fp32_input_is_view_of = false,
+              int64_t view_storage = 0) {
+        normTensors(a_, op, n, norm_rows, [&](std::string_view o, std::string_view t, int64_t e, double b) {
+            emit(o, t, e, b);
+        }, fp32_input_is_view_of ? view_storage : 0);
+    }
+
+    // LoRA adapters (PEFT lora.Linear): lora_A keeps its input (a dropped
+    // copy and a 1-byte mask when lora_dropout > 0), lora_B keeps the rank-r
+    // intermediate. `in_elems`: the adapted layer's input elements.
+    void adapters(std::string_view op, Roles roles, int64_t count, int64_t in_elems, int64_t adapter_rows) {
+        if (!a_.frozen_base || a_.lora_rank <= 0) return;
+        int64_t n = 0;
+        for (Roles bit = 1; bit <= kDown; bit <<= 1)
+            if ((roles & bit) && a_.adapted(static_cast<LinearRole>(bit))) ++n;
+        if (n == 0) return;
+        if (count > 0) n = count;  // fused modules carry one adapter for all their roles
+        if (a_.lora_dropout > 0) {
+            emit(op, "LoRA dropout masks", n * in_elems, 1);
+            emit(op, "LoRA dropped inputs", n * in_elems, a_.act_bytes);
+        }
+        emit(op, "LoRA rank-r intermediates", n * adapter_rows * a_.lora_rank, a_.act_bytes);
+    }
+
+    void attention() {
+        const ActivationShape& a = a_;
+        const int64_t n = a.hiddenTokens();
+        const int64_t T = a.tokens;
+        const int64_t q = T * a.heads * a.head_dim;
+        const int64_t kv = T * a.kv_heads * a.head_dim;
+        const int64_t out = T * a.heads * a.v_head_dim;
+        norm("input_layernorm", n, rows());
+
+        const std::string_view qkv_op = a.fused_qkv ? "qkv projection" : "q_proj / k_proj / v_proj";
+        if (a.keepsInput(kQ | kK | kV)) emit(qkv_op, "input (norm output)", n, a.linear_in_bytes);
+        if (a.fused_qkv)
+            adapters(qkv_op, kQ | kK | kV, 1, n, T);
+        else
+            adapters(qkv_op, kQ | kK | kV, 0, n, T);
+        if (a.qk_norm) {
+            norm("q_norm", q, T * a.heads);
+            norm("k_norm", kv, T * a.kv_heads);
+        }
+        if (a.flash) {
+            flashCore(q, kv, T * a.kv_heads * a.v_head_dim, out);
+        } else {
+            // Eager: matmul keeps q and the keys, matmul with the probabilities
+            // keeps the values. HF's repeat_kv (and Megatron's repeat_interleave)
+            // materialise H-wide keys and values, which are what matmul keeps.
+            emit("attention scores", "query", q, a.act_bytes);
+            emit("attention scores", "key (repeated to every head)", T * a.heads * a.head_dim, a.act_bytes);
+            eagerCore();
+            emit("attention over values", "value (repeated to every head)", out, a.act_bytes);
+            if (a.keepsInput(kO)) emit("o_proj", "input (attention output)", out, a.linear_in_bytes);
+        }
+        adapters("o_proj", kO, 0, out, T);
+        if (a.hidden_dropout > 0) emit("attention output dropout", "mask", n, 1);
+        if (a.norms_per_block >= 4) norm("post_attention_layernorm", n, rows());
+    }
+
+    // flash_attn FlashAttnFunc.forward: ctx.save_for_backward(q, k, v,
+    // out_padded, softmax_lse, rng_state); k and v keep their KV heads; the
+    // output is also o_proj's input (the same storage).
+    void flashCore(int64_t q, int64_t k, int64_t v, int64_t out) {
+        const ActivationShape& a = a_;
+        emit("flash attention", "query", q, a.act_bytes);
+        emit("flash attention", "key", k, a.act_bytes);
+        emit("flash attention", "value", v, a.act_bytes);
+        emit("flash attention", "output (also o_proj's input)", out, a.act_bytes);
+        emit("flash attention", "logsumexp (fp32)", a.b * a.heads * a.s, 4);
+        emit("flash attention", "rng state", 2, 8);
+        // With fp8, o_proj keeps its own fp8 cast of that output.
+        if (a.linear_in_bytes < a.act_bytes && a.keepsInput(kO)) emit("o_proj", "input (fp8 cast)", out, a.linear_in_bytes);
+    }
+
+    // The s x s part: scores, softmax, dropout. attention_core = true.
+    void eagerCore() {
+        const ActivationShape& a = a_;
+        const int64_t scores = a.b * a.heads * a.s * a.s_kv;
+        if (a.attn_softcap) emit("attention softcap", "tanh output", scores, a.act_bytes, true);
+        if (!megatron() && a.softmax_fp32) {
+            // softmax(w, dtype=float32).to(query.dtype): the fp32 output is kept
+            // by softmax; its 16-bit cast by the matmul with the values, unless
+            // dropout comes between (then the dropout output is kept instead).
+            emit("attention softmax", "output (fp32)", scores, 4, true);
+            if (!a.fp32_compute && a.attention_dropout <= 0)
+                emit("attention softmax", "probabilities cast to compute dtype", scores, a.act_bytes, true);
+        } else {
+            emit("attention softmax", "output", scores, a.act_bytes, true);
+        }
+        if (a.attention_dropout > 0) {
+            emit("attention dropout", "mask", scores, 1, true);
+            emit("attention dropout", "output", scores, a.act_bytes, true);
+        }
+    }
+
+    // DeepSeek-V2/V3 multi-head latent attention as modeling_deepseek_v3.py
+    // writes it (DeepseekV3Attention). Not covered by the CPU ground truth.
+    void latentAttention() {
+        const ActivationShape& a = a_;
+        const int64_t n = a.hiddenTokens();
+        const int64_t T = a.tokens;
+        norm("input_layernorm", n, rows());
+        if (a.keepsInput(kQ | kK | kV)) emit("q_a_proj / kv_a_proj", "input (norm output)", n, a.linear_in_bytes);
+        adapters("q_a_proj / kv_a_proj", kQ | kK | kV, 0, n, T);
+        if (a.q_lora > 0) {
+            norm("q_a_layernorm", T * a.q_lora, T);
+            if (a.keepsInput(kQ)) emit("q_b_proj", "input (q_a_layernorm output)", T * a.q_lora, a.linear_in_bytes);
+        }
+        // kv_a_layernorm reads a slice of kv_a's output: in fp32 the slice
+        // itself (the whole storage) is what pow keeps.
+        norm("kv_a_layernorm", T * a.kv_lora, T, true, T * (a.kv_lora + a.rope_dim));
+        if (a.keepsInput(kK | kV)) emit("kv_b_proj", "input (kv_a_layernorm output)", T * a.kv_lora, a.linear_in_bytes);
+        const int64_t qk = T * a.heads * a.head_dim;
+        const int64_t out = T * a.heads * a.v_head_dim;
+        if (a.flash) {
+            // HF pads the values to the query head dim for flash-attn, then
+            // slices the output and makes it contiguous for o_proj.
+            flashCore(qk, qk, qk, qk);
+            if (a.keepsInput(kO) && a.linear_in_bytes >= a.act_bytes)
+                emit("o_proj", "input (attention output sliced to v_head_dim)", out, a.linear_in_bytes);
+        } else {
+            emit("attention scores", "query (nope and rope concatenated)", qk, a.act_bytes);
+            emit("attention scores", "key (nope and rope concatenated)", qk, a.act_bytes);
+            eagerCore();
+            emit("attention over values", "value (contiguous copy)", out, a.act_bytes);
+            if (a.keepsInput(kO)) emit("o_proj", "input (attention output)", out, a.linear_in_bytes);
+        }
+        adapters("o_proj", kO, 0, out, T);
+        if (a.hidden_dropout > 0) emit("attention output dropout", "mask", n, 1);
+    }
+
+    void mlpHalf() {
+        const ActivationShape& a = a_;
+        const int64_t n = a.hiddenTokens();
+        norm(a.norms_per_block >= 4 ? "pre_feedforward_layernorm" : "post_attention_layernorm", n, rows());
+        if (a.moe)
+            moe();
+        else
+            mlp(kDenseMlpOps, a.tokens, a.ffn, /*input_listed=*/false, /*input_is_norm_output=*/true);
+        if (a.hidden_dropout > 0) emit("mlp output dropout", "mask", n, 1);
+        if (a.norms_per_block >= 4) norm("post_feedforward_layernorm", n, rows());
+    }
+
+    // One MLP over `r` token rows of width w (already / t). The input is the
+    // norm output for dense and shared MLPs (possibly already listed by the
+    // router; / t with sequence parallelism), the gathered tokens for routed
+    // experts.
+    void mlp(const MlpOpNames& op, int64_t r, int64_t w, bool input_listed, bool input_is_norm_output) {
+        const ActivationShape& a = a_;
+        const int64_t in = input_is_norm_output ? a.hiddenTokens() : r * a.h;
+        const int64_t mid = r * w;
+        const bool gated = a.mlp == MlpKind::Gated;
+        const Roles in_roles = gated ? (kGate | kUp) : kUp;
+        if (!input_listed && a.keepsInput(in_roles))
+            emit(op.input, input_is_norm_output ? "input (norm output)" : "tokens routed to the experts", in,
+                 a.linear_in_bytes);
+        adapters(op.input, in_roles, 0, in, r);
+        if (megatron()) {
+            // Korthikanti et al. 2022 §4.1 (GeLU input and output, 8sbh each
+            // at 4h); gated: bias_swiglu keeps fc1's 2f-wide output.
+            if (gated)
+                emit(op.act, "fc1 output (gate and up)", 2 * mid, a.act_bytes);
+            else
+                emit(op.act, "fc1 output (GeLU input)", mid, a.act_bytes);
+            if (a.keepsInput(kDown)) emit(op.down, "input (activation output)", mid, a.linear_in_bytes);
+        } else if (gated) {
+            if (eager()) {
+                activationFn(op.act, mid);
+                emit(op.mul, "act_fn output", mid, a.act_bytes);
+            } else {
+                // Liger LigerSiLUMulFunction / LigerGELUMulFunction keep the gate
+                // and up projections and recompute the activation in backward.
+                emit(op.act, "gate projection", mid, a.act_bytes);
+            }
+            emit(op.mul, "up projection", mid, a.act_bytes);
+            if (a.keepsInput(kDown)) emit(op.down, "input (act_fn output * up)", mid, a.linear_in_bytes);
+        } else {
+            if (eager()) activationFn(op.act, mid); else emit(op.act, "fc1 output (act_fn input)", mid, a.act_bytes);
+            // ReLU keeps its output already; otherwise fc2 keeps it for its weight.
+            if (!(eager() && a.act == ActivationFn::Relu) && a.keepsInput(kDown))
+                emit(op.down, "input (act_fn output)", mid, a.linear_in_bytes);
+        }
+        adapters(op.down, kDown, 0, mid, r);
+    }
+
+    // What the activation function's own autograd graph keeps (Eager).
+    void activationFn(std::string_view op, int64_t mid) {
+        const ActivationShape& a = a_;
+        switch (a.act) {
+            case ActivationFn::Fused:  // SiluBackward / GeluBackward keep the input
+                emit(op, "input", mid, a.act_bytes);
+                break;
+            case ActivationFn::Relu:  // ReluBackward keeps the result
+                emit(op, "output", mid, a.act_bytes);
+                break;
+            case ActivationFn::GeluNew:
+                // 0.5*x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))): pow keeps
+                // x, tanh its result, the last product both of its factors.
+                emit(op, "input", mid, a.act_bytes);
+                emit(op, "tanh output", mid, a.act_bytes);
+                emit(op, "0.5 * input", mid, a.act_bytes);
+                emit(op, "1 + tanh", mid, a.act_bytes);
+                break;
+        }
+    }
+
+    void moe() {
+        const ActivationShape& a = a_;
+        const int64_t n = a.hiddenTokens();
+        const int64_t T = rows();
+        // Every token visits top_k experts; dropping implementations pad each
+        // expert's batch to capacity_factor x its even share.
+        const int64_t routed = static_cast<int64_t>(static_cast<double>(a.tokens * a.top_k) * a.capacity + 0.5);
+        const bool shared = a.shared_ffn > 0;
+        // The router (and the shared expert) read the norm output.
+        const bool router_keeps = !a.frozen_base;
+        const bool shared_keeps = shared && a.keepsInput(a.mlp == MlpKind::Gated ? (kGate | kUp) : kUp);
+        if (router_keeps || shared_keeps) emit("router", "input (norm output)", n, a.linear_in_bytes);
+        if (eager()) {
+            // modeling_mixtral.py MixtralSparseMoeBlock: softmax(dtype=float),
+            // topk, in-place renormalisation, then a loop over the experts
+            // gathering their tokens with torch.where indices.
+            emit("router softmax", "output (fp32)", T * a.experts, 4);
+            emit("router top-k", "indices (int64)", T * a.top_k, 8);
+            emit("routing weight renormalisation", "top-k weights (fp32 copy)", T * a.top_k, 4);
+            emit("routing weight renormalisation", "their sum (fp32)", T, 4);
+            emit("expert dispatch", "token and slot indices (int64)", 2 * routed, 8);
+        } else {
+            // Grouped-GEMM MoE (Megatron-Core, TE): softmax/top-k router,
+            // permute tokens by expert, unpermute weighted by the probabilities.
+            emit("router softmax", "output (fp32)", T * a.experts, 4);
+            emit("router top-k", "indices (int64)", T * a.top_k, 8);
+            emit("router top-k", "probabilities (fp32)", T * a.top_k, 4);
+        }
+        mlp(kRoutedExpertOps, routed, a.expert_ffn, false, false);
+        emit("expert combine", "expert output (routing weight gradient)", routed * a.h, a.act_bytes);
+        emit("expert combine", "routing weight per token", routed, a.act_bytes);
+        if (shared) {
+            mlp(kSharedExpertOps, a.tokens, a.shared_ffn, true, true);
+            if (a.shared_gate) {
+                // Qwen2-MoE: sigmoid(shared_expert_gate(x)) * shared_expert(x)
+                emit("shared expert gate", "sigmoid output", T, a.act_bytes);
+                emit("shared expert gate", "shared expert output", n, a.act_bytes);
+            }
+        }
+    }
+
+    const ActivationShape& a_;
+    Visit& visit_;
+};
+
+template <class Visit>
+void visitBlockTensors(const ActivationShape& shape, Visit&& visit) {
+    BlockTable<std::remove_reference_t<Visit>> table(shape, visit);
+    table.run();
+}
+
+}  // namespace trainmem

@@ -1,0 +1,119 @@
+// The model's ends: embedding, final norm, logits and loss, per micro-batch
+// on the stage that holds them. Terms and sources: docs/parts/activations.md.
+#include <algorithm>
+
+#include "core/activation_block.h"
+#include "core/activation_shape.h"
+#include "core/activations.h"
+
+namespace trainmem {
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : a; }
+
+int64_t nextPowerOfTwo(int64_t x) {
+    int64_t p = 1;
+    while (p < x) p <<= 1;
+    return p;
+}
+
+struct Sum {
+    int64_t bytes = 0;
+    void operator()(std::string_view, std::string_view, int64_t elements, double per_element) {
+        bytes += tensorBytes(elements, per_element);
+    }
+};
+
+// Liger's fused linear cross-entropy (liger_kernel/ops/fused_linear_cross_entropy.py):
+// rows of logits per chunk, so that a chunk's logits are about b*s*h elements.
+int64_t fusedLossChunkRows(int64_t tokens, int64_t vocab, int64_t h) {
+    const int64_t inc_factor = ceilDiv(vocab, std::max<int64_t>(h, 1));
+    return std::min(tokens, nextPowerOfTwo(ceilDiv(tokens, std::max<int64_t>(inc_factor, 1))));
+}
+
+}  // namespace
+
+EndActivations endActivations(const ModelConfig& model, const TrainingConfig& training,
+                              const ParallelConfig& parallel) {
+    const ActivationShape a = activationShape(model, training, parallel, false);
+    const bool megatron = a.profile == KernelProfile::Megatron;
+    const bool fused = a.profile == KernelProfile::Fused;
+    const double act = a.act_bytes;
+    const int64_t T = a.tokens;
+    const int64_t n = a.hiddenTokens();
+    const int64_t V = ceilDiv(model.vocab_size, a.tp);  // vocab-parallel embedding, LM head and loss
+    const int64_t TV = T * V;
+    EndActivations e;
+
+    // Embedding. Korthikanti et al. 2022 §4.3 count only its dropout mask.
+    if (!megatron && !a.frozen_base) {
+        e.embedding_saved += 8 * T;  // EmbeddingBackward keeps the int64 token ids
+        if (model.learned_positions) e.embedding_saved += 8 * a.s;  // GPT-2 position ids (1 x s)
+    }
+    if (model.embedding_dropout > 0) e.embedding_saved += n;  // 1-byte mask
+    if (!megatron && a.rope) {
+        // cos and sin, computed once per forward in the compute dtype and kept
+        // by every block's rotary products: owned here, not by any block.
+        const int64_t rot = a.mla ? a.rope_dim : a.head_dim;
+        e.embedding_saved += 2 * tensorBytes(T * rot, act);
+    }
+    const bool recompute = training.checkpointing == Checkpointing::Full ||
+                           training.checkpointing == Checkpointing::EveryK;
+    if (!megatron && !a.flash && recompute) {
+        // HF's eager attention takes a 4-D additive causal mask (b, 1, s, s);
+        // a reentrant checkpoint keeps it as an input of every block.
+        e.embedding_saved += tensorBytes(a.b * a.s * a.s_kv, act);
+    }
+
+    // Final norm and what the LM head keeps of its output.
+    Sum norm;
+    normTensors(a, "final norm", n, T / a.sp, norm);
+    e.final_norm_saved = norm.bytes;
+    if (!a.frozen_base && !fused) e.final_norm_saved += tensorBytes(n, a.linear_in_bytes);  // LM head input
+
+    if (fused) {
+        // Liger fused linear cross-entropy: the gradient of the head's input
+        // (and of its weight when it trains) is computed chunk by chunk in the
+        // forward and kept until backward; logits never exist in full.
+        const int64_t chunk = fusedLossChunkRows(T, V, a.h);
+        e.logits_saved = tensorBytes(T * a.h, act);
+        if (!a.frozen_base) e.logits_saved += tensorBytes(V * a.h, bytesOf(planPrecision(training).weights));
+        e.loss_peak = e.logits_saved + tensorBytes(chunk * V, act) + 4 * T;
+        e.loss_backward_peak = e.logits_saved;
+        return e;
+    }
+    if (training.loss == LossImpl::Chunked) {
+        // The compute-dtype logits are kept (or overwritten by their gradient);
+        // the fp32 upcast and log-softmax exist one chunk of s/k rows at a time.
+        const int64_t chunk_rows = ceilDiv(T, std::max<int64_t>(training.loss_chunks, 1));
+        const int64_t chunk_fp32 = 2 * 4 * chunk_rows * V;
+        e.logits_saved = tensorBytes(TV, act) + 4 * T + 8 * T;  // logits, fp32 logsumexp, labels
+        e.loss_peak = e.logits_saved + chunk_fp32;
+        e.loss_backward_peak = e.logits_saved + tensorBytes(TV, act) + chunk_fp32;
+        return e;
+    }
+    if (megatron) {
+        // Megatron's vocab-parallel cross-entropy upcasts the logits and turns
+        // them into the softmax in place (4sbv/t, Korthikanti §4.3); backward
+        // writes the gradient into that buffer and casts it to 16 bits.
+        e.logits_saved = 4 * TV;
+        e.loss_peak = tensorBytes(TV, act) + 4 * TV;
+        e.loss_backward_peak = 4 * TV + tensorBytes(TV, act);
+        return e;
+    }
+    // transformers ForCausalLMLoss: logits.float(), then cross_entropy, whose
+    // log_softmax keeps its fp32 output and nll_loss the shifted labels.
+    e.logits_saved = 4 * TV + 8 * T;
+    int64_t softcap = 0;
+    if (model.family == "gemma2") softcap = tensorBytes(TV, act);  // tanh(logits / cap) kept by tanh
+    e.logits_saved += softcap;
+    const int64_t upcast = a.fp32_compute ? 0 : 4 * TV;  // .float() is a copy unless already fp32
+    e.loss_peak = e.logits_saved + tensorBytes(TV, act) + upcast + softcap;
+    // nll_loss backward's fp32 gradient and log_softmax backward's fp32
+    // result, beside the kept log-softmax output; the compute-dtype logits
+    // were dropped with the model output before backward (HF Trainer).
+    e.loss_backward_peak = e.logits_saved + 8 * TV;
+    return e;
+}
+
+}  // namespace trainmem

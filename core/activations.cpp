@@ -1,0 +1,99 @@
+// The activation account of one transformer block. The op table is
+// activation_block.h; terms and sources: docs/parts/activations.md.
+#include "core/activations.h"
+
+#include <algorithm>
+
+#include "core/activation_block.h"
+#include "core/activation_shape.h"
+
+namespace trainmem {
+namespace {
+
+struct BlockSums {
+    int64_t saved = 0;
+    int64_t core = 0;
+    void operator()(std::string_view, std::string_view, int64_t bytes, bool attention_core) {
+        saved += bytes;
+        if (attention_core) core += bytes;
+    }
+};
+
+// The largest transient of one block's backward, beside the gradients of
+// the residual stream. Not measured by the CPU ground truth (it records saved
+// tensors only); each term is the set of gradient buffers one backward op
+// holds at once.
+double backwardTransient(const ActivationShape& a) {
+    const double act = a.act_bytes;
+    const double T = static_cast<double>(a.tokens);
+    double attn = 0;
+    if (a.flash) {
+        // flash_attn mha_bwd: dq, dk, dv, an fp32 dq accumulator and fp32
+        // softmax_d; with GQA, dk and dv are first computed for every head.
+        const double qd = T * static_cast<double>(a.heads * a.head_dim);
+        const double kvd = T * static_cast<double>(a.kv_heads * a.head_dim);
+        attn = act * (qd + 2 * kvd) + 4 * qd + 4 * static_cast<double>(a.b * a.heads * a.s);
+        if (a.kv_heads < a.heads) attn += 2 * act * qd;
+    } else {
+        // Softmax backward holds the gradient of its output and of its
+        // input: fp32 in HF's upcast softmax, the compute dtype otherwise.
+        const double scores = static_cast<double>(a.b * a.heads * a.s * a.s_kv);
+        const bool upcast = a.profile != KernelProfile::Megatron && a.softmax_fp32;
+        attn = (upcast ? 8.0 : 2.0 * act) * scores;
+    }
+    double mlp = 0;
+    const double mid = a.mlp == MlpKind::Gated ? 3.0 : 2.0;  // gradients of gate, up and their product
+    if (a.moe) {
+        const double routed = T * static_cast<double>(a.top_k) * a.capacity;
+        const double width = static_cast<double>(a.expert_ffn);
+        // The HF loop runs one expert's backward at a time; grouped GEMMs all at once.
+        const double per_expert = a.profile == KernelProfile::Eager && a.experts > 0
+                                      ? routed / static_cast<double>(a.experts) : routed;
+        mlp = mid * act * per_expert * width + act * routed * static_cast<double>(a.h);
+        mlp = std::max(mlp, mid * act * T * static_cast<double>(a.shared_ffn));
+    } else {
+        mlp = mid * act * T * static_cast<double>(a.ffn);
+    }
+    double ring = 0;
+    if (a.cp > 1) {
+        // Ring attention (TE's P2P context parallelism) circulates K and V
+        // chunks in backward with their gradients: send + receive buffers.
+        ring = 4.0 * 2.0 * act * T * static_cast<double>(a.kv_heads * a.head_dim);
+    }
+    return std::max(attn, mlp) + ring;
+}
+
+LayerActivations accountLayer(const ActivationShape& a) {
+    BlockSums sums;
+    visitBlockTensors(a, sums);
+    LayerActivations out;
+    out.saved = sums.saved;
+    out.saved_selective = sums.saved - sums.core;
+    // torch.utils.checkpoint / Megatron full recomputation keep the block
+    // input: the residual stream, split over tensor ranks with SP.
+    out.checkpoint_input = tensorBytes(a.hiddenTokens(), a.act_bytes);
+    // The gradient arriving from the block above and the one accumulating
+    // for this block's input, plus the block's largest op transient.
+    const double residual = 2.0 * static_cast<double>(a.hiddenTokens()) * a.act_bytes;
+    out.backward_working = static_cast<int64_t>(residual + backwardTransient(a) + 0.5);
+    return out;
+}
+
+}  // namespace
+
+std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const TrainingConfig& training,
+                                           const ParallelConfig& parallel, bool moe_layer) {
+    std::vector<SavedTensor> out;
+    const ActivationShape shape = activationShape(model, training, parallel, moe_layer);
+    visitBlockTensors(shape, [&](std::string_view op, std::string_view tensor, int64_t bytes, bool core) {
+        out.push_back(SavedTensor{std::string(op), std::string(tensor), bytes, core});
+    });
+    return out;
+}
+
+LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig& training,
+                                  const ParallelConfig& parallel, bool moe_layer) {
+    return accountLayer(activationShape(model, training, parallel, moe_layer));
+}
+
+}  // namespace trainmem
