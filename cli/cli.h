@@ -9,8 +9,9 @@ namespace trainmem::cli {
 
 // Exit statuses (docs/cli.md).
 constexpr int kExitOk = 0;
-constexpr int kExitInternal = 1;  // a bug in trainmem, never bad input
+constexpr int kExitNo = 1;        // the command's answer is "no" (validate: a bound is exceeded)
 constexpr int kExitUsage = 2;     // bad input: flag, value, scenario or file; one line on `err`
+constexpr int kExitInternal = 3;  // a bug in trainmem, never bad input
 
 // `args` are the arguments after the program name: {"estimate", "--preset", "gpt2"}.
 int runCli(std::vector<std::string> args, std::ostream& out, std::ostream& err);

@@ -18,6 +18,10 @@ struct CliCommand {
     std::string_view help;     // the full --help text
     // Writes its result to `out`; a returned error becomes one line on stderr and exit status 2.
     std::function<Status(const std::vector<std::string>& args, std::ostream& out)> run;
+    // For commands whose success has more than one answer (validate: 1 when a
+    // bound is exceeded). When set, runCli calls it instead of `run` and exits
+    // with the status it returns; an error is still one line and status 2.
+    std::function<Expected<int>(const std::vector<std::string>& args, std::ostream& out)> run_with_exit_status = nullptr;
 };
 
 const std::vector<CliCommand>& cliCommands();

@@ -75,6 +75,12 @@ int runCli(std::vector<std::string> args, std::ostream& out, std::ostream& err) 
             out << command->help;
             return kExitOk;
         }
+        if (command->run_with_exit_status) {
+            auto status = command->run_with_exit_status(args, out);
+            if (!status) return fail(err, status.error().text());
+            out.flush();
+            return *status;
+        }
         if (auto status = command->run(args, out); !status) return fail(err, status.error().text());
         out.flush();
         return kExitOk;
