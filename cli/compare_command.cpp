@@ -60,13 +60,25 @@ std::vector<std::string> splitSettings(const std::string& text) {
     return settings;
 }
 
+std::vector<std::string> splitNames(const std::string& text) {
+    std::vector<std::string> names;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t comma = text.find(',', start);
+        if (comma == std::string::npos) comma = text.size();
+        if (comma > start) names.push_back(text.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return names;
+}
+
 Expected<std::vector<Variant>> variantList(const ArgumentList& args) {
     const bool by_optimizer = args.has("--optimizers");
     const auto variants = args.values("--variant");
     if (by_optimizer && !variants.empty()) return Error{"", "give either --optimizers or --variant, not both"};
     std::vector<Variant> list;
     if (by_optimizer) {
-        for (const auto& name : splitSettings(*args.value("--optimizers"))) {
+        for (const auto& name : splitNames(*args.value("--optimizers"))) {
             if (!parseOptimizer(name))
                 return Error{"--optimizers", "unknown optimizer \"" + name + "\"; allowed: " + allowedNames<OptimizerKind>()};
             list.push_back({name, {"training.optimizer=" + name}, {}, {}});
@@ -119,7 +131,9 @@ std::vector<Row> comparisonRows(const std::vector<Variant>& variants) {
     }
     rows.push_back({"Capacity", "capacity_bytes", [](const Estimate& e) { return e.capacity_bytes; }});
     rows.push_back({"Headroom", "headroom_bytes", [](const Estimate& e) { return e.headroom_bytes; }});
-    rows.push_back({"Host (offload)", "host_bytes", [](const Estimate& e) { return e.host_bytes; }});
+    bool offloaded = false;
+    for (const auto& v : variants) offloaded = offloaded || v.estimate.host_bytes > 0;
+    if (offloaded) rows.push_back({"Host (offload)", "host_bytes", [](const Estimate& e) { return e.host_bytes; }});
     return rows;
 }
 
