@@ -29,14 +29,15 @@ json modelValue(std::string_view text) {
 Status applyModelSetting(Scenario& s, const std::string& key, std::string_view text) {
     const std::string path = "model." + key;
     if (key.empty()) return Error{path, "missing a config.json key after \"model.\""};
-    json config = exportHuggingFaceConfig(s.model);
+    const json exported = exportHuggingFaceConfig(s.model);
+    json config = exported;
     const bool known = config.contains(key);
     config[key] = modelValue(text);
     auto imported = importHuggingFaceConfig(config);
     if (!imported) return imported.error();
     if (!known && imported->model == s.model) {
         std::vector<std::string> keys;
-        for (const auto& [k, v] : exportHuggingFaceConfig(s.model).items()) keys.push_back(k);
+        for (const auto& [k, v] : exported.items()) keys.push_back(k);
         std::vector<std::string_view> views(keys.begin(), keys.end());
         std::string hint;
         if (auto near = closestName(key, views); !near.empty()) hint = " (did you mean model." + std::string(near) + "?)";
