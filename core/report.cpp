@@ -53,11 +53,17 @@ double optimizerBytesPerParam(const Scenario& s, DType state_dtype) {
     return params > 0 ? bytes / static_cast<double>(params) : 0.0;
 }
 
-// " ÷ 8 (ZeRO-3)" when the component is partitioned over data-parallel ranks.
+// " ÷ 8 (ZeRO-3)" when the component is partitioned over data-parallel
+// ranks. Routed experts shard over the expert-data-parallel ranks only,
+// which with expert parallelism are fewer.
 std::string zeroShare(const Scenario& s, int64_t from_stage) {
-    const int64_t ranks = denseShardRanks(s.parallelism);
-    if (s.parallelism.zero_stage < from_stage || ranks <= 1) return "";
-    return " ÷ " + std::to_string(ranks) + " (ZeRO-" + std::to_string(s.parallelism.zero_stage) + ")";
+    if (s.parallelism.zero_stage < from_stage) return "";
+    const int64_t dense = denseShardRanks(s.parallelism);
+    const int64_t experts = expertShardRanks(s.parallelism);
+    const std::string stage = "ZeRO-" + std::to_string(s.parallelism.zero_stage);
+    if (!s.model.isMoe() || experts == dense)
+        return dense > 1 ? " ÷ " + std::to_string(dense) + " (" + stage + ")" : "";
+    return " ÷ " + std::to_string(dense) + " (" + stage + "; routed experts ÷ " + std::to_string(experts) + ")";
 }
 
 std::string modelSplit(const Scenario& s) {
