@@ -180,10 +180,14 @@ Status validatePipeline(const Scenario& s) {
         if (p.virtual_stages < 2)
             return Error{"parallelism.virtual_stages",
                          "interleaved-1f1b needs at least 2 model chunks per pipeline rank" + got(p.virtual_stages)};
-        // Megatron-LM asserts num_layers % (pipeline x virtual) == 0 for the interleaved schedule.
+        // Megatron-LM's interleaved schedule gives every model chunk the same
+        // number of layers and asserts num_layers % (pipeline x virtual) == 0.
+        // (Llama 3 trained 126 layers on 16 interleaved stages by taking one
+        // layer from the first and the last stage, Dubey et al. 2024, §3.3.2;
+        // such hand-made layouts are outside this rule and this estimator.)
         if (layers % (p.pipeline * p.virtual_stages) != 0)
             return Error{"parallelism.virtual_stages",
-                         "the interleaved schedule gives every chunk the same number of layers: pipeline x "
+                         "the interleaved schedule gives every model chunk the same number of layers: pipeline x "
                          "virtual_stages (" + str(p.pipeline * p.virtual_stages) +
                              ") must divide model.num_hidden_layers (" + str(layers) + ")"};
     }
