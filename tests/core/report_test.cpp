@@ -1,0 +1,166 @@
+// Reports: human-readable numbers, the seed figure's worked example checked
+// against the published arithmetic, and the machine-readable renderings'
+// contract (keys, integer bytes, breakdown summing to the peak).
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "core/estimate.h"
+#include "core/presets.h"
+#include "core/report.h"
+
+namespace trainmem {
+namespace {
+
+using nlohmann::json;
+
+struct Loaded {
+    Scenario scenario;
+    Estimate estimate;
+};
+
+Loaded estimated(const std::string& preset) {
+    auto s = loadPreset(preset);
+    EXPECT_TRUE(s.ok()) << preset << ": " << s.error().text();
+    if (!s) return {};
+    auto e = estimate(*s);
+    EXPECT_TRUE(e.ok()) << preset << ": " << e.error().text();
+    if (!e) return {*s, {}};
+    return {*s, *e};
+}
+
+TEST(FormatBytes, TwoDecimalsInBinaryOrDecimalUnits) {
+    EXPECT_EQ(formatBytes(int64_t{80} << 30), "80.00 GiB");
+    EXPECT_EQ(formatBytes(int64_t{1536} << 20), "1.50 GiB");
+    EXPECT_EQ(formatBytes(-(int64_t{1} << 30)), "-1.00 GiB");
+    EXPECT_EQ(formatBytes(80'000'000'000, Units::GB), "80.00 GB");
+    EXPECT_EQ(formatBytes(int64_t{80} << 30, Units::GB), "85.90 GB");  // 85,899,345,920 B
+    EXPECT_EQ(formatBytes(0), "0.00 GiB");
+}
+
+TEST(FormatCount, ThreeSignificantPlacesWithASuffix) {
+    EXPECT_EQ(formatCount(8'030'261'248), "8.03B");    // Llama-3.1-8B
+    EXPECT_EQ(formatCount(124'439'808), "124.44M");    // GPT-2
+    EXPECT_EQ(formatCount(46'702'792'704), "46.70B");  // Mixtral-8x7B
+    EXPECT_EQ(formatCount(405'853'388'800), "405.85B");
+    EXPECT_EQ(formatCount(1'200'000'000'000), "1.20T");
+    EXPECT_EQ(formatCount(1'500), "1.50K");
+    EXPECT_EQ(formatCount(999), "999");
+}
+
+// The seed figure: "7B params, FP32 Adam = 7B * (4+4+4+4) = 112 GB".
+// Llama-2-7B has 6,738,415,616 parameters: x 16 B = 107.81 GB.
+TEST(WorkedExample, SeedFigureFp32Adam) {
+    const Loaded r = estimated("llama2-7b-fp32-adam");
+    EXPECT_EQ(workedExample(r.scenario, r.estimate),
+              "6.74B params × (4+4+8) B = 107.8 GB for weights, gradients and optimizer states");
+}
+
+// ZeRO paper §3.1: mixed precision Adam holds 2 + 2 + 12 = 16 bytes per
+// parameter. GPT-2 XL has 1,557,611,200: x 16 B = 24.92 GB ("24 GB").
+TEST(WorkedExample, ZeroPaperSixteenPsi) {
+    const Loaded r = estimated("gpt2-1.5b-zero-paper");
+    EXPECT_EQ(workedExample(r.scenario, r.estimate),
+              "1.56B params × (2+2+12) B = 24.9 GB for weights, gradients and optimizer states");
+}
+
+// Megatron-LM keeps fp32 main gradients: 2 + 4 + 12 = 18 bytes per parameter.
+// Llama-3.1-8B's 8,030,261,248 parameters x 18 B = 144.54 GB; over 8 GPUs
+// with ZeRO-3 each holds an eighth of the 16 + ... as the estimate reports.
+TEST(WorkedExample, MegatronFp32GradientsAndShardedShare) {
+    auto s = loadPreset("llama-3.1-8b");
+    ASSERT_TRUE(s.ok()) << s.error().text();
+    ASSERT_TRUE(applySetting(*s, "training.grad_dtype=fp32").ok());
+    auto e = estimate(*s);
+    ASSERT_TRUE(e.ok()) << e.error().text();
+    EXPECT_EQ(workedExample(*s, *e), "8.03B params × (2+4+12) B = 144.5 GB for weights, gradients and optimizer states");
+    ASSERT_TRUE(applySetting(*s, "parallelism.data=8").ok());
+    ASSERT_TRUE(applySetting(*s, "parallelism.zero_stage=3").ok());
+    e = estimate(*s);
+    ASSERT_TRUE(e.ok());
+    EXPECT_NE(workedExample(*s, *e).find("; this GPU holds 18.1 GB of model states"), std::string::npos)
+        << workedExample(*s, *e);  // 144.54 GB / 8 = 18.07 GB
+}
+
+TEST(ExplainComponent, SaysWhatScalesAndWithWhichNumbers) {
+    const Loaded r = estimated("llama2-7b-fp32-adam");
+    const ComponentExplanation states = explainComponent(Component::OptimizerStates, r.scenario, r.estimate);
+    EXPECT_EQ(states.label, "Optimizer states");
+    EXPECT_EQ(states.scaling, "adam states: 2× params (m,v), fp32 (4 B each)");
+    // One GPU, fp32 weights: 6,738,415,616 x 4 B = 26,953,662,464 B = 25.10 GiB.
+    const ComponentExplanation weights = explainComponent(Component::Weights, r.scenario, r.estimate);
+    EXPECT_EQ(weights.formula, "6.74B × 4 B = 25.10 GiB");
+    EXPECT_EQ(weights.scaling, "1× params, fp32 (4 B each)");
+    const ComponentExplanation grads = explainComponent(Component::Gradients, r.scenario, r.estimate);
+    EXPECT_EQ(grads.formula, "6.74B × 4 B = 25.10 GiB");
+}
+
+TEST(ExplainComponent, NamesTheShardingOfEachState) {
+    const Loaded r = estimated("llama3.1-8b-fsdp-8xh100");
+    EXPECT_NE(explainComponent(Component::Weights, r.scenario, r.estimate).scaling.find("÷ 8 (ZeRO-3)"),
+              std::string::npos);
+    EXPECT_NE(explainComponent(Component::OptimizerStates, r.scenario, r.estimate).scaling.find("adamw states"),
+              std::string::npos);
+}
+
+TEST(EstimateJson, HoldsEveryRequiredKeyWithIntegerBytes) {
+    for (const auto& preset : listPresets()) {
+        if (preset.kind != PresetKind::Scenario) continue;
+        const Loaded r = estimated(preset.name);
+        const json doc = estimateToJson(r.scenario, r.estimate);
+        SCOPED_TRACE(preset.name);
+        for (const char* key : {"total", "trainable", "active"})
+            EXPECT_TRUE(doc["parameters"][key].is_number_integer()) << key;
+        for (const char* key : {"weights", "gradients", "optimizer_states", "master_weights"})
+            EXPECT_TRUE(doc["model_states"][key].is_number_integer()) << key;
+        for (const char* key : {"allocated_bytes", "reserved_bytes", "device_bytes", "stage"})
+            EXPECT_TRUE(doc["peak"][key].is_number_integer()) << key;
+        EXPECT_TRUE(doc["peak"]["phase"].is_string());
+        for (const char* key : {"host_bytes", "capacity_bytes", "headroom_bytes", "effective_batch", "total_gpus"})
+            EXPECT_TRUE(doc[key].is_number_integer()) << key;
+        EXPECT_TRUE(doc["fits"].is_boolean());
+        EXPECT_TRUE(doc["recompute_fraction"].is_number());
+        EXPECT_TRUE(doc["warnings"].is_array());
+        EXPECT_EQ(doc["scenario"]["name"], preset.name);
+
+        ASSERT_EQ(doc["breakdown"].size(), size_t(kComponentCount));
+        int64_t sum = 0;
+        for (const auto& [key, bytes] : doc["breakdown"].items()) {
+            ASSERT_TRUE(bytes.is_number_integer()) << key;
+            sum += bytes.get<int64_t>();
+        }
+        EXPECT_EQ(sum, doc["peak"]["allocated_bytes"].get<int64_t>());
+    }
+}
+
+TEST(EstimateCsv, OneRowPerComponentSummingToThePeak) {
+    const Loaded r = estimated("mixtral-8x7b-tp-ep");
+    std::istringstream csv(estimateToCsv(r.scenario, r.estimate));
+    std::string line;
+    std::getline(csv, line);
+    EXPECT_EQ(line, "component,bytes,share,formula");
+    int rows = 0;
+    int64_t sum = 0;
+    while (std::getline(csv, line)) {
+        ++rows;
+        const size_t first = line.find(',');
+        const size_t second = line.find(',', first + 1);
+        sum += std::stoll(line.substr(first + 1, second - first - 1));
+    }
+    EXPECT_EQ(rows, kComponentCount);
+    EXPECT_EQ(sum, r.estimate.peak.allocated_bytes);
+}
+
+TEST(EstimateText, TableAndMarkdownShowTheComponentsAndTheVerdict) {
+    const Loaded r = estimated("llama2-7b-fp32-adam");
+    const std::string table = estimateToTable(r.scenario, r.estimate);
+    for (const char* text : {"Weights", "Gradients", "Optimizer states", "Allocated (peak)", "Reserved", "Device",
+                             "Capacity", "does NOT fit", "6.74B params × (4+4+8) B"})
+        EXPECT_NE(table.find(text), std::string::npos) << text << "\n" << table;
+    const std::string markdown = estimateToMarkdown(r.scenario, r.estimate, Units::GB);
+    EXPECT_NE(markdown.find("| Component | Memory | Share | How it scales |"), std::string::npos) << markdown;
+    EXPECT_NE(markdown.find(" GB |"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainmem

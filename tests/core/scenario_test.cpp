@@ -1,0 +1,445 @@
+// The scenario format: names, strict loading, defaults, saving, --set edits.
+// Expected spellings and values are written out here from the documented
+// format (docs/parts/scenario-format.md), not read from the key table.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "core/hf_config.h"
+#include "core/names.h"
+#include "core/presets.h"
+#include "core/scenario.h"
+
+namespace trainmem {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path fixture(const std::string& name) { return fs::path(TRAINMEM_TEST_DATA_DIR) / "scenarios" / name; }
+
+Scenario llama2() {
+    auto s = loadPreset("llama-2-7b");
+    EXPECT_TRUE(s.ok()) << s.error().text();
+    return *s;
+}
+
+Error loadError(const std::string& file) {
+    auto s = loadScenarioFile(fixture(file));
+    EXPECT_FALSE(s.ok()) << file << " loaded";
+    return s.ok() ? Error{} : s.error();
+}
+
+Error settingError(std::string_view setting) {
+    Scenario s = llama2();
+    const Scenario before = s;
+    Status st = applySetting(s, setting);
+    EXPECT_FALSE(st.ok()) << setting << " was accepted";
+    EXPECT_EQ(s, before) << "a refused setting changed the scenario";
+    return st.ok() ? Error{} : st.error();
+}
+
+// ---------------------------------------------------------------- names
+
+TEST(ScenarioNames, EnumSpellingsAreTheDocumentedOnes) {
+    const std::vector<std::string_view> precisions = {"fp32",       "amp-bf16",  "amp-fp16", "mixed-bf16",
+                                                      "mixed-fp16", "pure-bf16", "fp8-mixed"};
+    ASSERT_EQ(allPrecisions().size(), precisions.size());
+    for (size_t i = 0; i < precisions.size(); ++i) EXPECT_EQ(precisionName(allPrecisions()[i]), precisions[i]);
+    const std::vector<std::string_view> optimizers = {"sgd",   "sgd-momentum", "adagrad", "rmsprop", "adam",
+                                                      "adamw", "adamw-8bit",   "lion",    "muon",    "adafactor"};
+    ASSERT_EQ(allOptimizers().size(), optimizers.size());
+    for (size_t i = 0; i < optimizers.size(); ++i) EXPECT_EQ(optimizerName(allOptimizers()[i]), optimizers[i]);
+    EXPECT_EQ(allowedNames<OptimizerImpl>(), "foreach, fused, for-loop");
+    EXPECT_EQ(allowedNames<Checkpointing>(), "none, selective, full, every-k");
+    EXPECT_EQ(allowedNames<AttentionImpl>(), "flash, eager");
+    EXPECT_EQ(allowedNames<KernelProfile>(), "eager, fused, megatron");
+    EXPECT_EQ(allowedNames<LossImpl>(), "standard, chunked");
+    EXPECT_EQ(allowedNames<Finetuning>(), "full, lora, qlora");
+    EXPECT_EQ(allowedNames<PipelineSchedule>(), "1f1b, interleaved-1f1b, gpipe");
+    EXPECT_EQ(allowedNames<DType>(), "fp32, bf16, fp16, fp8, int8, nf4");
+}
+
+TEST(ScenarioNames, ParsingIsExactAndRoundTrips) {
+    for (auto p : allPrecisions()) EXPECT_EQ(parsePrecision(precisionName(p)), p);
+    for (auto o : allOptimizers()) EXPECT_EQ(parseOptimizer(optimizerName(o)), o);
+    EXPECT_EQ(parseSchedule("interleaved-1f1b"), PipelineSchedule::Interleaved1F1B);
+    EXPECT_EQ(parseDType("nf4"), DType::Nf4);
+    EXPECT_FALSE(parsePrecision("BF16"));
+    EXPECT_FALSE(parseOptimizer("AdamW"));
+    EXPECT_FALSE(parseCheckpointing(""));
+}
+
+// ---------------------------------------------------------------- loading
+
+TEST(ScenarioLoading, MissingKeysTakeTheDocumentedDefaults) {
+    auto s = loadScenarioFile(fixture("minimal.json"));
+    ASSERT_TRUE(s.ok()) << s.error().text();
+    EXPECT_EQ(s->model_preset, "llama-2-7b");
+    EXPECT_EQ(s->model.hidden_size, 4096);
+    // docs/parts/scenario-format.md, the defaults column:
+    EXPECT_EQ(s->training.micro_batch_size, 1);
+    EXPECT_EQ(s->training.sequence_length, 2048);
+    EXPECT_EQ(s->training.precision, Precision::MixedBf16);
+    EXPECT_EQ(s->training.optimizer, OptimizerKind::AdamW);
+    EXPECT_FALSE(s->training.grad_dtype.has_value());
+    EXPECT_EQ(s->parallelism.data, 1);
+    EXPECT_EQ(s->parallelism.zero_stage, 0);
+    EXPECT_EQ(s->hardware.gpu, "H100-80GB");
+    EXPECT_EQ(s->hardware.overheads.cuda_context_bytes, 500 * kMiB);
+    EXPECT_DOUBLE_EQ(s->hardware.overheads.fragmentation, 0.10);
+}
+
+TEST(ScenarioLoading, AnInlineConfigJsonIsImported) {
+    auto s = loadScenarioFile(fixture("inline-config.json"));
+    ASSERT_TRUE(s.ok()) << s.error().text();
+    EXPECT_TRUE(s->model_preset.empty());
+    EXPECT_EQ(s->model.num_layers, 32);
+    EXPECT_EQ(s->model.ffn_hidden_size, 11008);
+    EXPECT_EQ(s->training.micro_batch_size, 2);
+    EXPECT_EQ(s->parallelism.zero_stage, 2);
+    EXPECT_EQ(s->hardware.gpu, "A100-80GB");
+}
+
+TEST(ScenarioLoading, UnknownKeyIsNamedWithASuggestion) {
+    const Error e = loadError("unknown-key.json");
+    EXPECT_EQ(e.field, "training.micro_batch");
+    EXPECT_NE(e.message.find("did you mean micro_batch_size"), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("sequence_length"), std::string::npos) << "lists the allowed keys: " << e.message;
+
+    auto top = scenarioFromJson(json{{"model", {{"preset", "llama-2-7b"}}}, {"trainig", json::object()}});
+    ASSERT_FALSE(top.ok());
+    EXPECT_EQ(top.error().field, "trainig");
+    EXPECT_NE(top.error().message.find("did you mean training"), std::string::npos);
+}
+
+TEST(ScenarioLoading, WrongTypeNamesTheKeyAndTheExpectedType) {
+    const Error e = loadError("wrong-type.json");
+    EXPECT_EQ(e.field, "training.micro_batch_size");
+    EXPECT_NE(e.message.find("expected an integer"), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("\"4\""), std::string::npos) << e.message;
+
+    auto section = scenarioFromJson(json{{"model", {{"preset", "llama-2-7b"}}}, {"parallelism", 8}});
+    ASSERT_FALSE(section.ok());
+    EXPECT_EQ(section.error().field, "parallelism");
+    auto boolean = scenarioFromJson(json{{"model", {{"preset", "llama-2-7b"}}},
+                                         {"parallelism", {{"sequence_parallel", "yes"}}}});
+    ASSERT_FALSE(boolean.ok());
+    EXPECT_EQ(boolean.error().field, "parallelism.sequence_parallel");
+    EXPECT_NE(boolean.error().message.find("true or false"), std::string::npos);
+    auto fractional = scenarioFromJson(json{{"model", {{"preset", "llama-2-7b"}}}, {"parallelism", {{"data", 2.5}}}});
+    ASSERT_FALSE(fractional.ok());
+    EXPECT_EQ(fractional.error().field, "parallelism.data");
+}
+
+TEST(ScenarioLoading, UnknownNameListsTheAllowedNames) {
+    const Error e = loadError("unknown-enum.json");
+    EXPECT_EQ(e.field, "training.precision");
+    EXPECT_NE(e.message.find("bf16-mixed"), std::string::npos);
+    EXPECT_NE(e.message.find("fp32, amp-bf16, amp-fp16, mixed-bf16, mixed-fp16, pure-bf16, fp8-mixed"),
+              std::string::npos)
+        << e.message;
+}
+
+TEST(ScenarioLoading, NewerFormatVersionIsRefused) {
+    const Error e = loadError("future-version.json");
+    EXPECT_EQ(e.field, "version");
+    EXPECT_NE(e.message.find("newer"), std::string::npos);
+    auto wrong_format = scenarioFromJson(json{{"format", "something-else"}, {"model", {{"preset", "llama-2-7b"}}}});
+    ASSERT_FALSE(wrong_format.ok());
+    EXPECT_EQ(wrong_format.error().field, "format");
+}
+
+TEST(ScenarioLoading, ModelMustBeGivenAsAPresetOrAConfig) {
+    auto missing = scenarioFromJson(json{{"name", "no model"}});
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().field, "model");
+    auto both = scenarioFromJson(json{{"model", {{"preset", "llama-2-7b"}, {"hidden_size", 8}}}});
+    ASSERT_FALSE(both.ok());
+    EXPECT_EQ(both.error().field, "model.preset");
+    const Error unknown = loadError("unknown-preset.json");
+    EXPECT_EQ(unknown.field, "model.preset");
+    EXPECT_NE(unknown.message.find("trainmem-cli presets"), std::string::npos) << unknown.message;
+    EXPECT_NE(unknown.message.find("did you mean"), std::string::npos) << unknown.message;
+}
+
+TEST(ScenarioLoading, MissingRequiredModelFieldIsNamed) {
+    const Error e = loadError("missing-model-field.json");
+    EXPECT_EQ(e.field, "model.hidden_size") << e.text();
+}
+
+// ---------------------------------------------------------------- files
+
+TEST(ScenarioFiles, MissingDirectoryAndMalformedFilesSayWhichAndWhy) {
+    auto missing = readJsonFile(fixture("does-not-exist.json"));
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("does-not-exist.json: no such file"), std::string::npos);
+    auto directory = readJsonFile(fixture(""));
+    ASSERT_FALSE(directory.ok());
+    EXPECT_NE(directory.error().message.find("directory"), std::string::npos);
+    // malformed.json has a trailing comma before the brace on line 4, column 38.
+    auto malformed = readJsonFile(fixture("malformed.json"));
+    ASSERT_FALSE(malformed.ok());
+    EXPECT_NE(malformed.error().message.find("malformed.json: malformed JSON at line 4, column 38"), std::string::npos)
+        << malformed.error().message;
+}
+
+class ScenarioSaving : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("trainmem-scenario-test-" + std::to_string(::getpid()));
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    fs::path dir_;
+};
+
+TEST_F(ScenarioSaving, SaveThenLoadGivesTheSameScenario) {
+    Scenario s = llama2();
+    s.training.micro_batch_size = 3;
+    const fs::path file = dir_ / "saved.json";
+    ASSERT_TRUE(saveScenarioFile(s, file).ok());
+    auto back = loadScenarioFile(file);
+    ASSERT_TRUE(back.ok()) << back.error().text();
+    EXPECT_EQ(*back, s);
+    // Only the target is left: the temporary file was renamed over it.
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
+TEST_F(ScenarioSaving, FailedSaveNamesThePathAndKeepsTheOldFile) {
+    const fs::path nowhere = dir_ / "no-such-folder" / "s.json";
+    Status st = saveScenarioFile(llama2(), nowhere);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error().message.find(nowhere.string()), std::string::npos);
+
+    // A directory in the way of the rename: the save fails, the directory stays.
+    const fs::path blocked = dir_ / "blocked.json";
+    fs::create_directories(blocked / "inside");
+    ASSERT_FALSE(saveScenarioFile(llama2(), blocked).ok());
+    EXPECT_TRUE(fs::is_directory(blocked / "inside"));
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1) << "temporary file left";
+}
+
+TEST_F(ScenarioSaving, SavedFileListsEveryKeyInTheDocumentedOrder) {
+    const fs::path file = dir_ / "order.json";
+    ASSERT_TRUE(saveScenarioFile(llama2(), file).ok());
+    std::ifstream in(file);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::vector<std::string> order = {"\"format\"", "\"version\"",  "\"name\"",        "\"description\"",
+                                            "\"model\"",  "\"training\"", "\"parallelism\"", "\"hardware\""};
+    size_t at = 0;
+    for (const auto& key : order) {
+        const size_t found = text.find(key, at);
+        ASSERT_NE(found, std::string::npos) << key << " missing or out of order";
+        at = found;
+    }
+    EXPECT_NE(text.find("\"model\": {\n    \"preset\": \"llama-2-7b\""), std::string::npos) << text;
+}
+
+// ---------------------------------------------------------------- round trip
+
+// A scenario in which every key differs from its default.
+Scenario everyFieldChanged() {
+    Scenario s = llama2();
+    s.name = "changed";
+    s.description = "every field differs from its default";
+    TrainingConfig& t = s.training;
+    t.micro_batch_size = 3;
+    t.sequence_length = 4096;
+    t.gradient_accumulation_steps = 5;
+    t.precision = Precision::AmpFp16;
+    t.grad_dtype = DType::Fp32;
+    t.optimizer = OptimizerKind::Lion;
+    t.optimizer_impl = OptimizerImpl::ForLoop;
+    t.optimizer_state_dtype = DType::Bf16;
+    t.checkpointing = Checkpointing::EveryK;
+    t.checkpoint_every = 4;
+    t.attention = AttentionImpl::Eager;
+    t.kernels = KernelProfile::Fused;
+    t.loss = LossImpl::Chunked;
+    t.loss_chunks = 16;
+    t.finetuning = Finetuning::Lora;
+    t.lora_rank = 64;
+    t.lora_targets = {"q_proj", "v_proj", "down_proj"};
+    t.lora_dropout = 0.05;
+    t.base_batch_size = 256;
+    t.base_learning_rate = 3e-4;
+    t.warmup_steps = 2000;
+    ParallelConfig& p = s.parallelism;
+    p.data = 4;
+    p.tensor = 2;
+    p.pipeline = 4;
+    p.context = 2;
+    p.expert = 2;
+    p.zero_stage = 3;
+    p.shard_group = 4;
+    p.sequence_parallel = true;
+    p.schedule = PipelineSchedule::Interleaved1F1B;
+    p.virtual_stages = 2;
+    p.microbatches = 5;
+    p.offload_optimizer = true;
+    p.offload_parameters = true;
+    p.gpus = 64;
+    HardwareConfig& h = s.hardware;
+    h.gpu = "custom";
+    h.memory_bytes = 96 * kGiB;
+    h.overheads.cuda_context_bytes = 700 * kMiB;
+    h.overheads.cublas_workspace_bytes = 8'519'680;  // PyTorch's pre-Hopper default, 8.125 MiB
+    h.overheads.nccl_bytes_per_group = 1024 * kMiB;
+    h.overheads.ddp_bucket_bytes = 100 * kMiB;
+    h.overheads.ddp_gradient_as_bucket_view = true;
+    h.overheads.fsdp_prefetch_units = 2;
+    h.overheads.fragmentation = 0.25;
+    return s;
+}
+
+TEST(ScenarioRoundTrip, EveryKeyIsSavedAndReadBack) {
+    const Scenario changed = everyFieldChanged();
+    const json doc = scenarioToJson(changed);
+    // Every key of every section is written, and each differs from the default's.
+    const json defaults = scenarioToJson(llama2());
+    for (const char* section : {"training", "parallelism", "hardware"}) {
+        ASSERT_EQ(doc[section].size(), defaults[section].size()) << section;
+        for (const auto& [key, value] : defaults[section].items())
+            EXPECT_NE(doc[section][key], value) << section << "." << key << " is not exercised by this test";
+    }
+    auto back = scenarioFromJson(doc);
+    ASSERT_TRUE(back.ok()) << back.error().text();
+    EXPECT_EQ(*back, changed);
+    // Written in the units of the format.
+    EXPECT_EQ(doc["hardware"]["memory_gib"], 96);
+    EXPECT_EQ(doc["hardware"]["cuda_context_mib"], 700);
+    EXPECT_EQ(doc["hardware"]["cublas_workspace_mib"], 8.125);
+    EXPECT_EQ(doc["training"]["lora_targets"], json({"q_proj", "v_proj", "down_proj"}));
+}
+
+TEST(ScenarioRoundTrip, EveryPresetScenarioRoundTrips) {
+    int scenarios = 0;
+    for (const auto& preset : listPresets()) {
+        auto s = loadPreset(preset.name);
+        ASSERT_TRUE(s.ok()) << preset.name << ": " << s.error().text();
+        auto back = scenarioFromJson(scenarioToJson(*s));
+        ASSERT_TRUE(back.ok()) << preset.name << ": " << back.error().text();
+        EXPECT_EQ(*back, *s) << preset.name;
+        scenarios += preset.kind == PresetKind::Scenario;
+    }
+    EXPECT_GE(scenarios, 6);
+}
+
+TEST(ScenarioRoundTrip, AnEditedPresetModelIsSavedAsAConfig) {
+    Scenario s = llama2();
+    ASSERT_TRUE(applySetting(s, "model.num_hidden_layers=40").ok());
+    EXPECT_TRUE(s.model_preset.empty()) << "the model is no longer the preset's";
+    const json doc = scenarioToJson(s);
+    EXPECT_FALSE(doc["model"].contains("preset"));
+    EXPECT_EQ(doc["model"]["num_hidden_layers"], 40);
+    auto back = scenarioFromJson(doc);
+    ASSERT_TRUE(back.ok()) << back.error().text();
+    EXPECT_EQ(back->model, s.model);
+}
+
+// ---------------------------------------------------------------- --set
+
+TEST(ScenarioSettings, ValuesParseByTheKeysType) {
+    Scenario s = llama2();
+    ASSERT_TRUE(applySetting(s, "training.micro_batch_size=4").ok());
+    ASSERT_TRUE(applySetting(s, "training.precision = pure-bf16").ok());
+    ASSERT_TRUE(applySetting(s, "parallelism.sequence_parallel=yes").ok());
+    ASSERT_TRUE(applySetting(s, "parallelism.offload_optimizer=0").ok());
+    ASSERT_TRUE(applySetting(s, "training.lora_targets=q_proj, v_proj").ok());
+    ASSERT_TRUE(applySetting(s, "training.lora_dropout=0.1").ok());
+    ASSERT_TRUE(applySetting(s, "hardware.cuda_context_mib=1024").ok());
+    ASSERT_TRUE(applySetting(s, "hardware.memory_gib=24").ok());
+    EXPECT_EQ(s.training.micro_batch_size, 4);
+    EXPECT_EQ(s.training.precision, Precision::PureBf16);
+    EXPECT_TRUE(s.parallelism.sequence_parallel);
+    EXPECT_FALSE(s.parallelism.offload_optimizer);
+    EXPECT_EQ(s.training.lora_targets, (std::vector<std::string>{"q_proj", "v_proj"}));
+    EXPECT_DOUBLE_EQ(s.training.lora_dropout, 0.1);
+    EXPECT_EQ(s.hardware.overheads.cuda_context_bytes, int64_t{1} << 30);
+    EXPECT_EQ(s.hardware.memory_bytes, int64_t{24} << 30);
+}
+
+TEST(ScenarioSettings, AutoClearsAnOverride) {
+    Scenario s = llama2();
+    ASSERT_TRUE(applySetting(s, "training.grad_dtype=fp32").ok());
+    EXPECT_EQ(s.training.grad_dtype, DType::Fp32);
+    ASSERT_TRUE(applySetting(s, "training.grad_dtype=auto").ok());
+    EXPECT_FALSE(s.training.grad_dtype.has_value());
+    ASSERT_TRUE(applySetting(s, "parallelism.gpus=1").ok());
+    ASSERT_TRUE(applySetting(s, "parallelism.gpus=auto").ok());
+    EXPECT_FALSE(s.parallelism.gpus.has_value());
+}
+
+TEST(ScenarioSettings, ModelKeysAreConfigJsonKeys) {
+    Scenario s = llama2();
+    ASSERT_TRUE(applySetting(s, "model.num_key_value_heads=8").ok());
+    ASSERT_TRUE(applySetting(s, "model.vocab_size=128256").ok());
+    EXPECT_EQ(s.model.num_kv_heads, 8);
+    EXPECT_EQ(s.model.vocab_size, 128256);
+    const Error e = settingError("model.num_hiden_layers=40");
+    EXPECT_EQ(e.field, "model.num_hiden_layers");
+    EXPECT_NE(e.message.find("did you mean model.num_hidden_layers"), std::string::npos) << e.message;
+}
+
+TEST(ScenarioSettings, RefusedSettingsNameTheKeyAndWhatIsAllowed) {
+    Error e = settingError("training.micro_batch=4");
+    EXPECT_EQ(e.field, "training.micro_batch");
+    EXPECT_NE(e.message.find("did you mean training.micro_batch_size?"), std::string::npos) << e.message;
+    e = settingError("training.micro_batch_size=four");
+    EXPECT_EQ(e.field, "training.micro_batch_size");
+    EXPECT_NE(e.message.find("expected an integer"), std::string::npos);
+    e = settingError("training.optimizer=adamw8bit");
+    EXPECT_EQ(e.field, "training.optimizer");
+    EXPECT_NE(e.message.find("did you mean adamw-8bit?"), std::string::npos) << e.message;
+    e = settingError("parallelism.sequence_parallel=maybe");
+    EXPECT_NE(e.message.find("true or false"), std::string::npos);
+    e = settingError("training.optimizer_state_dtype=fp16");
+    EXPECT_NE(e.message.find("auto, fp32, bf16"), std::string::npos) << e.message;
+    e = settingError("trainig.micro_batch_size=4");
+    EXPECT_NE(e.message.find("did you mean training?"), std::string::npos) << e.message;
+    e = settingError("micro_batch_size=4");
+    EXPECT_NE(e.message.find("section.key=value"), std::string::npos) << e.message;
+    e = settingError("training.micro_batch_size");
+    EXPECT_NE(e.message.find("key=value"), std::string::npos) << e.message;
+    e = settingError("parallelism.data=99999999999999999999");
+    EXPECT_NE(e.message.find("too large"), std::string::npos) << e.message;
+}
+
+TEST(ScenarioSettings, EveryDocumentedKeyIsSettable) {
+    const std::vector<std::string>& keys = settingKeys();
+    EXPECT_EQ(keys.size(), 44u);  // 21 training + 14 parallelism + 9 hardware keys in the format
+    for (const char* key : {"training.activation_checkpointing", "parallelism.pipeline_schedule",
+                            "hardware.nccl_mib_per_group", "hardware.ddp_gradient_as_bucket_view"})
+        EXPECT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << key;
+}
+
+// ---------------------------------------------------------------- helpers
+
+TEST(ScenarioCapacity, CatalogueOrCustomMemory) {
+    HardwareConfig h;
+    h.gpu = "custom";
+    EXPECT_EQ(capacityBytes(h).error().field, "hardware.memory_gib");
+    h.memory_bytes = int64_t{24} << 30;
+    EXPECT_EQ(*capacityBytes(h), int64_t{24} << 30);
+    h.gpu = "no-such-gpu";
+    h.memory_bytes.reset();
+    EXPECT_EQ(capacityBytes(h).error().field, "hardware.gpu");
+}
+
+TEST(ScenarioForModel, UsesTheDefaultsAndRemembersThePreset) {
+    auto model = loadModelPreset("gpt2");
+    ASSERT_TRUE(model.ok()) << model.error().text();
+    const Scenario s = scenarioForModel(*model, "gpt2");
+    EXPECT_EQ(s.name, "gpt2");
+    EXPECT_EQ(s.model_preset, "gpt2");
+    EXPECT_EQ(s.training, TrainingConfig{});
+    EXPECT_EQ(s.parallelism, ParallelConfig{});
+    EXPECT_EQ(s.hardware, HardwareConfig{});
+}
+
+}  // namespace
+}  // namespace trainmem
