@@ -1,0 +1,498 @@
+"""Small decoder blocks written op for op as the Hugging Face eager modeling
+files write them (modeling_llama, _mistral, _qwen2, _qwen3, _gemma, _gemma2,
+_gpt2, _mixtral), with PEFT-style LoRA adapters and a flash-attention
+stand-in that saves what flash_attn's FlashAttnFunc saves."""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+import saved_tensor_ledger as ledger
+from saved_tensor_ledger import dropout, layer_norm, mean_last_dim, op
+
+
+# ---------------------------------------------------------------------------
+# Flash attention: what flash_attn's FlashAttnFunc keeps, nothing more
+
+
+class FlashAttention(torch.autograd.Function):
+    """flash_attn.flash_attn_interface.FlashAttnFunc.forward saves
+    (q, k, v, out_padded, softmax_lse, rng_state); softmax_lse is fp32
+    b x H x s; rng_state two int64. k and v keep their KV heads (no repeat).
+    Backward recomputes attention (as the kernel does, tile by tile)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, dropout_p, scale):
+        # q: (b, s, H, d); k, v: (b, s, KV, d)
+        b, s, nh, d = q.shape
+        rep = nh // k.shape[2]
+        seed = int(torch.randint(0, 2**31 - 1, (1,)).item())
+        with torch.no_grad():
+            out, lse = _reference_attention(q, k, v, rep, dropout_p, scale, seed)
+        rng_state = torch.tensor([seed, 0], dtype=torch.int64)
+        ctx.save_for_backward(q, k, v, out, lse, rng_state)
+        ctx.dropout_p, ctx.scale, ctx.rep = dropout_p, scale, rep
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, out, lse, rng_state = ctx.saved_tensors
+        with torch.enable_grad():
+            qq, kk, vv = (t.detach().requires_grad_() for t in (q, k, v))
+            o, _ = _reference_attention(qq, kk, vv, ctx.rep, ctx.dropout_p, ctx.scale, int(rng_state[0]))
+            dq, dk, dv = torch.autograd.grad(o, (qq, kk, vv), dout)
+        return dq, dk, dv, None, None
+
+
+def _reference_attention(q, k, v, rep, dropout_p, scale, seed):
+    qh = q.transpose(1, 2).float()
+    kh = k.transpose(1, 2).float().repeat_interleave(rep, dim=1)
+    vh = v.transpose(1, 2).float().repeat_interleave(rep, dim=1)
+    s = q.shape[1]
+    scores = torch.matmul(qh, kh.transpose(2, 3)) * scale
+    causal = torch.ones(s, s, dtype=torch.bool).tril()
+    scores = scores.masked_fill(~causal, float("-inf"))
+    lse = torch.logsumexp(scores, dim=-1)
+    probs = torch.exp(scores - lse.unsqueeze(-1))
+    if dropout_p > 0:
+        gen = torch.Generator().manual_seed(seed)
+        keep = torch.rand(probs.shape, generator=gen) >= dropout_p
+        probs = probs * keep / (1.0 - dropout_p)
+    out = torch.matmul(probs, vh).transpose(1, 2).to(q.dtype).contiguous()
+    return out, lse
+
+
+# ---------------------------------------------------------------------------
+# Building blocks as the HF eager modeling files write them
+
+
+class LoraLinear(nn.Module):
+    """PEFT's lora.Linear: base(x) + lora_B(lora_A(dropout(x))) * scaling."""
+
+    def __init__(self, base, rank, dropout_p):
+        super().__init__()
+        self.base = base
+        self.lora_A = nn.Linear(base.in_features, rank, bias=False)
+        self.lora_B = nn.Linear(rank, base.out_features, bias=False)
+        nn.init.normal_(self.lora_B.weight, std=0.02)
+        self.dropout_p = dropout_p
+        self.scaling = 2.0
+        self.to(base.weight.dtype)
+
+    def forward(self, x):
+        result = self.base(x)
+        with op(ledger.current().op + " lora"):
+            return result + self.lora_B(self.lora_A(dropout(x, self.dropout_p))) * self.scaling
+
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, h, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(h))
+        self.eps = eps
+
+    def forward(self, x):
+        input_dtype = x.dtype
+        x = x.to(torch.float32)
+        variance = mean_last_dim(x.pow(2))
+        x = x * torch.rsqrt(variance + self.eps)
+        return self.weight * x.to(input_dtype)
+
+
+class GemmaRMSNorm(nn.Module):
+    def __init__(self, h, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(h))
+        self.eps = eps
+
+    def forward(self, x):
+        out = x.float()
+        out = out * torch.rsqrt(mean_last_dim(out.pow(2)) + self.eps)
+        out = out * ledger.current().parameter_derived(1.0 + self.weight.float())
+        return out.type_as(x)
+
+
+class GPT2LayerNorm(nn.LayerNorm):
+    def forward(self, x):
+        return layer_norm(x, self.weight, self.bias, self.eps)
+
+
+class Conv1D(nn.Module):
+    """transformers.pytorch_utils.Conv1D: addmm(bias, x.view(-1, nx), weight)."""
+
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.randn(nx, nf) * 0.02)
+        self.bias = nn.Parameter(torch.zeros(nf))
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return x.view(size_out)
+
+
+def activation(name):
+    if name in ("silu", "swish"):
+        return F.silu
+    if name == "gelu":
+        return F.gelu
+    if name == "gelu_pytorch_tanh":
+        return lambda x: F.gelu(x, approximate="tanh")
+    if name == "gelu_new":  # transformers.activations.NewGELUActivation, op by op
+        return lambda x: 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+    raise ValueError(name)
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin):
+    cos = cos.unsqueeze(1)
+    sin = sin.unsqueeze(1)
+    return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)
+
+
+def repeat_kv(x, n_rep):
+    b, kv, s, d = x.shape
+    if n_rep == 1:
+        return x
+    return x[:, :, None, :, :].expand(b, kv, n_rep, s, d).reshape(b, kv * n_rep, s, d)
+
+
+class LlamaAttention(nn.Module):
+    """modeling_llama LlamaAttention + eager_attention_forward (also Mistral,
+    Qwen2 with q/k/v biases, Qwen3 with per-head q/k RMSNorm, Gemma, Gemma-2
+    with tanh soft-capping of the logits, Mixtral)."""
+
+    def __init__(self, c):
+        super().__init__()
+        h, nh, kv, d = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
+        bias = c.get("qkv_bias", False)
+        self.nh, self.kv, self.d = nh, kv, d
+        self.q_proj = nn.Linear(h, nh * d, bias=bias)
+        self.k_proj = nn.Linear(h, kv * d, bias=bias)
+        self.v_proj = nn.Linear(h, kv * d, bias=bias)
+        self.o_proj = nn.Linear(nh * d, h, bias=False)
+        self.scaling = d ** -0.5
+        self.dropout = c["attention_dropout"]
+        self.flash = c["attention"] == "flash"
+        self.softcap = c.get("attn_logit_softcapping")
+        if c["model_type"] == "gemma2":
+            self.scaling = c["query_pre_attn_scalar"] ** -0.5
+        self.qk_norm = c["model_type"] == "qwen3"
+        if self.qk_norm:
+            self.q_norm = LlamaRMSNorm(d)
+            self.k_norm = LlamaRMSNorm(d)
+
+    def forward(self, x, cos, sin, mask):
+        b, s, _ = x.shape
+        with op("q_proj"):
+            q = self.q_proj(x).view(b, s, -1, self.d)
+        with op("k_proj"):
+            k = self.k_proj(x).view(b, s, -1, self.d)
+        if self.qk_norm:
+            with op("q_norm"):
+                q = self.q_norm(q)
+            with op("k_norm"):
+                k = self.k_norm(k)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
+        with op("v_proj"):
+            v = self.v_proj(x).view(b, s, -1, self.d).transpose(1, 2)
+        with op("rotary"):
+            q, k = apply_rotary_pos_emb(q, k, cos, sin)
+        if self.flash:
+            with op("flash attention"):
+                o = FlashAttention.apply(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                         self.dropout, self.scaling)
+        else:
+            with op("attention scores"):
+                k = repeat_kv(k, self.nh // self.kv)
+                v = repeat_kv(v, self.nh // self.kv)
+                w = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+            if self.softcap:
+                with op("attention softcap"):
+                    w = w / self.softcap
+                    w = torch.tanh(w)
+                    w = w * self.softcap
+            with op("attention scores"):
+                w = w + mask
+            with op("attention softmax"):
+                w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+            with op("attention dropout"):
+                w = dropout(w, self.dropout)
+            with op("attention over values"):
+                o = torch.matmul(w, v)
+                o = o.transpose(1, 2).contiguous()
+        o = o.reshape(b, s, -1).contiguous()
+        with op("o_proj"):
+            return self.o_proj(o)
+
+
+class GatedMLP(nn.Module):
+    def __init__(self, h, f, act):
+        super().__init__()
+        self.gate_proj = nn.Linear(h, f, bias=False)
+        self.up_proj = nn.Linear(h, f, bias=False)
+        self.down_proj = nn.Linear(f, h, bias=False)
+        self.act = activation(act)
+
+    def forward(self, x):
+        with op("gate_proj"):
+            g = self.gate_proj(x)
+        with op("up_proj"):
+            u = self.up_proj(x)
+        with op("mlp act_fn"):
+            a = self.act(g)
+        with op("mlp act * up"):
+            p = a * u
+        with op("down_proj"):
+            return self.down_proj(p)
+
+
+class MixtralSparseMoeBlock(nn.Module):
+    """modeling_mixtral MixtralSparseMoeBlock: a loop over the experts."""
+
+    def __init__(self, c):
+        super().__init__()
+        h = c["hidden_size"]
+        self.E, self.top_k = c["num_local_experts"], c["num_experts_per_tok"]
+        self.gate = nn.Linear(h, self.E, bias=False)
+        self.experts = nn.ModuleList([GatedMLP(h, c["intermediate_size"], c["hidden_act"]) for _ in range(self.E)])
+
+    def forward(self, x):
+        b, s, h = x.shape
+        x = x.view(-1, h)
+        with op("router"):
+            router_logits = self.gate(x)
+            rw = F.softmax(router_logits, dim=1, dtype=torch.float)
+            rw, selected = torch.topk(rw, self.top_k, dim=-1)
+            rw /= rw.sum(dim=-1, keepdim=True)
+            rw = rw.to(x.dtype)
+        final = torch.zeros((b * s, h), dtype=x.dtype)
+        expert_mask = F.one_hot(selected, num_classes=self.E).permute(2, 1, 0)
+        for e in range(self.E):
+            idx, top_x = torch.where(expert_mask[e])
+            if top_x.numel() == 0:
+                continue
+            with op("expert tokens"):
+                current = x[None, top_x].reshape(-1, h)
+            y = self.experts[e](current)
+            with op("expert output * routing weight"):
+                y = y * rw[top_x, idx, None]
+                final.index_add_(0, top_x, y.to(x.dtype))
+        return final.reshape(b, s, h)
+
+
+class LlamaBlock(nn.Module):
+    """LlamaDecoderLayer; Gemma2DecoderLayer adds norms on the outputs of
+    attention and MLP (post_attention / pre_feedforward / post_feedforward)."""
+
+    def __init__(self, c):
+        super().__init__()
+        h = c["hidden_size"]
+        norm = GemmaRMSNorm if c["model_type"] in ("gemma", "gemma2") else LlamaRMSNorm
+        self.sandwich = c["model_type"] == "gemma2"
+        self.input_layernorm = norm(h)
+        self.post_attention_layernorm = norm(h)
+        if self.sandwich:
+            self.pre_feedforward_layernorm = norm(h)
+            self.post_feedforward_layernorm = norm(h)
+        self.self_attn = LlamaAttention(c)
+        if c["model_type"] == "mixtral":
+            self.mlp = MixtralSparseMoeBlock(c)
+        else:
+            self.mlp = GatedMLP(h, c["intermediate_size"], c["hidden_act"])
+
+    def forward(self, x, cos, sin, mask):
+        residual = x
+        with op("input_layernorm"):
+            x = self.input_layernorm(x)
+        x = self.self_attn(x, cos, sin, mask)
+        if self.sandwich:
+            with op("post_attention_layernorm"):
+                x = self.post_attention_layernorm(x)
+            x = residual + x
+            residual = x
+            with op("pre_feedforward_layernorm"):
+                x = self.pre_feedforward_layernorm(x)
+            x = self.mlp(x)
+            with op("post_feedforward_layernorm"):
+                x = self.post_feedforward_layernorm(x)
+            return residual + x
+        x = residual + x
+        residual = x
+        with op("post_attention_layernorm"):
+            x = self.post_attention_layernorm(x)
+        x = self.mlp(x)
+        return residual + x
+
+
+class GPT2Block(nn.Module):
+    """modeling_gpt2 GPT2Block with GPT2Attention (eager or flash) and GPT2MLP."""
+
+    def __init__(self, c):
+        super().__init__()
+        h = c["n_embd"]
+        self.nh, self.d = c["n_head"], h // c["n_head"]
+        self.ln_1 = GPT2LayerNorm(h, eps=1e-5)
+        self.c_attn = Conv1D(3 * h, h)
+        self.c_proj = Conv1D(h, h)
+        self.ln_2 = GPT2LayerNorm(h, eps=1e-5)
+        self.c_fc = Conv1D(c["n_inner"], h)
+        self.mlp_proj = Conv1D(h, c["n_inner"])
+        self.act = activation(c["activation_function"])
+        self.attn_pdrop, self.resid_pdrop = c["attn_pdrop"], c["resid_pdrop"]
+        self.flash = c["attention"] == "flash"
+        n = c["n_positions"]
+        self.register_buffer("bias", torch.tril(torch.ones((n, n), dtype=torch.bool)).view(1, 1, n, n),
+                             persistent=False)
+
+    def forward(self, x, cos, sin, mask):
+        b, s, h = x.shape
+        residual = x
+        with op("ln_1"):
+            x = self.ln_1(x)
+        with op("c_attn"):
+            q, k, v = self.c_attn(x).split(h, dim=2)
+        q = q.view(b, s, -1, self.d).transpose(1, 2)
+        k = k.view(b, s, -1, self.d).transpose(1, 2)
+        v = v.view(b, s, -1, self.d).transpose(1, 2)
+        if self.flash:
+            with op("flash attention"):
+                o = FlashAttention.apply(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                         self.attn_pdrop, self.d ** -0.5)
+        else:
+            with op("attention scores"):
+                w = torch.matmul(q, k.transpose(-1, -2))
+                w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype)
+                causal = self.bias[:, :, :s, :s]
+                w = torch.where(causal, w.to(w.dtype), torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype))
+            with op("attention softmax"):
+                w = F.softmax(w, dim=-1)
+                w = w.type(v.dtype)
+            with op("attention dropout"):
+                w = dropout(w, self.attn_pdrop)
+            with op("attention over values"):
+                o = torch.matmul(w, v).transpose(1, 2)
+        o = o.reshape(b, s, -1).contiguous()
+        with op("c_proj"):
+            o = self.c_proj(o)
+        with op("resid dropout (attention)"):
+            o = dropout(o, self.resid_pdrop)
+        x = residual + o
+        residual = x
+        with op("ln_2"):
+            x = self.ln_2(x)
+        with op("c_fc"):
+            x = self.c_fc(x)
+        with op("mlp act_fn"):
+            x = self.act(x)
+        with op("mlp c_proj"):
+            x = self.mlp_proj(x)
+        with op("resid dropout (mlp)"):
+            x = dropout(x, self.resid_pdrop)
+        return residual + x
+
+
+class CausalLM(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.gpt2 = c["model_type"] == "gpt2"
+        if self.gpt2:
+            h, n_layers, V = c["n_embd"], c["n_layer"], c["vocab_size"]
+            self.wte = nn.Embedding(V, h)
+            self.wpe = nn.Embedding(c["n_positions"], h)
+            self.layers = nn.ModuleList([GPT2Block(c) for _ in range(n_layers)])
+            self.norm = GPT2LayerNorm(h, eps=1e-5)
+            self.lm_head = nn.Linear(h, V, bias=False)
+            self.lm_head.weight = self.wte.weight  # tied, as GPT-2 always is
+        else:
+            h, n_layers, V = c["hidden_size"], c["num_hidden_layers"], c["vocab_size"]
+            self.embed_tokens = nn.Embedding(V, h)
+            self.layers = nn.ModuleList([LlamaBlock(c) for _ in range(n_layers)])
+            self.norm = (GemmaRMSNorm if c["model_type"] in ("gemma", "gemma2") else LlamaRMSNorm)(h)
+            self.lm_head = nn.Linear(h, V, bias=False)
+            if c.get("tie_word_embeddings"):
+                self.lm_head.weight = self.embed_tokens.weight
+        self.n_layers = n_layers
+        self.input_requires_grad = False  # PEFT's enable_input_require_grads
+
+    def rotary(self, b, s, dtype):
+        d = self.c["head_dim"]
+        inv_freq = 1.0 / (10000.0 ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
+        pos = torch.arange(s).float()[None, :].expand(b, s)
+        freqs = (inv_freq[None, :, None].expand(b, -1, 1) @ pos[:, None, :]).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(dtype), emb.sin().to(dtype)
+
+    def forward(self, input_ids, labels, checkpointing):
+        b, s = input_ids.shape
+        ledger.current().scope = "embedding"
+        cos = sin = mask = None
+        with op("embedding"):
+            if self.gpt2:
+                position_ids = torch.arange(s).unsqueeze(0)
+                x = self.wte(input_ids) + self.wpe(position_ids)
+                if self.input_requires_grad:
+                    x.requires_grad_(True)
+                x = dropout(x, self.c["embd_pdrop"])
+            else:
+                x = self.embed_tokens(input_ids)
+                if self.input_requires_grad:
+                    x.requires_grad_(True)
+                if self.c["model_type"] in ("gemma", "gemma2"):
+                    x = x * torch.tensor(self.c["hidden_size"] ** 0.5, dtype=x.dtype)
+                with torch.no_grad():
+                    cos, sin = self.rotary(b, s, x.dtype)
+                if self.c["attention"] == "eager":
+                    # HF's 4-D additive causal mask (b, 1, s, s) in the compute dtype
+                    mask = torch.full((s, s), torch.finfo(x.dtype).min, dtype=x.dtype).triu(1)
+                    mask = mask[None, None].expand(b, 1, s, s).contiguous()
+        for i, layer in enumerate(self.layers):
+            ledger.current().scope = f"block {i}"
+            if checkpointing:
+                x = checkpoint(layer, x, cos, sin, mask, use_reentrant=True)
+            else:
+                x = layer(x, cos, sin, mask)
+        ledger.current().scope = "head"
+        with op("final norm"):
+            x = self.norm(x)
+        with op("lm_head"):
+            logits = self.lm_head(x)
+        cap = self.c.get("final_logit_softcapping")
+        if cap:
+            with op("final logit softcap"):
+                logits = torch.tanh(logits / cap) * cap
+        with op("loss"):
+            # transformers.loss.loss_utils.ForCausalLMLoss
+            logits = logits.float()
+            labels = F.pad(labels, (0, 1), value=-100)
+            shift_labels = labels[..., 1:].contiguous()
+            loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), shift_labels.view(-1),
+                                   ignore_index=-100, reduction="mean")
+        return loss
+
+
+def apply_lora(model, c):
+    """Frozen base, LoRA adapters on the target linears (PEFT semantics)."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    targets = c["lora_targets"]
+    for layer in model.layers:
+        attn = layer.self_attn
+        for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            if name in targets:
+                setattr(attn, name, LoraLinear(getattr(attn, name), c["lora_rank"], c["lora_dropout"]))
+        mlp = layer.mlp
+        for name in ("gate_proj", "up_proj", "down_proj"):
+            if name in targets and isinstance(mlp, GatedMLP):
+                setattr(mlp, name, LoraLinear(getattr(mlp, name), c["lora_rank"], c["lora_dropout"]))
+    model.input_requires_grad = True
+

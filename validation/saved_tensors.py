@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""CPU ground truth for trainmem's activation account.
+
+Builds small decoder blocks op for op as the Hugging Face eager modeling files
+write them (modeling_llama/mistral/qwen2/gemma/gpt2/mixtral), runs one forward
+pass under torch.autograd.graph.saved_tensors_hooks and records every tensor
+autograd saves for backward. Each storage is counted once (by its data
+pointer; views share their base's storage), parameters, buffers and tensors
+computed from parameters alone are left out (the estimator counts those as
+weights and weight copies), and 0-dim scalars are left out (CPU scalars or a
+few bytes each).
+
+Output (--out, default validation/activations/saved_tensors.json): for every
+case its configuration in trainmem scenario terms (Hugging Face config.json
+keys for the model, scenario keys for training) and the measured bytes per
+block, for the embedding, for the head (final norm, LM head, loss) and for the
+tensors shared by all blocks (rotary cos/sin, the causal mask a reentrant
+checkpoint keeps), with a per-op breakdown of one block.
+
+Where the CPU and CUDA kernels differ, the script follows CUDA, which is
+what the estimator models, and says so (see validation/README.md):
+  * dropout calls torch.native_dropout, which F.dropout dispatches to on CUDA
+    (it saves a 1-byte bool mask; the CPU path of F.dropout saves a mask in
+    the input's dtype);
+  * LayerNorm statistics (mean, rstd) are fp32 on CUDA for 16-bit inputs and
+    16-bit on CPU: they are counted at 4 bytes per element;
+  * flash attention is a torch.autograd.Function that saves exactly what
+    flash_attn's FlashAttnFunc saves (q, k, v, out, fp32 logsumexp, rng state)
+    and recomputes attention in backward.
+
+Needs only PyTorch (Debian's python3-torch 1.13 works); downloads nothing.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import saved_tensor_ledger as ledger  # noqa: E402
+from hf_blocks import CausalLM, apply_lora  # noqa: E402
+
+
+# ---------------------------------------------------------------------------
+# The grid
+
+
+def hf_model_keys(c):
+    """The case's model as a Hugging Face config.json would write it."""
+    if c["model_type"] == "gpt2":
+        keys = ["model_type", "n_embd", "n_layer", "n_head", "n_inner", "vocab_size", "n_positions",
+                "activation_function", "attn_pdrop", "resid_pdrop", "embd_pdrop"]
+        out = {k: c[k] for k in keys}
+        out["tie_word_embeddings"] = True
+        return out
+    keys = ["model_type", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+            "head_dim", "intermediate_size", "vocab_size", "max_position_embeddings", "hidden_act",
+            "attention_dropout", "tie_word_embeddings"]
+    out = {k: c[k] for k in keys}
+    if c["model_type"] == "qwen2":
+        out["attention_bias"] = True  # q, k, v biases: the family's convention
+    if c["model_type"] == "gemma2":
+        for k in ("attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar"):
+            out[k] = c[k]
+    if c["model_type"] == "mixtral":
+        out["num_local_experts"] = c["num_local_experts"]
+        out["num_experts_per_tok"] = c["num_experts_per_tok"]
+    return out
+
+
+FAMILIES = {
+    # small shapes; head_dim 16 except Gemma (h/H differs from head_dim, as in Gemma-7B)
+    "llama": dict(model_type="llama", hidden_size=64, num_attention_heads=4, num_key_value_heads=4, head_dim=16,
+                  intermediate_size=176, hidden_act="silu", tie_word_embeddings=False),
+    "mistral": dict(model_type="mistral", hidden_size=64, num_attention_heads=8, num_key_value_heads=2,
+                    head_dim=8, intermediate_size=160, hidden_act="silu", tie_word_embeddings=False),
+    "qwen2": dict(model_type="qwen2", hidden_size=96, num_attention_heads=6, num_key_value_heads=2, head_dim=16,
+                  intermediate_size=224, hidden_act="silu", qkv_bias=True, tie_word_embeddings=True),
+    "gemma": dict(model_type="gemma", hidden_size=64, num_attention_heads=4, num_key_value_heads=1, head_dim=32,
+                  intermediate_size=192, hidden_act="gelu_pytorch_tanh", tie_word_embeddings=True),
+    "qwen3": dict(model_type="qwen3", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                  intermediate_size=160, hidden_act="silu", tie_word_embeddings=True),
+    "gemma2": dict(model_type="gemma2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                   intermediate_size=128, hidden_act="gelu_pytorch_tanh", attn_logit_softcapping=50.0,
+                   final_logit_softcapping=30.0, query_pre_attn_scalar=16, tie_word_embeddings=True),
+    "mixtral": dict(model_type="mixtral", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                    head_dim=16, intermediate_size=96, hidden_act="silu", num_local_experts=4,
+                    num_experts_per_tok=2, tie_word_embeddings=False),
+    "gpt2": dict(model_type="gpt2", n_embd=64, n_head=4, head_dim=16, n_inner=256, n_positions=64,
+                 activation_function="gelu_new", tie_word_embeddings=True),
+}
+
+
+def make_case(family, dtype, attention, ckpt, dropout_on=False, lora=None, batch=2, seq=16, vocab=96,
+              layers=2):
+    c = dict(FAMILIES[family])
+    c["attention"] = attention
+    c["vocab_size"] = vocab
+    if family == "gpt2":
+        c["n_layer"] = layers
+        p = 0.1 if dropout_on else 0.0
+        c["attn_pdrop"] = c["resid_pdrop"] = c["embd_pdrop"] = p
+    else:
+        c["num_hidden_layers"] = layers
+        c["max_position_embeddings"] = 64
+        c["attention_dropout"] = 0.1 if dropout_on else 0.0
+    if lora:
+        c["lora_rank"], c["lora_dropout"], c["lora_targets"] = lora
+    training = {
+        "micro_batch_size": batch,
+        "sequence_length": seq,
+        "precision": "fp32" if dtype == "fp32" else "mixed-bf16",
+        "attention": attention,
+        "kernels": "eager",
+        "checkpointing": "full" if ckpt else "none",
+        "loss": "standard",
+        "finetuning": "lora" if lora else "full",
+    }
+    if lora:
+        training.update(lora_rank=lora[0], lora_dropout=lora[1], lora_targets=list(lora[2]))
+    parts = [family, dtype, attention, "ckpt" if ckpt else "no-ckpt"]
+    if dropout_on:
+        parts.append("dropout")
+    if lora:
+        parts.append(f"lora-r{lora[0]}" + ("-dropout" if lora[1] > 0 else ""))
+    if (batch, seq) != (2, 16):
+        parts.append(f"b{batch}-s{seq}")
+    return {"name": " ".join(parts), "c": c, "dtype": dtype, "ckpt": ckpt,
+            "model": hf_model_keys(c), "training": training, "parallelism": {}}
+
+
+def grid():
+    cases = []
+    for family in FAMILIES:
+        for dtype in ("fp32", "bf16"):
+            for attention in ("eager", "flash"):
+                for ckpt in (False, True):
+                    cases.append(make_case(family, dtype, attention, ckpt))
+    for family in ("llama", "gpt2"):
+        for dtype in ("fp32", "bf16"):
+            for attention in ("eager", "flash"):
+                cases.append(make_case(family, dtype, attention, False, dropout_on=True))
+    attn_targets = ("q_proj", "k_proj", "v_proj", "o_proj")
+    all_targets = attn_targets + ("gate_proj", "up_proj", "down_proj")
+    for family in ("llama", "mistral", "gemma"):
+        for dtype in ("fp32", "bf16"):
+            cases.append(make_case(family, dtype, "eager", False, lora=(4, 0.0, attn_targets)))
+            cases.append(make_case(family, dtype, "flash", False, lora=(4, 0.1, attn_targets)))
+    cases.append(make_case("llama", "bf16", "flash", False, lora=(8, 0.0, all_targets)))
+    cases.append(make_case("llama", "bf16", "flash", True, lora=(8, 0.0, attn_targets)))
+    # other shapes: longer sequence, batch 1, wider vocabulary
+    cases.append(make_case("llama", "bf16", "eager", False, batch=1, seq=48, vocab=200))
+    cases.append(make_case("mistral", "bf16", "flash", False, batch=3, seq=24, vocab=160))
+    cases.append(make_case("gpt2", "bf16", "eager", False, dropout_on=True, batch=1, seq=40))
+    return cases
+
+
+def measure(case):
+    record = ledger.begin()
+    torch.manual_seed(0)
+    c = case["c"]
+    model = CausalLM(c)
+    if case["dtype"] == "bf16":
+        model = model.to(torch.bfloat16)
+    if "lora_rank" in c:
+        apply_lora(model, c)
+    model.train()
+    record.exclude_module(model)
+    b, s = case["training"]["micro_batch_size"], case["training"]["sequence_length"]
+    input_ids = torch.randint(0, c["vocab_size"], (b, s))
+    labels = input_ids.clone()
+    with record.recording():
+        loss = model(input_ids, labels, case["ckpt"])
+    loss.backward()  # the graph is sound: every saved tensor is usable
+    if not math.isfinite(loss.item()):
+        raise RuntimeError(f"{case['name']}: loss is {loss.item()}")
+    return record.summary(model.n_layers)
+
+
+def main(argv=None):
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=os.path.join(here, "activations", "saved_tensors.json"))
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    started = time.time()
+    results = []
+    for case in grid():
+        m = measure(case)
+        results.append({
+            "name": case["name"],
+            "model": case["model"],
+            "training": case["training"],
+            "parallelism": case["parallelism"],
+            "measured": {
+                "block_bytes": m["blocks"],
+                "embedding_bytes": m["embedding"],
+                "head_bytes": m["head"],
+                "shared_bytes": m["shared"],
+                "shared_ops": m["shared_ops"],
+                "last_block_ops": m["last_block_ops"],
+            },
+        })
+    doc = {
+        "generator": "validation/saved_tensors.py",
+        "torch": torch.__version__,
+        "method": "saved_tensors_hooks over one forward pass; each storage once; parameters, buffers, "
+                  "parameter-derived tensors and 0-dim scalars left out; CUDA's dropout (bool mask) and "
+                  "fp32 LayerNorm statistics; flash attention saves what FlashAttnFunc saves",
+        "cases": results,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=False)
+        f.write("\n")
+    print(f"saved_tensors.py: {len(results)} cases in {time.time() - started:.1f} s -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
