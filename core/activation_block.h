@@ -325,6 +325,9 @@ private:
         mlp(kRoutedExpertOps, routed, a.expert_ffn, false, false);
         emit("expert combine", "expert output (routing weight gradient)", routed * a.h, a.act_bytes);
         emit("expert combine", "routing weight per token", routed, a.act_bytes);
+        // index_add_'s derivative for its source reads source.dim() and
+        // expand_as(source), so autograd keeps the weighted expert output too.
+        if (eager()) emit("expert combine", "weighted expert output (index_add_ source)", routed * a.h, a.act_bytes);
         if (shared) {
             mlp(kSharedExpertOps, a.tokens, a.shared_ffn, true, true);
             if (a.shared_gate) {

@@ -59,7 +59,7 @@ EndActivations endActivations(const ModelConfig& model, const TrainingConfig& tr
     }
     const bool recompute = training.checkpointing == Checkpointing::Full ||
                            training.checkpointing == Checkpointing::EveryK;
-    if (!megatron && !a.flash && recompute) {
+    if (!megatron && !a.flash && a.additive_mask && recompute) {
         // HF's eager attention takes a 4-D additive causal mask (b, 1, s, s);
         // a reentrant checkpoint keeps it as an input of every block.
         e.embedding_saved += tensorBytes(a.b * a.s * a.s_kv, act);
@@ -102,8 +102,10 @@ EndActivations endActivations(const ModelConfig& model, const TrainingConfig& tr
         return e;
     }
     // transformers ForCausalLMLoss: logits.float(), then cross_entropy, whose
-    // log_softmax keeps its fp32 output and nll_loss the shifted labels.
-    e.logits_saved = 4 * TV + 8 * T;
+    // log_softmax keeps its fp32 output and nll_loss the shifted labels
+    // (labels padded by one and sliced: with b = 1 the slice is already
+    // contiguous, so the padded storage of s + 1 labels is what is kept).
+    e.logits_saved = 4 * TV + 8 * (T + (a.b == 1 ? 1 : 0));
     int64_t softcap = 0;
     if (model.family == "gemma2") softcap = tensorBytes(TV, act);  // tanh(logits / cap) kept by tanh
     e.logits_saved += softcap;

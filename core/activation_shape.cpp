@@ -54,6 +54,7 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
     a.gemma_norm = m.family == "gemma" || m.family == "gemma2";
     a.attn_softcap = m.family == "gemma2";
     a.rope = m.family != "gpt2" && !m.learned_positions;
+    a.additive_mask = m.family != "gpt2";
     a.norm = m.norm;
     a.norms_per_block = std::max<int64_t>(m.norms_per_block, 2);
     a.qk_norm = m.qk_norm;

@@ -33,6 +33,7 @@ struct ActivationShape {
     bool gemma_norm = false;     // Gemma RMSNorm keeps the fp32 normalised tensor for the weight gradient
     bool attn_softcap = false;   // Gemma-2 tanh soft-capping of the attention logits
     bool rope = true;            // rotary embedding (all but GPT-2)
+    bool additive_mask = true;   // eager attention adds a 4-D causal mask (GPT-2 uses its bool buffer)
     NormKind norm = NormKind::RMSNorm;
     int64_t norms_per_block = 2;
     bool qk_norm = false;

@@ -268,9 +268,10 @@ TEST(ChunkedLoss, LowersTheLossPeak) {
     chunked.loss_chunks = 8;
     const EndActivations a = endActivations(m, standard, {});
     const EndActivations c = endActivations(m, chunked, {});
-    // Standard: bf16 logits 2sbV + fp32 copy 4sbV + fp32 log-softmax 4sbV (+ int64 labels 8bs).
+    // Standard: bf16 logits 2sbV + fp32 copy 4sbV + fp32 log-softmax 4sbV
+    // (+ the int64 labels: with b = 1, the padded s + 1 of them).
     const double SV = 8192.0 * 128256;
-    EXPECT_EQ(a.loss_peak, static_cast<int64_t>(10 * SV + 8 * 8192));
+    EXPECT_EQ(a.loss_peak, static_cast<int64_t>(10 * SV + 8 * 8193));
     // Chunked: bf16 logits, fp32 logsumexp and labels, and one chunk's fp32 copy and log-softmax.
     EXPECT_EQ(c.loss_peak, static_cast<int64_t>(2 * SV + 12 * 8192 + 2 * 4 * SV / 8));
     EXPECT_LT(c.loss_peak, a.loss_peak);
