@@ -218,7 +218,7 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
 }  // namespace
 
 CliCommand compareCommand() {
-    static const std::string help = std::string(kHelp) + kScenarioSourceHelp + kHelpTail;
+    static const std::string help = std::string(kHelp) + kScenarioSourceHelp + settingsHelp() + kHelpTail;
     return {"compare", "one scenario under several variants, side by side", help, run};
 }
 

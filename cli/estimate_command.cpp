@@ -56,7 +56,7 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
 }  // namespace
 
 CliCommand estimateCommand() {
-    static const std::string help = std::string(kHelp) + kScenarioSourceHelp + kHelpTail;
+    static const std::string help = std::string(kHelp) + kScenarioSourceHelp + settingsHelp() + kHelpTail;
     return {"estimate", "per-GPU memory of one scenario, by component", help, run};
 }
 
