@@ -240,9 +240,10 @@ def main():
                 write(corpus, f"{name}.pickle", data)
     # The JSON twin is Python's own reading of the same dict: an independent
     # truth for the reader's value tree (frames and all).
-    with open(os.path.join(out, "training_step.json"), "w") as f:
-        json.dump(snapshots["training_step"], f, indent=1, sort_keys=True)
-        f.write("\n")
+    for name, snap in snapshots.items():
+        with open(os.path.join(out, f"{name}.json"), "w") as f:
+            json.dump(snap, f, indent=1, sort_keys=True)
+            f.write("\n")
 
     for protocol in (2, 3, 4):
         write(out, f"data_types_p{protocol}.pickle", pickle.dumps(plain_data_types(), protocol=protocol))
@@ -268,7 +269,15 @@ def main():
     write(hostile, "memo_miss.pickle", b"\x80\x02h\x05.")
     write(hostile, "long_65_bits.pickle", b"\x80\x02\x8a\x09" + b"\x00" * 8 + b"\x01.")
     write(hostile, "trailing_data.pickle", b"\x80\x02N.garbage")
-    for name in os.listdir(hostile):
+    # Snapshot-shaped files that share one object where torch writes many: a
+    # reader walking them naively would multiply its work.
+    event = {"action": "alloc", "addr": 4096, "size": 512, "stream": 0, "time_us": 1}
+    write(hostile, "shared_event.pickle",
+          pickle.dumps({"segments": [], "device_traces": [[event, event]]}, protocol=4))
+    trace = [dict(event, addr=4096 * k) for k in range(1, 4)]
+    write(hostile, "repeated_trace.pickle",
+          pickle.dumps({"segments": [], "device_traces": [trace, trace, trace]}, protocol=4))
+    for name in sorted(os.listdir(hostile)):
         with open(os.path.join(hostile, name), "rb") as f:
             write(corpus, "hostile_" + name, f.read())
 
