@@ -1,0 +1,15 @@
+#pragma once
+// Which layouts validate() accepts, decided without allocating: the solver
+// visits ~10^5 layouts per search and validate() builds an error string for
+// every one it refuses.
+#include "core/scenario.h"
+
+namespace trainmem {
+
+// validate()'s rules (scenario_validate.cpp) for the fields applyLayout()
+// writes, for a scenario whose other fields already passed validate().
+// tests/core/layout_search_test.cpp checks that every layout it accepts
+// passes validate(), so the two cannot drift apart unnoticed.
+bool layoutAdmissible(const Scenario& scenario);
+
+}  // namespace trainmem

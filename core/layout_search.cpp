@@ -1,0 +1,265 @@
+// The layout solver: enumerate, estimate, keep the best few. The space, the
+// rules and the ranking are documented in docs/parts/layout-search.md.
+// One Scenario is mutated in place for every candidate and only the kept
+// layouts are copied, so the loop allocates nothing per candidate.
+#include "core/layout_search.h"
+
+#include <algorithm>
+#include <array>
+
+#include "core/layout_rules.h"
+
+namespace trainmem {
+
+namespace {
+
+constexpr int64_t kMaxTop = int64_t{1} << 20;
+constexpr int64_t kMaxMicroBatchCap = int64_t{1} << 20;  // validate()'s bound on training.micro_batch_size
+constexpr int64_t kMaxGpus = int64_t{1} << 24;           // validate()'s bound on data x tensor x pipeline x context
+constexpr int64_t kMaxTokensPerMicrobatch = int64_t{1} << 25;
+
+std::vector<int64_t> divisorsOf(int64_t n) {
+    std::vector<int64_t> low, high;
+    for (int64_t d = 1; d * d <= n; ++d) {
+        if (n % d != 0) continue;
+        low.push_back(d);
+        if (d != n / d) high.push_back(n / d);
+    }
+    low.insert(low.end(), high.rbegin(), high.rend());
+    return low;
+}
+
+int recomputeRank(Checkpointing c) {
+    switch (c) {
+        case Checkpointing::None: return 0;
+        case Checkpointing::Selective: return 1;
+        case Checkpointing::EveryK: return 2;
+        case Checkpointing::Full: return 3;
+    }
+    return 3;
+}
+
+// Closest to fitting first: the smallest excess over capacity.
+bool closerToFitting(const RankedLayout& a, const RankedLayout& b) {
+    if (a.estimate.headroom_bytes != b.estimate.headroom_bytes)
+        return a.estimate.headroom_bytes > b.estimate.headroom_bytes;
+    return a.order < b.order;
+}
+
+// The best `limit` items under `before`, in a heap whose top is the worst
+// kept one: O(log limit) per offer, no allocation after reserve().
+template <class Before>
+class BestOf {
+public:
+    BestOf(int64_t limit, Before before) : limit_(static_cast<size_t>(limit)), before_(before) {
+        kept_.reserve(std::min<size_t>(limit_, 256));  // grows geometrically past that: O(log) allocations
+    }
+    void offer(const RankedLayout& candidate) {
+        if (limit_ == 0) return;
+        if (kept_.size() < limit_) {
+            kept_.push_back(candidate);
+            std::push_heap(kept_.begin(), kept_.end(), before_);
+        } else if (before_(candidate, kept_.front())) {
+            std::pop_heap(kept_.begin(), kept_.end(), before_);
+            kept_.back() = candidate;
+            std::push_heap(kept_.begin(), kept_.end(), before_);
+        }
+    }
+    std::vector<RankedLayout> sorted() && {
+        std::sort_heap(kept_.begin(), kept_.end(), before_);
+        return std::move(kept_);
+    }
+
+private:
+    size_t limit_;
+    Before before_;
+    std::vector<RankedLayout> kept_;
+};
+
+Status checkOptions(const LayoutSearchOptions& o) {
+    if (o.gpus < 1 || o.gpus > kMaxGpus)
+        return Error{"gpus", "must be an integer from 1 to " + std::to_string(kMaxGpus) + " (got " +
+                                 std::to_string(o.gpus) + ")"};
+    if (o.global_batch && *o.global_batch < 1)
+        return Error{"global_batch", "must be a positive number of sequences per optimizer step (got " +
+                                         std::to_string(*o.global_batch) + ")"};
+    if (o.top < 1 || o.top > kMaxTop)
+        return Error{"top", "must be an integer from 1 to " + std::to_string(kMaxTop) + " (got " +
+                                std::to_string(o.top) + ")"};
+    if (o.rejected < 0 || o.rejected > kMaxTop)
+        return Error{"rejected", "must be an integer from 0 to " + std::to_string(kMaxTop) + " (got " +
+                                     std::to_string(o.rejected) + ")"};
+    if (o.max_micro_batch < 1 || o.max_micro_batch > kMaxMicroBatchCap)
+        return Error{"max_micro_batch", "must be an integer from 1 to " + std::to_string(kMaxMicroBatchCap) +
+                                            " (got " + std::to_string(o.max_micro_batch) + ")"};
+    return ok();
+}
+
+// Micro-batches per step the base scenario asks for (pipeline micro-batches
+// when it sets them, else accumulation steps).
+int64_t baseMicrobatches(const Scenario& base) {
+    if (base.parallelism.microbatches > 0) return base.parallelism.microbatches;
+    return base.training.gradient_accumulation_steps;
+}
+
+struct ScheduleChoice {
+    PipelineSchedule schedule;
+    int64_t virtual_stages;
+};
+
+// 1F1B and GPipe for every pipeline; interleaved 1F1B with every chunk
+// count v > 1 that gives each chunk the same number of layers.
+std::vector<ScheduleChoice> scheduleChoices(int64_t pipeline, int64_t layers) {
+    if (pipeline == 1) return {{PipelineSchedule::OneFOneB, 1}};
+    std::vector<ScheduleChoice> choices = {{PipelineSchedule::OneFOneB, 1}, {PipelineSchedule::GPipe, 1}};
+    if (layers % pipeline == 0)
+        for (int64_t v : divisorsOf(layers / pipeline))
+            if (v > 1) choices.push_back({PipelineSchedule::Interleaved1F1B, v});
+    return choices;
+}
+
+}  // namespace
+
+bool layoutRedundant(const Layout& l) {
+    if (l.zero_stage > 0 && l.data * l.context == 1) return true;
+    return l.schedule != PipelineSchedule::OneFOneB && l.microbatches == 1;
+}
+
+bool rankedBefore(const RankedLayout& a, const RankedLayout& b) {
+    const Layout& x = a.layout;
+    const Layout& y = b.layout;
+    if (x.checkpointing != y.checkpointing) return recomputeRank(x.checkpointing) < recomputeRank(y.checkpointing);
+    if (x.micro_batch_size != y.micro_batch_size) return x.micro_batch_size > y.micro_batch_size;
+    if (a.estimate.headroom_bytes != b.estimate.headroom_bytes)
+        return a.estimate.headroom_bytes > b.estimate.headroom_bytes;
+    if (x.pipeline != y.pipeline) return x.pipeline < y.pipeline;
+    if (x.tensor != y.tensor) return x.tensor < y.tensor;
+    return a.order < b.order;
+}
+
+void applyLayout(Scenario& s, const Layout& l) {
+    ParallelConfig& p = s.parallelism;
+    p.data = l.data;
+    p.tensor = l.tensor;
+    p.pipeline = l.pipeline;
+    p.context = l.context;
+    p.expert = l.expert;
+    p.gpus = l.gpus();
+    p.zero_stage = l.zero_stage;
+    p.shard_group = 0;
+    p.sequence_parallel = l.sequence_parallel;
+    p.schedule = l.schedule;
+    p.virtual_stages = l.virtual_stages;
+    // validate(): pipeline micro-batches only exist with a pipeline, and must
+    // then equal the accumulation steps.
+    p.microbatches = l.pipeline > 1 ? l.microbatches : 0;
+    s.training.gradient_accumulation_steps = l.microbatches;
+    s.training.micro_batch_size = l.micro_batch_size;
+    s.training.checkpointing = l.checkpointing;
+}
+
+Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSearchOptions& options) {
+    if (Status st = checkOptions(options); !st) return st.error();
+
+    // Everything the solver does not vary is checked once, on the base with
+    // the simplest layout (one GPU) written over its own.
+    Scenario work = base;
+    const int64_t base_m = baseMicrobatches(base);
+    {
+        Layout probe;
+        probe.microbatches = options.global_batch ? 1 : base_m;
+        probe.zero_stage = base.parallelism.offload_parameters ? 3 : base.parallelism.offload_optimizer ? 1 : 0;
+        applyLayout(work, probe);
+        if (Status st = validate(work); !st) return st.error();
+    }
+
+    const int64_t n = options.gpus;
+    const ModelConfig& model = base.model;
+    const std::vector<int64_t> divisors = divisorsOf(n);
+    const std::vector<int64_t> experts = model.isMoe() ? divisorsOf(model.moe->num_experts) : std::vector<int64_t>{1};
+    constexpr std::array<Checkpointing, 3> kCheckpointing = {Checkpointing::None, Checkpointing::Selective,
+                                                             Checkpointing::Full};
+    const int64_t micro_cap = std::min(options.max_micro_batch, kMaxMicroBatchCap);
+
+    LayoutSearchResult result;
+    BestOf best(options.top, rankedBefore);
+    BestOf rejected(options.rejected, closerToFitting);
+    Layout l;
+    for (int64_t t : divisors) {
+        for (int64_t p : divisors) {
+            if ((n / t) % p != 0) continue;
+            const std::vector<ScheduleChoice> schedules = scheduleChoices(p, model.num_layers);
+            for (int64_t c : divisors) {
+                if ((n / t / p) % c != 0) continue;
+                const int64_t d = n / t / p / c;
+                for (int64_t e : experts) {
+                    for (int64_t zero = 0; zero <= 3; ++zero) {
+                        for (int sp = 0; sp <= (t > 1 ? 1 : 0); ++sp) {
+                            for (const ScheduleChoice& schedule : schedules) {
+                                for (int64_t micro = 1; micro <= micro_cap; micro *= 2) {
+                                    // With a global batch B, m = B / (micro x data) must be a whole number.
+                                    int64_t m = base_m;
+                                    if (options.global_batch)
+                                        m = *options.global_batch % (micro * d) == 0 ? *options.global_batch / (micro * d)
+                                                                                     : 0;
+                                    for (Checkpointing ckpt : kCheckpointing) {
+                                        ++result.enumerated;
+                                        l = Layout{d, t, p, c, e, zero, sp == 1, schedule.schedule,
+                                                   schedule.virtual_stages, micro, m, ckpt};
+                                        applyLayout(work, l);
+                                        if (m < 1 || !layoutAdmissible(work)) continue;
+                                        ++result.valid;
+                                        if (layoutRedundant(l)) {
+                                            ++result.redundant;
+                                            continue;
+                                        }
+                                        const Estimate est = estimateValidated(work);
+                                        const int64_t order = result.valid - 1;
+                                        if (est.fits) {
+                                            ++result.fitting;
+                                            best.offer({l, est, order});
+                                        } else {
+                                            rejected.offer({l, est, order});
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    result.layouts = std::move(best).sorted();
+    result.rejected = std::move(rejected).sorted();
+    return result;
+}
+
+Expected<int64_t> largestMicroBatch(const Scenario& scenario) {
+    if (Status st = validate(scenario); !st) return st.error();
+    Scenario work = scenario;
+    // The largest micro-batch validate() accepts for this sequence length.
+    const int64_t cap = std::min(kMaxMicroBatchCap, kMaxTokensPerMicrobatch / scenario.training.sequence_length);
+    auto fits = [&](int64_t micro) {
+        work.training.micro_batch_size = micro;
+        return estimateValidated(work).fits;
+    };
+    if (!fits(1)) return int64_t{0};
+    int64_t good = 1;  // fits
+    int64_t bad = cap + 1;  // does not fit, or is past the cap
+    while (good * 2 <= cap) {
+        if (!fits(good * 2)) {
+            bad = good * 2;
+            break;
+        }
+        good *= 2;
+    }
+    while (bad - good > 1) {
+        const int64_t mid = good + (bad - good) / 2;
+        if (fits(mid)) good = mid;
+        else bad = mid;
+    }
+    return good;
+}
+
+}  // namespace trainmem
