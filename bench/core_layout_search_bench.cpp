@@ -1,0 +1,77 @@
+// The layout solver on the largest case we ship: Llama-3.1-405B, 8,192-token
+// sequences, on 1,024 H100-80GB. The goal (docs/performance.md) is a whole
+// search of >= 100,000 layouts in under a second on one core.
+#include <benchmark/benchmark.h>
+
+#include "core/layout_search.h"
+#include "tests/core/test_models.h"
+
+namespace {
+
+trainmem::Scenario llama405b() {
+    trainmem::Scenario s = trainmem::testing::scenarioOf(trainmem::testing::llama31_405b());
+    s.training.sequence_length = 8192;
+    s.hardware.gpu = "H100-80GB";
+    return s;
+}
+
+void report(benchmark::State& state, const trainmem::LayoutSearchResult& r) {
+    state.counters["enumerated"] = static_cast<double>(r.enumerated);
+    state.counters["valid"] = static_cast<double>(r.valid);
+    state.counters["fitting"] = static_cast<double>(r.fitting);
+    // Seconds per valid layout (each one is one estimateValidated call).
+    state.counters["per_estimate"] = benchmark::Counter(static_cast<double>(r.valid),
+                                                        benchmark::Counter::kIsIterationInvariantRate |
+                                                            benchmark::Counter::kInvert);
+}
+
+// No global batch: every micro-batch 1..64 with the base's accumulation.
+void BM_SearchLayouts405B_1024Gpus(benchmark::State& state) {
+    const trainmem::Scenario base = llama405b();
+    trainmem::LayoutSearchOptions options;
+    options.gpus = 1024;
+    trainmem::LayoutSearchResult last;
+    for (auto _ : state) {
+        auto r = trainmem::searchLayouts(base, options);
+        benchmark::DoNotOptimize(r);
+        last = std::move(*r);
+    }
+    report(state, last);
+}
+BENCHMARK(BM_SearchLayouts405B_1024Gpus)->Unit(benchmark::kMillisecond);
+
+// Llama 3's own batch: 16M tokens = 2,048 sequences of 8,192 tokens
+// (Dubey et al. 2024, Table 4 and §3.4.1).
+void BM_SearchLayouts405B_1024Gpus_GlobalBatch2048(benchmark::State& state) {
+    const trainmem::Scenario base = llama405b();
+    trainmem::LayoutSearchOptions options;
+    options.gpus = 1024;
+    options.global_batch = 2048;
+    trainmem::LayoutSearchResult last;
+    for (auto _ : state) {
+        auto r = trainmem::searchLayouts(base, options);
+        benchmark::DoNotOptimize(r);
+        last = std::move(*r);
+    }
+    report(state, last);
+}
+BENCHMARK(BM_SearchLayouts405B_1024Gpus_GlobalBatch2048)->Unit(benchmark::kMillisecond);
+
+void BM_LargestMicroBatch405B(benchmark::State& state) {
+    trainmem::Scenario s = llama405b();
+    s.parallelism.tensor = 8;
+    s.parallelism.sequence_parallel = true;
+    s.parallelism.pipeline = 16;
+    s.parallelism.data = 8;
+    s.parallelism.zero_stage = 1;
+    s.training.checkpointing = trainmem::Checkpointing::Selective;
+    s.training.gradient_accumulation_steps = 16;
+    s.parallelism.microbatches = 16;
+    for (auto _ : state) {
+        auto m = trainmem::largestMicroBatch(s);
+        benchmark::DoNotOptimize(m);
+    }
+}
+BENCHMARK(BM_LargestMicroBatch405B)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
