@@ -1,0 +1,320 @@
+// trainmem-cli fit: the layouts of N GPUs that fit, ranked (core/layout_search.h),
+// with the closest ones that do not and why.
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/scenario_source.h"
+#include "core/hardware.h"
+#include "core/layout_search.h"
+#include "core/report.h"
+#include "core/scenario_fields.h"
+#include "core/text_table.h"
+
+namespace trainmem::cli {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+const char* const kHelp =
+    "Usage: trainmem-cli fit --gpus N (--preset NAME | --model-config FILE | --scenario FILE)\n"
+    "                        [--gpu NAME] [--global-batch B] [--top K] [--rejected R]\n"
+    "                        [--max-micro-batch M] [--set KEY=VALUE]... [--format table|json]\n"
+    "\n"
+    "Finds every layout of N GPUs that fits: data x tensor x pipeline x context\n"
+    "parallelism (x expert for MoE models), ZeRO stage 0-3, sequence parallelism,\n"
+    "pipeline schedule, micro-batch size and activation checkpointing. Everything\n"
+    "else (precision, optimizer, sequence length, kernels, offload) comes from the\n"
+    "scenario. Ranked by: least recomputation (none, selective, full), then the\n"
+    "largest micro-batch, then the most headroom, then fewer pipeline stages, then\n"
+    "less tensor parallelism (docs/parts/layout-search.md).\n"
+    "\n"
+    "Search:\n"
+    "  --gpus N               GPUs to spread the run over (required)\n"
+    "  --gpu NAME             GPU model from the catalogue (default: the scenario's)\n"
+    "  --global-batch B       sequences per optimizer step; each layout then runs\n"
+    "                         B / (micro-batch x data) micro-batches. Without it the\n"
+    "                         scenario's gradient accumulation steps are kept\n"
+    "  --top K                fitting layouts to list (default 20)\n"
+    "  --rejected R           closest non-fitting layouts to list (default 5)\n"
+    "  --max-micro-batch M    largest micro-batch size tried; sizes are 1, 2, 4, ... (default 64)\n"
+    "\n";
+
+const char* const kHelpTail =
+    "\n"
+    "Output:\n"
+    "  --format table         ranked table, the closest misses, and the --set flags\n"
+    "                         that reproduce the best layout (default)\n"
+    "  --format json          every figure in bytes; each layout's \"settings\" are the\n"
+    "                         --set KEY=VALUE pairs that reproduce it with estimate\n"
+    "\n"
+    "Examples:\n"
+    "  trainmem-cli fit --preset llama-2-7b --gpus 8 --gpu A100-80GB\n"
+    "  trainmem-cli fit --preset llama-3.1-405b --gpus 1024 --global-batch 2048 \\\n"
+    "                   --set training.sequence_length=8192 --format json\n";
+
+// Options of the search, by core option name and flag.
+constexpr std::pair<std::string_view, std::string_view> kOptionFlags[] = {
+    {"gpus", "--gpus"},
+    {"global_batch", "--global-batch"},
+    {"top", "--top"},
+    {"rejected", "--rejected"},
+    {"max_micro_batch", "--max-micro-batch"},
+};
+
+Error withFlag(Error e) {
+    for (const auto& [option, flag] : kOptionFlags)
+        if (e.field == option) e.field = flag;
+    return e;
+}
+
+Expected<std::optional<int64_t>> integerFlag(const ArgumentList& args, std::string_view flag) {
+    const auto text = args.value(flag);
+    if (!text) return std::optional<int64_t>{};
+    int64_t value = 0;
+    const char* end = text->data() + text->size();
+    auto [stop, ec] = std::from_chars(text->data(), end, value);
+    if (ec != std::errc() || stop != end || text->empty())
+        return Error{std::string(flag), "expected a positive integer (got \"" + *text + "\")"};
+    if (value < 1) return Error{std::string(flag), "must be a positive integer (got " + *text + ")"};
+    return std::optional<int64_t>{value};
+}
+
+Status readOptions(const ArgumentList& args, LayoutSearchOptions& o) {
+    if (!args.has("--gpus")) return Error{"--gpus", "required: the number of GPUs to spread the run over"};
+    struct Target {
+        std::string_view flag;
+        int64_t* field;
+    };
+    for (const Target& t : {Target{"--gpus", &o.gpus}, Target{"--top", &o.top},
+                            Target{"--max-micro-batch", &o.max_micro_batch}}) {
+        auto v = integerFlag(args, t.flag);
+        if (!v) return v.error();
+        if (*v) *t.field = **v;
+    }
+    auto batch = integerFlag(args, "--global-batch");
+    if (!batch) return batch.error();
+    o.global_batch = *batch;
+    // --rejected 0 is allowed: list no misses.
+    if (auto text = args.value("--rejected")) {
+        if (*text == "0") {
+            o.rejected = 0;
+        } else {
+            auto v = integerFlag(args, "--rejected");
+            if (!v) return v.error();
+            o.rejected = **v;
+        }
+    }
+    return ok();
+}
+
+Status applyGpu(const ArgumentList& args, Scenario& s) {
+    const auto name = args.value("--gpu");
+    if (!name) return ok();
+    if (*name != "custom" && !findGpu(*name)) {
+        std::vector<std::string_view> names;
+        for (const auto& gpu : gpuCatalogue()) names.push_back(gpu.name);
+        std::string hint;
+        if (auto near = closestName(*name, names); !near.empty()) hint = "; did you mean " + std::string(near) + "?";
+        return Error{"--gpu", "unknown GPU \"" + *name + "\"" + hint + "; known: " + joinNames(names) +
+                                  ", or custom with --set hardware.memory_gib=N"};
+    }
+    s.hardware.gpu = *name;
+    return ok();
+}
+
+// The --set pairs that reproduce a layout from the same scenario source.
+std::vector<std::pair<std::string, std::string>> settingsOf(const Scenario& base, const Layout& layout, bool gpu_flag) {
+    Scenario s = base;
+    applyLayout(s, layout);
+    auto settings = layoutSettings(s);
+    if (gpu_flag) settings.emplace_back("hardware.gpu", s.hardware.gpu);
+    return settings;
+}
+
+std::string scheduleText(const Layout& l) {
+    if (l.pipeline == 1) return "-";
+    std::string text(scheduleName(l.schedule));
+    if (l.schedule == PipelineSchedule::Interleaved1F1B) text += " v" + std::to_string(l.virtual_stages);
+    return text;
+}
+
+std::string percent(double fraction) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%.0f%%", fraction * 100.0);
+    return text;
+}
+
+std::string layoutText(const Layout& l) {
+    std::string text = "DP " + std::to_string(l.data) + " x TP " + std::to_string(l.tensor) + " x PP " +
+                       std::to_string(l.pipeline) + " x CP " + std::to_string(l.context);
+    if (l.expert > 1) text += ", EP " + std::to_string(l.expert);
+    text += ", ZeRO-" + std::to_string(l.zero_stage);
+    if (l.sequence_parallel) text += ", SP";
+    if (l.pipeline > 1) text += ", " + scheduleText(l);
+    text += ", micro-batch " + std::to_string(l.micro_batch_size) + " x " + std::to_string(l.microbatches) + ", " +
+            (l.checkpointing == Checkpointing::None ? std::string("no") : std::string(checkpointingName(l.checkpointing))) +
+            " recomputation";
+    return text;
+}
+
+ordered_json peakJson(const Estimate& e) {
+    ordered_json breakdown = ordered_json::object();
+    for (Component c : allComponents()) breakdown[std::string(componentKey(c))] = e.peak.at_peak[c];
+    return {{"device_bytes", e.peak.device_bytes},
+            {"reserved_bytes", e.peak.reserved_bytes},
+            {"allocated_bytes", e.peak.allocated_bytes},
+            {"stage", e.peak.stage},
+            {"phase", std::string(phaseName(e.peak.peak_phase))},
+            {"breakdown", std::move(breakdown)}};
+}
+
+ordered_json layoutJson(const Scenario& base, const RankedLayout& k, bool gpu_flag) {
+    ordered_json settings = ordered_json::object();
+    for (const auto& [key, value] : settingsOf(base, k.layout, gpu_flag)) settings[key] = value;
+    const Estimate& e = k.estimate;
+    return {{"settings", std::move(settings)},
+            {"layout", layoutText(k.layout)},
+            {"peak", peakJson(e)},
+            {"fits", e.fits},
+            {"capacity_bytes", e.capacity_bytes},
+            {"headroom_bytes", e.headroom_bytes},
+            {"recompute_fraction", e.recompute_fraction},
+            {"effective_batch", e.effective_batch}};
+}
+
+// The largest micro-batch of the best layout, everything else of it fixed.
+Expected<std::optional<int64_t>> largestOfBest(const Scenario& base, const LayoutSearchResult& r) {
+    if (r.layouts.empty()) return std::optional<int64_t>{};
+    Scenario s = base;
+    applyLayout(s, r.layouts.front().layout);
+    auto largest = largestMicroBatch(s);
+    if (!largest) return largest.error();
+    return std::optional<int64_t>{*largest};
+}
+
+void writeJson(std::ostream& out, const Scenario& base, const LayoutSearchOptions& o, const LayoutSearchResult& r,
+               std::optional<int64_t> largest, bool gpu_flag) {
+    ordered_json doc;
+    doc["model"] = base.model.name;
+    doc["gpu"] = base.hardware.gpu;
+    doc["gpus"] = o.gpus;
+    doc["global_batch"] = o.global_batch ? ordered_json(*o.global_batch) : ordered_json(nullptr);
+    doc["enumerated"] = r.enumerated;
+    doc["valid"] = r.valid;
+    doc["redundant"] = r.redundant;
+    doc["fitting"] = r.fitting;
+    ordered_json layouts = ordered_json::array();
+    for (size_t i = 0; i < r.layouts.size(); ++i) {
+        ordered_json entry = {{"rank", i + 1}};
+        entry.update(layoutJson(base, r.layouts[i], gpu_flag));
+        layouts.push_back(std::move(entry));
+    }
+    doc["layouts"] = std::move(layouts);
+    ordered_json rejected = ordered_json::array();
+    for (const RankedLayout& k : r.rejected) {
+        ordered_json entry = layoutJson(base, k, gpu_flag);
+        const Rejection why = rejectionOf(k.estimate);
+        entry["over_bytes"] = why.over_bytes;
+        entry["dominant_component"] = std::string(componentKey(why.dominant));
+        entry["reason"] = rejectionText(why);
+        rejected.push_back(std::move(entry));
+    }
+    doc["rejected"] = std::move(rejected);
+    doc["largest_micro_batch"] = largest ? ordered_json(*largest) : ordered_json(nullptr);
+    out << doc.dump(2) << "\n";
+}
+
+// The scenario flags of this command line, to prefix the settings with.
+std::string sourceFlags(const ArgumentList& args) {
+    std::string text;
+    for (const char* flag : {"--preset", "--model-config", "--scenario"})
+        if (auto value = args.value(flag)) text += std::string(flag) + " " + *value;
+    for (const auto& setting : args.values("--set")) text += " --set " + setting;
+    return text;
+}
+
+void writeTable(std::ostream& out, const Scenario& base, const LayoutSearchOptions& o, const LayoutSearchResult& r,
+                std::optional<int64_t> largest, bool gpu_flag, const std::string& source) {
+    out << base.model.name << " on " << o.gpus << " x " << base.hardware.gpu << ", sequence "
+        << base.training.sequence_length << " tokens";
+    if (o.global_batch) out << ", global batch " << *o.global_batch;
+    out << "\n" << r.enumerated << " layouts enumerated, " << r.valid << " valid (" << r.redundant
+        << " the same as a simpler one), " << r.fitting << " fit.\n";
+    out << "Ranked by least recomputation, then largest micro-batch, then most headroom, then fewest pipeline\n"
+           "stages, then least tensor parallelism.\n\n";
+    if (!r.layouts.empty()) {
+        TextTable t;
+        t.header = {"#", "DP", "TP", "PP", "CP", "EP", "ZeRO", "SP", "Schedule", "Micro", "Micro-batches",
+                    "Recompute", "Peak", "Headroom", "At"};
+        t.align = {Align::Right, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right,
+                   Align::Left,  Align::Left,  Align::Right, Align::Right, Align::Left,  Align::Right, Align::Right,
+                   Align::Left};
+        for (size_t i = 0; i < r.layouts.size(); ++i) {
+            const Layout& l = r.layouts[i].layout;
+            const Estimate& e = r.layouts[i].estimate;
+            std::string recompute(checkpointingName(l.checkpointing));
+            if (l.checkpointing != Checkpointing::None) recompute += " (+" + percent(e.recompute_fraction) + ")";
+            t.rows.push_back({std::to_string(i + 1), std::to_string(l.data), std::to_string(l.tensor),
+                              std::to_string(l.pipeline), std::to_string(l.context), std::to_string(l.expert),
+                              std::to_string(l.zero_stage), l.sequence_parallel ? "on" : "off", scheduleText(l),
+                              std::to_string(l.micro_batch_size), std::to_string(l.microbatches), recompute,
+                              formatBytes(e.peak.device_bytes), formatBytes(e.headroom_bytes),
+                              std::string(phaseName(e.peak.peak_phase)) + ", stage " + std::to_string(e.peak.stage)});
+        }
+        out << renderPlain(t);
+        if (largest) out << "\nLayout 1 fits micro-batches up to " << *largest << " (everything else unchanged).\n";
+        out << "Layout 1 in detail: trainmem-cli estimate " << source;
+        for (const auto& [key, value] : settingsOf(base, r.layouts.front().layout, gpu_flag))
+            out << " --set " << key << "=" << value;
+        out << "\n";
+    } else {
+        out << "No layout fits.\n";
+    }
+    if (!r.rejected.empty()) {
+        out << "\nClosest layouts that do not fit:\n";
+        for (const RankedLayout& k : r.rejected)
+            out << "  " << layoutText(k.layout) << ": " << rejectionText(rejectionOf(k.estimate)) << "\n";
+    }
+}
+
+Status run(const std::vector<std::string>& raw, std::ostream& out) {
+    std::vector<FlagSpec> flags = scenarioSourceFlags();
+    for (const auto& [option, flag] : kOptionFlags) flags.push_back({flag});
+    flags.push_back({"--gpu"});
+    flags.push_back({"--format"});
+    auto args = ArgumentList::parse(raw, flags);
+    if (!args) return args.error();
+    LayoutSearchOptions options;
+    if (Status st = readOptions(*args, options); !st) return st;
+    auto format = choice(*args, "--format", {"table", "json"}, "table");
+    if (!format) return format.error();
+    auto scenario = scenarioFromArguments(*args);
+    if (!scenario) return scenario.error();
+    if (Status st = applyGpu(*args, *scenario); !st) return st;
+
+    auto result = searchLayouts(*scenario, options);
+    if (!result) return withFlag(result.error());
+    auto largest = largestOfBest(*scenario, *result);
+    if (!largest) return largest.error();
+    const bool gpu_flag = args->has("--gpu");
+    if (*format == "json") writeJson(out, *scenario, options, *result, *largest, gpu_flag);
+    else writeTable(out, *scenario, options, *result, *largest, gpu_flag, sourceFlags(*args));
+    return ok();
+}
+
+}  // namespace
+
+CliCommand fitCommand() {
+    static const std::string help = std::string(kHelp) + kScenarioSourceHelp + kHelpTail;
+    CliCommand command;
+    command.name = "fit";
+    command.summary = "the layouts of N GPUs that fit, ranked";
+    command.help = help;
+    command.run = run;
+    return command;
+}
+
+}  // namespace trainmem::cli
