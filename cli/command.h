@@ -30,5 +30,6 @@ const CliCommand* findCommand(std::string_view name);
 CliCommand estimateCommand();
 CliCommand presetsCommand();
 CliCommand compareCommand();
+CliCommand fitCommand();
 
 }  // namespace trainmem::cli
