@@ -30,6 +30,7 @@ const CliCommand* findCommand(std::string_view name);
 CliCommand estimateCommand();
 CliCommand presetsCommand();
 CliCommand compareCommand();
+CliCommand validateCommand();
 CliCommand fitCommand();
 
 }  // namespace trainmem::cli

@@ -7,6 +7,7 @@ const std::vector<CliCommand>& cliCommands() {
         estimateCommand(),
         presetsCommand(),
         compareCommand(),
+        validateCommand(),
         fitCommand(),
     };
     return commands;

@@ -137,8 +137,9 @@ Expected<Measurement> measurementFromJson(const json& doc, const std::string& na
     auto scenario_json = r.member(doc, "", "scenario", "the trainmem scenario that was measured");
     if (!scenario_json) return scenario_json.error();
     auto scenario = scenarioFromJson(**scenario_json);
-    if (!scenario) {
-        const Error& e = scenario.error();
+    Status valid = scenario ? validate(*scenario) : Status(scenario.error());
+    if (!valid) {
+        const Error& e = valid.error();
         return r.error(e.field.empty() ? "scenario" : "scenario." + e.field, e.message);
     }
     m.scenario = std::move(scenario.value());
