@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
-#include <unordered_map>
 #include <utility>
 
 #include "core/memory_snapshot.h"
@@ -32,10 +31,24 @@ namespace {
 
 constexpr size_t kMaxRememberedActionNames = 16;
 
-std::string indexPath(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+// Where a value sits, as a chain on the stack; spelled out only for an
+// error, so millions of good events cost no string building.
+struct Path {
+    const Path* parent = nullptr;
+    std::string_view key;  // ".key" (or the root's name) when not empty
+    size_t index = 0;      // "[index]" when key is empty
 
-Error wrongKind(const std::string& path, std::string_view expected, const PickleValue& v) {
-    return Error{path, "must be " + std::string(expected) + ", found " + std::string(pickleKindName(v.kind()))};
+    Path field(std::string_view k) const { return Path{this, k, 0}; }
+    Path item(size_t i) const { return Path{this, {}, i}; }
+    std::string str() const {
+        std::string head = parent ? parent->str() : std::string();
+        if (key.empty()) return head + "[" + std::to_string(index) + "]";
+        return head.empty() ? std::string(key) : head + "." + std::string(key);
+    }
+};
+
+Error wrongKind(const Path& path, std::string_view expected, const PickleView& v) {
+    return Error{path.str(), "must be " + std::string(expected) + ", found " + std::string(pickleKindName(v.kind()))};
 }
 
 // A pickle may refer to one object from many places. torch writes every
@@ -44,10 +57,10 @@ Error wrongKind(const std::string& path, std::string_view expected, const Pickle
 // times); it is refused instead of walked.
 class DistinctObjects {
 public:
-    bool firstVisit(const PickleValue& v) {
+    bool firstVisit(const PickleView& v) {
         const auto id = v.containerId();
         if (!id) return true;
-        if (*id >= seen_.size()) seen_.resize(*id + 1, false);
+        if (*id >= seen_.size()) seen_.resize(std::max(*id + 1, seen_.size() * 2), false);
         if (seen_[*id]) return false;
         seen_[*id] = true;
         return true;
@@ -57,36 +70,81 @@ private:
     std::vector<bool> seen_;
 };
 
+Error repeated(const Path& path) {
+    return Error{path.str(), "the same object appears twice; torch writes each one once, so this file was crafted"};
+}
+
+Expected<int64_t> integer(const PickleView& v, const Path& path) {
+    if (auto i = v.asInt()) return *i;
+    return wrongKind(path, "an integer", v);
+}
+
+Expected<int64_t> size(const PickleView& v, const Path& path) {
+    const auto i = v.asInt();
+    if (!i || *i < 0 || *i > kMaxSnapshotSizeBytes) return Error{path.str(), "must be a non-negative integer no larger than 2^50"};
+    return *i;
+}
+
+Expected<int64_t> address(const PickleView& v, const Path& path) {
+    const auto i = v.asInt();
+    if (!i || *i < 0) return Error{path.str(), "must be a non-negative integer"};
+    return *i;
+}
+
+Expected<std::string> text(const PickleView& v, const Path& path) {
+    if (auto s = v.asString()) return std::string(*s);
+    return wrongKind(path, "a string", v);
+}
+
+// Parses a present value into `out`; a missing one is an error.
+template <class T, class Parse>
+Status readRequired(const std::optional<PickleView>& v, const Path& path, Parse parse, T& out) {
+    if (!v) return Error{path.str(), "missing"};
+    auto parsed = parse(*v, path);
+    if (!parsed.ok()) return parsed.error();
+    out = std::move(*parsed);
+    return ok();
+}
+
+template <class T, class Parse>
+Status readOptional(const std::optional<PickleView>& v, const Path& path, Parse parse, std::optional<T>& out) {
+    if (!v) return ok();
+    auto parsed = parse(*v, path);
+    if (!parsed.ok()) return parsed.error();
+    out = std::move(*parsed);
+    return ok();
+}
+
 class SnapshotReader {
 public:
-    Expected<MemorySnapshot> read(const PickleValue& root) {
+    Expected<MemorySnapshot> read(const PickleView& root) {
+        const Path root_path{nullptr, "snapshot"};
         if (!root.is(PickleKind::Dict)) {
-            return wrongKind("snapshot", "a dict with 'segments' and 'device_traces' (what torch.cuda.memory._dump_snapshot writes)",
-                             root);
+            return wrongKind(root_path,
+                             "a dict with 'segments' and 'device_traces' (what torch.cuda.memory._dump_snapshot writes)", root);
         }
         const auto segments = root.get("segments");
         const auto traces = root.get("device_traces");
+        const Path segments_path{nullptr, "segments"}, traces_path{nullptr, "device_traces"};
         if (!segments) return Error{"segments", "missing; a torch memory snapshot has 'segments' and 'device_traces'"};
         if (!traces) return Error{"device_traces", "missing; a torch memory snapshot has 'segments' and 'device_traces'"};
-        if (!segments->is(PickleKind::List)) return wrongKind("segments", "a list", *segments);
-        if (!traces->is(PickleKind::List)) return wrongKind("device_traces", "a list", *traces);
+        if (!segments->is(PickleKind::List)) return wrongKind(segments_path, "a list", *segments);
+        if (!traces->is(PickleKind::List)) return wrongKind(traces_path, "a list", *traces);
 
         snapshot_.segments.reserve(segments->size());
         for (size_t i = 0; i < segments->size(); ++i) {
-            if (auto s = readSegment(segments->at(i), indexPath("segments", i)); !s.ok()) return s.error();
+            if (Status s = readSegment(segments->at(i), segments_path.item(i)); !s.ok()) return s.error();
         }
         snapshot_.device_traces.resize(traces->size());
         for (size_t d = 0; d < traces->size(); ++d) {
-            const std::string path = indexPath("device_traces", d);
-            const PickleValue trace = traces->at(d);
+            const Path path = traces_path.item(d);
+            const PickleView trace = traces->at(d);
             if (!trace.is(PickleKind::List)) return wrongKind(path, "a list of events", trace);
             if (!distinct_.firstVisit(trace)) return repeated(path);
             auto& events = snapshot_.device_traces[d];
-            events.reserve(trace.size());
+            events.resize(trace.size());
             for (size_t i = 0; i < trace.size(); ++i) {
-                auto e = readEvent(trace.at(i), indexPath(path, i));
-                if (!e.ok()) return e.error();
-                events.push_back(*e);
+                if (Status s = readEvent(trace.at(i), path.item(i), events[i]); !s.ok()) return s.error();
             }
         }
         return std::move(snapshot_);
@@ -95,112 +153,57 @@ public:
 private:
     MemorySnapshot snapshot_;
     DistinctObjects distinct_;
-    std::unordered_map<size_t, int32_t> stack_of_list_;  // frames list id -> index in stacks
+    std::vector<int32_t> stack_of_list_;  // by frames list container id: -2 unseen, else index in stacks
 
-    static Error repeated(const std::string& path) {
-        return Error{path, "the same object appears twice; torch writes each one once, so this file was crafted"};
-    }
-
-    static Expected<PickleValue> require(const PickleValue& dict, std::string_view key, const std::string& path) {
-        if (auto v = dict.get(key)) return *v;
-        return Error{path + "." + std::string(key), "missing"};
-    }
-
-    static Expected<int64_t> integer(const PickleValue& v, const std::string& path) {
-        if (auto i = v.asInt()) return *i;
-        return wrongKind(path, "an integer", v);
-    }
-
-    static Expected<int64_t> size(const PickleValue& v, const std::string& path) {
-        const auto i = v.asInt();
-        if (!i || *i < 0 || *i > kMaxSnapshotSizeBytes) {
-            return Error{path, "must be a non-negative integer no larger than 2^50"};
-        }
-        return *i;
-    }
-
-    static Expected<int64_t> address(const PickleValue& v, const std::string& path) {
-        const auto i = v.asInt();
-        if (!i || *i < 0) return Error{path, "must be a non-negative integer"};
-        return *i;
-    }
-
-    static Expected<std::string> text(const PickleValue& v, const std::string& path) {
-        if (auto s = v.asString()) return std::string(*s);
-        return wrongKind(path, "a string", v);
-    }
-
-    // Reads dict[key] with `parse` into `out`; absent keys are an error.
-    template <class T, class Parse>
-    static Status field(const PickleValue& dict, std::string_view key, const std::string& path, Parse parse, T& out) {
-        auto v = require(dict, key, path);
-        if (!v.ok()) return v.error();
-        auto parsed = parse(*v, path + "." + std::string(key));
-        if (!parsed.ok()) return parsed.error();
-        out = *parsed;
-        return ok();
-    }
-
-    template <class T, class Parse>
-    static Status optionalField(const PickleValue& dict, std::string_view key, const std::string& path, Parse parse,
-                                std::optional<T>& out) {
-        const auto v = dict.get(key);
-        if (!v) return ok();
-        auto parsed = parse(*v, path + "." + std::string(key));
-        if (!parsed.ok()) return parsed.error();
-        out = *parsed;
-        return ok();
-    }
-
-    Status readSegment(const PickleValue& s, const std::string& path) {
+    Status readSegment(const PickleView& s, const Path& path) {
         if (!s.is(PickleKind::Dict)) return wrongKind(path, "a dict", s);
         if (!distinct_.firstVisit(s)) return repeated(path);
         SnapshotSegment seg;
-        Status st = field(s, "device", path, address, seg.device);
-        if (st.ok()) st = field(s, "address", path, address, seg.address);
-        if (st.ok()) st = field(s, "total_size", path, size, seg.total_size);
-        if (st.ok()) st = field(s, "allocated_size", path, size, seg.allocated_size);
-        if (st.ok()) st = field(s, "active_size", path, size, seg.active_size);
-        if (st.ok()) st = field(s, "stream", path, integer, seg.stream);
-        if (st.ok()) st = field(s, "segment_type", path, text, seg.segment_type);
         std::optional<int64_t> requested;
-        if (st.ok()) st = optionalField(s, "requested_size", path, size, requested);
+        Status st = readRequired(s.get("device"), path.field("device"), address, seg.device);
+        if (st.ok()) st = readRequired(s.get("address"), path.field("address"), address, seg.address);
+        if (st.ok()) st = readRequired(s.get("total_size"), path.field("total_size"), size, seg.total_size);
+        if (st.ok()) st = readRequired(s.get("allocated_size"), path.field("allocated_size"), size, seg.allocated_size);
+        if (st.ok()) st = readRequired(s.get("active_size"), path.field("active_size"), size, seg.active_size);
+        if (st.ok()) st = readRequired(s.get("stream"), path.field("stream"), integer, seg.stream);
+        if (st.ok()) st = readRequired(s.get("segment_type"), path.field("segment_type"), text, seg.segment_type);
+        if (st.ok()) st = readOptional(s.get("requested_size"), path.field("requested_size"), size, requested);
         if (!st.ok()) return st;
         seg.requested_size = requested.value_or(0);
         if (const auto expandable = s.get("is_expandable")) {
-            if (!expandable->asBool()) return wrongKind(path + ".is_expandable", "a bool", *expandable);
+            if (!expandable->asBool()) return wrongKind(path.field("is_expandable"), "a bool", *expandable);
             seg.is_expandable = *expandable->asBool();
         }
 
-        auto blocks = require(s, "blocks", path);
-        if (!blocks.ok()) return blocks.error();
-        const std::string blocks_path = path + ".blocks";
+        const Path blocks_path = path.field("blocks");
+        const auto blocks = s.get("blocks");
+        if (!blocks) return Error{blocks_path.str(), "missing"};
         if (!blocks->is(PickleKind::List)) return wrongKind(blocks_path, "a list", *blocks);
         if (!distinct_.firstVisit(*blocks)) return repeated(blocks_path);
         int64_t next_address = seg.address;  // legacy files: blocks lie back to back
         seg.blocks.reserve(blocks->size());
         for (size_t i = 0; i < blocks->size(); ++i) {
-            const std::string bpath = indexPath(blocks_path, i);
-            const PickleValue b = blocks->at(i);
+            const Path bpath = blocks_path.item(i);
+            const PickleView b = blocks->at(i);
             if (!b.is(PickleKind::Dict)) return wrongKind(bpath, "a dict", b);
             if (!distinct_.firstVisit(b)) return repeated(bpath);
             SnapshotBlock block;
             std::string state;
             std::optional<int64_t> block_address, block_requested;
-            Status bs = field(b, "size", bpath, size, block.size);
-            if (bs.ok()) bs = field(b, "state", bpath, text, state);
-            if (bs.ok()) bs = optionalField(b, "address", bpath, address, block_address);
-            if (bs.ok()) bs = optionalField(b, "requested_size", bpath, size, block_requested);
+            Status bs = readRequired(b.get("size"), bpath.field("size"), size, block.size);
+            if (bs.ok()) bs = readRequired(b.get("state"), bpath.field("state"), text, state);
+            if (bs.ok()) bs = readOptional(b.get("address"), bpath.field("address"), address, block_address);
+            if (bs.ok()) bs = readOptional(b.get("requested_size"), bpath.field("requested_size"), size, block_requested);
             if (!bs.ok()) return bs;
             if (state == "active_allocated") block.state = BlockState::ActiveAllocated;
             // torch writes active_pending_free; its documentation says active_awaiting_free.
             else if (state == "active_pending_free" || state == "active_awaiting_free") block.state = BlockState::ActivePendingFree;
             else if (state == "inactive") block.state = BlockState::Inactive;
-            else return Error{bpath + ".state", "must be active_allocated, active_pending_free or inactive, found '" + state + "'"};
+            else return Error{bpath.field("state").str(), "must be active_allocated, active_pending_free or inactive, found '" + state + "'"};
             block.address = block_address.value_or(next_address);
             block.requested_size = block_requested.value_or(block.size);
             if (block.address > std::numeric_limits<int64_t>::max() - block.size) {
-                return Error{bpath + ".address", "address plus size passes 2^63"};
+                return Error{bpath.field("address").str(), "address plus size passes 2^63"};
             }
             next_address = block.address + block.size;
             seg.blocks.push_back(block);
@@ -209,32 +212,43 @@ private:
         return ok();
     }
 
-    Expected<TraceEvent> readEvent(const PickleValue& e, const std::string& path) {
+    // The hot path: one pass over the event's pairs instead of a lookup per key.
+    Status readEvent(const PickleView& e, const Path& path, TraceEvent& event) {
         if (!e.is(PickleKind::Dict)) return wrongKind(path, "a dict", e);
         if (!distinct_.firstVisit(e)) return repeated(path);
-        TraceEvent event;
-        std::string action;
-        Status st = field(e, "action", path, text, action);
-        if (!st.ok()) return st.error();
-        event.action = actionFromName(action);
-        if (event.action == TraceAction::Oom) {
-            st = optionalField(e, "device_free", path, size, event.device_free);
-        } else {
-            st = field(e, "addr", path, address, event.addr);
+        std::optional<PickleView> action, addr, bytes, stream, time_us, frames, device_free;
+        for (size_t i = 0, n = e.size(); i < n; ++i) {
+            const auto key = e.keyAt(i).asString();
+            if (!key) continue;
+            const PickleView v = e.valueAt(i);
+            if (*key == "action") action = v;
+            else if (*key == "addr") addr = v;
+            else if (*key == "size") bytes = v;
+            else if (*key == "stream") stream = v;
+            else if (*key == "time_us") time_us = v;
+            else if (*key == "frames") frames = v;
+            else if (*key == "device_free") device_free = v;
         }
-        if (st.ok()) st = field(e, "size", path, size, event.size);
-        if (st.ok()) st = field(e, "stream", path, integer, event.stream);
-        if (st.ok()) st = optionalField(e, "time_us", path, integer, event.time_us);
-        if (!st.ok()) return st.error();
-        if (const auto frames = e.get("frames")) {
-            auto stack = readStack(*frames, path + ".frames");
+        if (!action) return Error{path.field("action").str(), "missing"};
+        const auto name = action->asString();
+        if (!name) return wrongKind(path.field("action"), "a string", *action);
+        event.action = actionFromName(*name);
+        Status st = event.action == TraceAction::Oom
+                        ? readOptional(device_free, path.field("device_free"), size, event.device_free)
+                        : readRequired(addr, path.field("addr"), address, event.addr);
+        if (st.ok()) st = readRequired(bytes, path.field("size"), size, event.size);
+        if (st.ok()) st = readRequired(stream, path.field("stream"), integer, event.stream);
+        if (st.ok()) st = readOptional(time_us, path.field("time_us"), integer, event.time_us);
+        if (!st.ok()) return st;
+        if (frames) {
+            auto stack = readStack(*frames, path.field("frames"));
             if (!stack.ok()) return stack.error();
             event.stack = *stack;
         }
-        return event;
+        return ok();
     }
 
-    TraceAction actionFromName(const std::string& name) {
+    TraceAction actionFromName(std::string_view name) {
         static const std::pair<std::string_view, TraceAction> kActions[] = {
             {"alloc", TraceAction::Alloc},
             {"free_requested", TraceAction::FreeRequested},
@@ -251,41 +265,42 @@ private:
         }
         auto& names = snapshot_.unrecognized_actions;
         if (names.size() < kMaxRememberedActionNames && std::find(names.begin(), names.end(), name) == names.end()) {
-            names.push_back(name);
+            names.emplace_back(name);
         }
         return TraceAction::Unrecognized;
     }
 
     // Frames lists are shared between events in torch's files; each distinct
     // list is read once and its index reused.
-    Expected<int32_t> readStack(const PickleValue& frames, const std::string& path) {
+    Expected<int32_t> readStack(const PickleView& frames, const Path& path) {
         if (!frames.is(PickleKind::List)) return wrongKind(path, "a list of frames", frames);
         if (frames.size() == 0) return -1;
         const size_t id = *frames.containerId();
-        if (const auto it = stack_of_list_.find(id); it != stack_of_list_.end()) return it->second;
+        if (id >= stack_of_list_.size()) stack_of_list_.resize(std::max(id + 1, stack_of_list_.size() * 2), -2);
+        if (stack_of_list_[id] != -2) return stack_of_list_[id];
         CallStack stack;
         stack.reserve(frames.size());
         for (size_t i = 0; i < frames.size(); ++i) {
-            const std::string fpath = indexPath(path, i);
-            const PickleValue f = frames.at(i);
+            const Path fpath = path.item(i);
+            const PickleView f = frames.at(i);
             if (!f.is(PickleKind::Dict)) return wrongKind(fpath, "a dict with filename, line and name", f);
             StackFrame frame;
-            Status st = field(f, "filename", fpath, text, frame.filename);
-            if (st.ok()) st = field(f, "line", fpath, integer, frame.line);
-            if (st.ok()) st = field(f, "name", fpath, text, frame.name);
+            Status st = readRequired(f.get("filename"), fpath.field("filename"), text, frame.filename);
+            if (st.ok()) st = readRequired(f.get("line"), fpath.field("line"), integer, frame.line);
+            if (st.ok()) st = readRequired(f.get("name"), fpath.field("name"), text, frame.name);
             if (!st.ok()) return st.error();
             stack.push_back(std::move(frame));
         }
         snapshot_.stacks.push_back(std::move(stack));
         const auto index = static_cast<int32_t>(snapshot_.stacks.size() - 1);
-        stack_of_list_.emplace(id, index);
+        stack_of_list_[id] = index;
         return index;
     }
 };
 
 }  // namespace
 
-Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root) { return SnapshotReader().read(root); }
+Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root) { return SnapshotReader().read(root.view()); }
 
 Expected<MemorySnapshot> readMemorySnapshot(std::string_view bytes) {
     auto root = readPickle(bytes);

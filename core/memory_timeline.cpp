@@ -179,6 +179,7 @@ Expected<SnapshotTimeline> snapshotTimeline(const MemorySnapshot& snapshot, cons
     // the trace frees without having seen it allocated.
     int64_t allocated = 0, reserved = 0, freed_unseen_blocks = 0, freed_unseen_segments = 0;
     std::unordered_map<int64_t, int64_t> live_blocks;  // address -> size, allocated within the trace
+    live_blocks.reserve(1024);
     MappedRanges mapped;
     size_t unrecognized = 0, size_mismatches = 0, double_allocs = 0;
     for (size_t i = 0; i < events.size(); ++i) {

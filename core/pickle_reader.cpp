@@ -152,7 +152,12 @@ bool isAscii(std::string_view s) {
 class Unpickler {
 public:
     Unpickler(std::string_view input, const PickleLimits& limits)
-        : in_(input), limits_(limits), doc_(std::make_shared<Document>()) {}
+        : in_(input), limits_(limits), doc_(std::make_shared<Document>()) {
+        // torch's files spend about 40 bytes per container; reserving only
+        // claims address space, so an overestimate costs nothing real.
+        doc_->containers.reserve(input.size() / 32);
+        memo_.reserve(input.size() / 32);
+    }
 
     Expected<PickleValue> run() {
         while (true) {
@@ -314,6 +319,7 @@ private:
             sparse_memo_.erase(index);
             memo_.push_back(top);
             // Entries parked in the map move to the vector once it reaches them.
+            if (sparse_memo_.empty()) return true;
             for (auto it = sparse_memo_.find(memo_.size()); it != sparse_memo_.end();
                  it = sparse_memo_.find(memo_.size())) {
                 memo_.push_back(it->second);
