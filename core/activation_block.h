@@ -5,6 +5,7 @@
 // the hot path (layerActivations, which must not): the visitor is called as
 //   visit(std::string_view op, std::string_view tensor, int64_t bytes, bool attention_core)
 // Sources for every row: docs/parts/activations.md. Internal to the core.
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
@@ -25,14 +26,17 @@ inline constexpr MlpOpNames kRoutedExpertOps{"expert dispatch", "expert act_fn",
                                              "expert down_proj"};
 
 // A norm over n elements in `rows` rows. Its output is kept by the layers
-// that read it, which list it as their input. `fp32_storage`: in fp32, the
-// input is a view of a larger tensor whose whole storage stays alive.
+// that read it, which list it as their input. `on_stream`: the input is the
+// residual stream (fp32 under AMP), not a matmul output (q/k norms, MLA's
+// latent norms). `fp32_storage`: in fp32, the input is a view of a larger
+// tensor whose whole storage stays alive.
 template <class Emit>
 void normTensors(const ActivationShape& a, std::string_view op, int64_t n, int64_t rows, Emit&& emit,
-                 int64_t fp32_storage = 0) {
+                 bool on_stream = true, int64_t fp32_storage = 0) {
+    const double input_bytes = on_stream ? a.stream_bytes : a.act_bytes;
     if (a.profile == KernelProfile::Megatron) {
         // Korthikanti et al. 2022 §4.1: 2sbh per LayerNorm input, statistics neglected.
-        emit(op, "input", n, a.act_bytes);
+        emit(op, "input", n, input_bytes);
         return;
     }
     if (a.profile == KernelProfile::Fused || a.norm == NormKind::LayerNorm) {
@@ -40,20 +44,21 @@ void normTensors(const ActivationShape& a, std::string_view op, int64_t n, int64
         // native_layer_norm keep the input and fp32 statistics, whether or
         // not the weight trains.
         const bool ln = a.norm == NormKind::LayerNorm;
-        emit(op, "input", n, a.act_bytes);
+        emit(op, "input", n, input_bytes);
         emit(op, ln ? "mean and rstd (fp32)" : "rstd (fp32)", ln ? 2 * rows : rows, 4.0);
         return;
     }
     // LlamaRMSNorm / GemmaRMSNorm: x.to(float32); pow(2) keeps the fp32 input;
     // rsqrt keeps its fp32 result; x * rstd needs both; the weight product
     // keeps the normalised tensor for the weight's gradient (Llama: cast back
-    // to the compute dtype first; Gemma: still fp32).
-    if (a.fp32_compute)
+    // to the input's dtype first; Gemma: still fp32). Under AMP the input is
+    // the fp32 residual stream, so nothing is upcast.
+    if (input_bytes == 4.0)
         emit(op, "input", fp32_storage > 0 ? fp32_storage : n, 4.0);
     else
         emit(op, "input upcast to fp32", n, 4.0);
     emit(op, "rstd (fp32)", rows, 4.0);
-    if (!a.frozen_base) emit(op, "normalised input (weight gradient)", n, a.gemma_norm ? 4.0 : a.act_bytes);
+    if (!a.frozen_base) emit(op, "normalised input (weight gradient)", n, a.gemma_norm ? 4.0 : input_bytes);
 }
 
 template <class Visit>
@@ -87,11 +92,30 @@ private:
     bool megatron() const { return a_.profile == KernelProfile::Megatron; }
     int64_t rows() const { return a_.tokens / a_.sp; }  // token rows of a replicated tensor
 
-    void norm(std::string_view op, int64_t n, int64_t norm_rows, bool fp32_input_is_view_of = false,
-              int64_t view_storage = 0) {
+    void norm(std::string_view op, int64_t n, int64_t norm_rows, bool on_stream = true, int64_t view_storage = 0) {
         normTensors(a_, op, n, norm_rows, [&](std::string_view o, std::string_view t, int64_t e, double b) {
             emit(o, t, e, b);
-        }, fp32_input_is_view_of ? view_storage : 0);
+        }, on_stream, view_storage);
+    }
+
+    // The input of linears that read the norm output (or the tokens gathered
+    // for the experts). One storage, kept when any of the linears keeps it;
+    // under AMP that input is fp32 and every linear keeps its own 16-bit cast
+    // (adapters included), because autocast caches casts of leaf weights only.
+    void streamInput(std::string_view op, std::string_view what, Roles roles, bool fused, int64_t in,
+                     int64_t adapter_rows) {
+        const ActivationShape& a = a_;
+        if (!a.amp) {
+            if (a.keepsInput(roles)) emit(op, what, in, a.linear_in_bytes);
+        } else {
+            int64_t casts = a.frozen_base ? 0 : (fused ? 1 : a.roleCount(roles));
+            if (a.frozen_base && a.lora_rank > 0 && a.lora_dropout == 0) {
+                const int64_t adapted = a.roleCount(roles & a.lora_roles);
+                casts += fused ? std::min<int64_t>(adapted, 1) : adapted;
+            }
+            emit(op, "input cast to compute dtype (one per linear)", casts * in, a.act_bytes);
+        }
+        adapters(op, roles, fused ? 1 : 0, in, adapter_rows);
     }
 
     // LoRA adapters (PEFT lora.Linear): lora_A keeps its input (a dropped
@@ -120,15 +144,11 @@ private:
         const int64_t out = T * a.heads * a.v_head_dim;
         norm("input_layernorm", n, rows());
 
-        const std::string_view qkv_op = a.fused_qkv ? "qkv projection" : "q_proj / k_proj / v_proj";
-        if (a.keepsInput(kQ | kK | kV)) emit(qkv_op, "input (norm output)", n, a.linear_in_bytes);
-        if (a.fused_qkv)
-            adapters(qkv_op, kQ | kK | kV, 1, n, T);
-        else
-            adapters(qkv_op, kQ | kK | kV, 0, n, T);
+        streamInput(a.fused_qkv ? "qkv projection" : "q_proj / k_proj / v_proj", "input (norm output)",
+                    kQ | kK | kV, a.fused_qkv, n, T);
         if (a.qk_norm) {
-            norm("q_norm", q, T * a.heads);
-            norm("k_norm", kv, T * a.kv_heads);
+            norm("q_norm", q, T * a.heads, false);
+            norm("k_norm", kv, T * a.kv_heads, false);
         }
         if (a.flash) {
             flashCore(q, kv, T * a.kv_heads * a.v_head_dim, out);
@@ -167,7 +187,8 @@ private:
         const ActivationShape& a = a_;
         const int64_t scores = a.b * a.heads * a.s * a.s_kv;
         if (a.attn_softcap) emit("attention softcap", "tanh output", scores, a.act_bytes, true);
-        if (!megatron() && a.softmax_fp32) {
+        // CUDA autocast runs softmax in fp32 whatever the family writes.
+        if (!megatron() && (a.softmax_fp32 || a.amp)) {
             // softmax(w, dtype=float32).to(query.dtype): the fp32 output is kept
             // by softmax; its 16-bit cast by the matmul with the values, unless
             // dropout comes between (then the dropout output is kept instead).
@@ -190,15 +211,14 @@ private:
         const int64_t n = a.hiddenTokens();
         const int64_t T = a.tokens;
         norm("input_layernorm", n, rows());
-        if (a.keepsInput(kQ | kK | kV)) emit("q_a_proj / kv_a_proj", "input (norm output)", n, a.linear_in_bytes);
-        adapters("q_a_proj / kv_a_proj", kQ | kK | kV, 0, n, T);
+        streamInput("q_a_proj / kv_a_proj", "input (norm output)", kQ | kK | kV, false, n, T);
         if (a.q_lora > 0) {
-            norm("q_a_layernorm", T * a.q_lora, T);
+            norm("q_a_layernorm", T * a.q_lora, T, false);
             if (a.keepsInput(kQ)) emit("q_b_proj", "input (q_a_layernorm output)", T * a.q_lora, a.linear_in_bytes);
         }
         // kv_a_layernorm reads a slice of kv_a's output: in fp32 the slice
         // itself (the whole storage) is what pow keeps.
-        norm("kv_a_layernorm", T * a.kv_lora, T, true, T * (a.kv_lora + a.rope_dim));
+        norm("kv_a_layernorm", T * a.kv_lora, T, false, T * (a.kv_lora + a.rope_dim));
         if (a.keepsInput(kK | kV)) emit("kv_b_proj", "input (kv_a_layernorm output)", T * a.kv_lora, a.linear_in_bytes);
         const int64_t qk = T * a.heads * a.head_dim;
         const int64_t out = T * a.heads * a.v_head_dim;
@@ -241,10 +261,11 @@ private:
         const int64_t mid = r * w;
         const bool gated = a.mlp == MlpKind::Gated;
         const Roles in_roles = gated ? (kGate | kUp) : kUp;
-        if (!input_listed && a.keepsInput(in_roles))
-            emit(op.input, input_is_norm_output ? "input (norm output)" : "tokens routed to the experts", in,
-                 a.linear_in_bytes);
-        adapters(op.input, in_roles, 0, in, r);
+        if (input_listed && !a.amp)
+            adapters(op.input, in_roles, 0, in, r);
+        else
+            streamInput(op.input, input_is_norm_output ? "input (norm output)" : "tokens routed to the experts",
+                        in_roles, false, in, r);
         if (megatron()) {
             // Korthikanti et al. 2022 §4.1 (GeLU input and output, 8sbh each
             // at 4h); gated: bias_swiglu keeps fc1's 2f-wide output.
@@ -283,14 +304,18 @@ private:
             case ActivationFn::Relu:  // ReluBackward keeps the result
                 emit(op, "output", mid, a.act_bytes);
                 break;
-            case ActivationFn::GeluNew:
+            case ActivationFn::GeluNew: {
                 // 0.5*x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))): pow keeps
                 // x, tanh its result, the last product both of its factors.
-                emit(op, "input", mid, a.act_bytes);
-                emit(op, "tanh output", mid, a.act_bytes);
+                // CUDA autocast runs pow in fp32 (on an fp32 copy of x), and the
+                // chain after it follows in fp32 by type promotion.
+                const double chain = a.amp ? 4.0 : a.act_bytes;
+                emit(op, a.amp ? "input cast to fp32 (pow)" : "input", mid, chain);
+                emit(op, "tanh output", mid, chain);
                 emit(op, "0.5 * input", mid, a.act_bytes);
-                emit(op, "1 + tanh", mid, a.act_bytes);
+                emit(op, "1 + tanh", mid, chain);
                 break;
+            }
         }
     }
 
@@ -305,7 +330,11 @@ private:
         // The router (and the shared expert) read the norm output.
         const bool router_keeps = !a.frozen_base;
         const bool shared_keeps = shared && a.keepsInput(a.mlp == MlpKind::Gated ? (kGate | kUp) : kUp);
-        if (router_keeps || shared_keeps) emit("router", "input (norm output)", n, a.linear_in_bytes);
+        if (a.amp) {
+            if (router_keeps) emit("router", "input cast to compute dtype", n, a.act_bytes);
+        } else if (router_keeps || shared_keeps) {
+            emit("router", "input (norm output)", n, a.linear_in_bytes);
+        }
         if (eager()) {
             // modeling_mixtral.py MixtralSparseMoeBlock: softmax(dtype=float),
             // topk, in-place renormalisation, then a loop over the experts
@@ -324,12 +353,13 @@ private:
         }
         mlp(kRoutedExpertOps, routed, a.expert_ffn, false, false);
         emit("expert combine", "expert output (routing weight gradient)", routed * a.h, a.act_bytes);
-        emit("expert combine", "routing weight per token", routed, a.act_bytes);
+        // Under AMP the routing weights are cast to the fp32 stream's dtype.
+        emit("expert combine", "routing weight per token", routed, eager() ? a.stream_bytes : a.act_bytes);
         // index_add_'s derivative for its source reads source.dim() and
         // expand_as(source), so autograd keeps the weighted expert output too.
-        if (eager()) emit("expert combine", "weighted expert output (index_add_ source)", routed * a.h, a.act_bytes);
+        if (eager()) emit("expert combine", "weighted expert output (index_add_ source)", routed * a.h, a.stream_bytes);
         if (shared) {
-            mlp(kSharedExpertOps, a.tokens, a.shared_ffn, true, true);
+            mlp(kSharedExpertOps, a.tokens, a.shared_ffn, /*input_listed=*/!a.amp, true);
             if (a.shared_gate) {
                 // Qwen2-MoE: sigmoid(shared_expert_gate(x)) * shared_expert(x)
                 emit("shared expert gate", "sigmoid output", T, a.act_bytes);

@@ -78,6 +78,9 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
     const PrecisionPlan plan = planPrecision(tr);
     a.act_bytes = bytesOf(plan.activations);
     a.fp32_compute = plan.activations == DType::Fp32;
+    a.amp = a.profile == KernelProfile::Eager &&
+            (tr.precision == Precision::AmpBf16 || tr.precision == Precision::AmpFp16);
+    a.stream_bytes = a.amp ? 4.0 : a.act_bytes;
     // Transformer Engine keeps the fp8 cast of every matmul input for the
     // weight gradient (te.Linear saves inputmat in fp8 when fp8 is enabled).
     a.linear_in_bytes = tr.precision == Precision::Fp8Mixed ? 1.0 : a.act_bytes;

@@ -56,6 +56,11 @@ struct ActivationShape {
     int64_t sp = 1;         // divisor of the replicated b*s*h tensors: t with sequence parallelism
 
     double act_bytes = 2;     // a saved activation element (compute dtype)
+    // torch.autocast (AMP) with the Eager profile: fp32 weights make the
+    // residual stream, the norms and their outputs fp32; every matmul keeps
+    // its own 16-bit cast of an fp32 input (autocast caches only leaf weights).
+    bool amp = false;
+    double stream_bytes = 2;  // residual stream and norm tensors: 4 under AMP, else act_bytes
     double linear_in_bytes = 2;  // a saved matmul input (1 with fp8 training)
     bool fp32_compute = false;   // act_bytes == 4: upcasts are no-ops
 
@@ -90,6 +95,12 @@ struct ActivationShape {
         for (uint32_t bit = 1; bit <= 64; bit <<= 1)
             if ((roles & bit) && keepsInput(static_cast<LinearRole>(bit))) return true;
         return false;
+    }
+    int64_t roleCount(uint32_t roles) const {
+        int64_t n = 0;
+        for (uint32_t bit = 1; bit <= 64; bit <<= 1)
+            if (roles & bit) ++n;
+        return n;
     }
     int64_t hiddenTokens() const { return tokens * h / sp; }  // elements of a replicated b*s*h tensor
 };

@@ -71,10 +71,10 @@ LayerActivations accountLayer(const ActivationShape& a) {
     out.saved_selective = sums.saved - sums.core;
     // torch.utils.checkpoint / Megatron full recomputation keep the block
     // input: the residual stream, split over tensor ranks with SP.
-    out.checkpoint_input = tensorBytes(a.hiddenTokens(), a.act_bytes);
+    out.checkpoint_input = tensorBytes(a.hiddenTokens(), a.stream_bytes);
     // The gradient arriving from the block above and the one accumulating
     // for this block's input, plus the block's largest op transient.
-    const double residual = 2.0 * static_cast<double>(a.hiddenTokens()) * a.act_bytes;
+    const double residual = 2.0 * static_cast<double>(a.hiddenTokens()) * a.stream_bytes;
     out.backward_working = static_cast<int64_t>(residual + backwardTransient(a) + 0.5);
     return out;
 }

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
 import saved_tensor_ledger as ledger
-from saved_tensor_ledger import dropout, layer_norm, mean_last_dim, op
+from saved_tensor_ledger import autocast_fp32, dropout, layer_norm, mean_last_dim, op
 
 
 # ---------------------------------------------------------------------------
@@ -29,7 +29,8 @@ class FlashAttention(torch.autograd.Function):
         b, s, nh, d = q.shape
         rep = nh // k.shape[2]
         seed = int(torch.randint(0, 2**31 - 1, (1,)).item())
-        with torch.no_grad():
+        # The kernel works in fp32 and keeps an fp32 logsumexp whatever autocast says.
+        with torch.no_grad(), torch.autocast("cpu", enabled=False):
             out, lse = _reference_attention(q, k, v, rep, dropout_p, scale, seed)
         rng_state = torch.tensor([seed, 0], dtype=torch.int64)
         ctx.save_for_backward(q, k, v, out, lse, rng_state)
@@ -39,7 +40,7 @@ class FlashAttention(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dout):
         q, k, v, out, lse, rng_state = ctx.saved_tensors
-        with torch.enable_grad():
+        with torch.enable_grad(), torch.autocast("cpu", enabled=False):
             qq, kk, vv = (t.detach().requires_grad_() for t in (q, k, v))
             o, _ = _reference_attention(qq, kk, vv, ctx.rep, ctx.dropout_p, ctx.scale, int(rng_state[0]))
             dq, dk, dv = torch.autograd.grad(o, (qq, kk, vv), dout)
@@ -142,7 +143,8 @@ def activation(name):
     if name == "gelu_pytorch_tanh":
         return lambda x: F.gelu(x, approximate="tanh")
     if name == "gelu_new":  # transformers.activations.NewGELUActivation, op by op
-        return lambda x: 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+        return lambda x: 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) *
+                                                    (x + 0.044715 * torch.pow(autocast_fp32(x), 3.0))))
     raise ValueError(name)
 
 
@@ -208,6 +210,11 @@ class LlamaAttention(nn.Module):
             q, k = apply_rotary_pos_emb(q, k, cos, sin)
         if self.flash:
             with op("flash attention"):
+                if torch.is_autocast_cpu_enabled():
+                    # transformers' _flash_attention_forward casts fp32 inputs
+                    # (upcast by the fp32 rotary tables) to the autocast dtype.
+                    dt = torch.get_autocast_cpu_dtype()
+                    q, k, v = q.to(dt), k.to(dt), v.to(dt)
                 o = FlashAttention.apply(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                                          self.dropout, self.scaling)
         else:
@@ -374,7 +381,7 @@ class GPT2Block(nn.Module):
                 causal = self.bias[:, :, :s, :s]
                 w = torch.where(causal, w.to(w.dtype), torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype))
             with op("attention softmax"):
-                w = F.softmax(w, dim=-1)
+                w = F.softmax(autocast_fp32(w), dim=-1)
                 w = w.type(v.dtype)
             with op("attention dropout"):
                 w = dropout(w, self.attn_pdrop)

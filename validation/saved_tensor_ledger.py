@@ -58,6 +58,22 @@ class SavedTensorLedger:
         with torch.autograd.graph.saved_tensors_hooks(self.pack, lambda t: t):
             yield
 
+    def exclude_parameter_casts(self, module):
+        """Autocast's 16-bit casts of the weights, which matmuls keep: the
+        estimator counts them as weight copies. A kept 16-bit storage equal to
+        a parameter's cast is one (random weights make a coincidence
+        impossible)."""
+        params = [p.detach() for p in module.parameters()]
+        for ptr, entry in list(self.storages.items()):
+            t = entry["keep"]
+            if t.dtype not in (torch.bfloat16, torch.float16):
+                continue
+            flat = torch.empty(0, dtype=t.dtype).set_(t.storage())
+            for p in params:
+                if p.numel() == flat.numel() and torch.equal(flat, p.to(t.dtype).reshape(-1)):
+                    del self.storages[ptr]
+                    break
+
     def summary(self, num_layers):
         blocks = [0] * num_layers
         per_op = {}
@@ -145,6 +161,14 @@ def mean_last_dim(x):
     if int(torch.__version__.split(".")[0]) >= 2:
         return x.mean(-1, keepdim=True)
     return _MeanLastDim.apply(x)
+
+
+def autocast_fp32(x):
+    """What CUDA autocast does to the inputs of the ops on its fp32 list
+    (softmax, pow, ...): CPU autocast leaves those in bfloat16."""
+    if torch.is_autocast_cpu_enabled() and x.dtype in (torch.bfloat16, torch.float16):
+        return x.float()
+    return x
 
 
 def layer_norm(x, weight, bias, eps):

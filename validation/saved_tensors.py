@@ -112,7 +112,7 @@ def make_case(family, dtype, attention, ckpt, dropout_on=False, lora=None, batch
     training = {
         "micro_batch_size": batch,
         "sequence_length": seq,
-        "precision": "fp32" if dtype == "fp32" else "mixed-bf16",
+        "precision": {"fp32": "fp32", "bf16": "mixed-bf16", "amp": "amp-bf16"}[dtype],
         "attention": attention,
         "kernels": "eager",
         "checkpointing": "full" if ckpt else "none",
@@ -155,6 +155,17 @@ def grid():
     cases.append(make_case("llama", "bf16", "eager", False, batch=1, seq=48, vocab=200))
     cases.append(make_case("mistral", "bf16", "flash", False, batch=3, seq=24, vocab=160))
     cases.append(make_case("gpt2", "bf16", "eager", False, dropout_on=True, batch=1, seq=40))
+    # torch.autocast: fp32 weights, bf16 matmuls
+    for family in FAMILIES:
+        for attention in ("eager", "flash"):
+            cases.append(make_case(family, "amp", attention, False))
+    cases.append(make_case("llama", "amp", "eager", True))
+    cases.append(make_case("gpt2", "amp", "flash", True))
+    cases.append(make_case("llama", "amp", "eager", False, dropout_on=True))
+    cases.append(make_case("gpt2", "amp", "eager", False, dropout_on=True))
+    cases.append(make_case("llama", "amp", "eager", False, lora=(4, 0.0, attn_targets)))
+    cases.append(make_case("mistral", "amp", "flash", False, lora=(4, 0.1, attn_targets)))
+    cases.append(make_case("llama", "amp", "flash", False, lora=(8, 0.0, all_targets)))
     return cases
 
 
@@ -172,8 +183,10 @@ def measure(case):
     b, s = case["training"]["micro_batch_size"], case["training"]["sequence_length"]
     input_ids = torch.randint(0, c["vocab_size"], (b, s))
     labels = input_ids.clone()
-    with record.recording():
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=case["dtype"] == "amp")
+    with record.recording(), autocast:
         loss = model(input_ids, labels, case["ckpt"])
+    record.exclude_parameter_casts(model)
     loss.backward()  # the graph is sound: every saved tensor is usable
     if not math.isfinite(loss.item()):
         raise RuntimeError(f"{case['name']}: loss is {loss.item()}")

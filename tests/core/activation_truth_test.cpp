@@ -120,7 +120,7 @@ TEST(ActivationGroundTruth, FileCoversTheGrid) {
         finetuning.insert(c.at("training").at("finetuning").get<std::string>());
     }
     EXPECT_EQ(families, (std::set<std::string>{"gemma", "gemma2", "gpt2", "llama", "mistral", "mixtral", "qwen2", "qwen3"}));
-    EXPECT_EQ(precisions.size(), 2u);
+    EXPECT_EQ(precisions, (std::set<std::string>{"amp-bf16", "fp32", "mixed-bf16"}));
     EXPECT_EQ(attentions.size(), 2u);
     EXPECT_EQ(checkpointing.size(), 2u);
     EXPECT_EQ(finetuning.size(), 2u);
