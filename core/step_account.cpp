@@ -58,6 +58,12 @@ StageActivations stageActivations(const Scenario& s, const StepInputs& in, const
 // NCCL communicators are outside the allocator; see estimate.cpp.
 }  // namespace
 
+int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive) {
+    // Each block's casts are saved by that block's matmuls and freed by its
+    // backward, so they come and go with the saved activations.
+    return roundBytes(static_cast<double>(autocast_per_microbatch) * microbatches_alive) + lasting;
+}
+
 StepInputs stepInputs(const Scenario& s) {
     StepInputs in;
     in.layout = parameterLayout(s.model);
@@ -131,8 +137,7 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
         lasting_copies += roundBytes(2.0 * static_cast<double>(std::max(lay.dense_layer.attention.largest_tensor,
                                                                          lay.dense_layer.dense_mlp.largest_tensor)) /
                                      static_cast<double>(par.tensor));
-    const int64_t micro_in_flight = static_cast<int64_t>(std::ceil(st.in_flight));
-    const int64_t weight_copies = amp_copies * micro_in_flight + lasting_copies;
+    const int64_t weight_copies = weightCopiesAlive(amp_copies, lasting_copies, st.in_flight);
 
     // Gradients exist at the forward peak when the framework keeps a
     // persistent contiguous buffer (recipes with master weights: Megatron-LM,
@@ -145,11 +150,16 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     acc.lasting_copies = lasting_copies;
 
     const double in_flight = st.in_flight;
-    const double embed = st.index == 0 ? static_cast<double>(in.ends.embedding_saved) * in_flight : 0.0;
-    const double final_norm = st.has_final_norm ? static_cast<double>(in.ends.final_norm_saved) * st.head_in_flight : 0.0;
-    // Loss buffers of the other micro-batches a GPipe last stage still holds.
-    const double other_logits = st.has_lm_head ? static_cast<double>(in.ends.logits_saved) * (st.head_in_flight - 1.0) : 0.0;
-    const double ends_forward = embed + final_norm + other_logits;
+    const EndActivations& ends = in.ends;
+    acc.embedding_saved = st.index == 0 ? static_cast<double>(ends.embedding_saved) : 0.0;
+    if (st.has_lm_head) {
+        acc.final_norm_saved = static_cast<double>(ends.final_norm_saved);
+        acc.head_saved = acc.final_norm_saved + static_cast<double>(ends.logits_saved);
+        acc.loss_peak = static_cast<double>(ends.loss_peak);
+        acc.loss_backward_peak = static_cast<double>(ends.loss_backward_peak);
+    }
+    // Other micro-batches whose heads the last stage keeps (GPipe: m - 1).
+    const double other_heads = st.head_in_flight - 1.0;
 
     acc.activations_one_microbatch = act.one_microbatch;
     acc.activations_no_recompute = act.no_recompute * in_flight;
@@ -164,29 +174,43 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     fw[Component::GatheredWeights] = gathered;
     fw[Component::CommBuffers] += all_to_all;
     fw[Component::Activations] = roundBytes(act.one_microbatch * in_flight);
-    fw[Component::LogitsLoss] = roundBytes(ends_forward);
+    fw[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::AfterForward);
 
     acc.loss = fw;
     acc.loss[Component::CommBuffers] -= all_to_all;
-    if (st.has_lm_head) acc.loss[Component::LogitsLoss] = roundBytes(ends_forward + static_cast<double>(in.ends.loss_peak));
+    acc.loss[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::Loss);
 
     MemoryBreakdown& bs = acc.backward_start;
     bs = fw;
     bs[Component::CommBuffers] += scatter;
     bs[Component::Activations] = roundBytes(act.one_microbatch * in_flight + act.recompute_block + act.backward_working);
-    if (st.has_lm_head) bs[Component::LogitsLoss] = roundBytes(ends_forward + static_cast<double>(in.ends.loss_backward_peak));
+    bs[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::HeadBackward);
 
+    // Backward of one chunk (the whole stage, or 1/v of it when interleaved)
+    // frees that chunk; the rest stays in flight.
+    const double v = par.schedule == PipelineSchedule::Interleaved1F1B ? static_cast<double>(par.virtual_stages) : 1.0;
+    const double others = std::max(0.0, in_flight - 1.0 / v);
     MemoryBreakdown& be = acc.backward_end;
     be = base;
     be[Component::Gradients] = ms.gpu.gradients;
     be[Component::GatheredWeights] = gathered;
     be[Component::CommBuffers] += scatter + all_to_all;
-    be[Component::WeightCopies] = amp_copies * (micro_in_flight - 1) + lasting_copies;
-    const double others = std::max(0.0, in_flight - 1.0);
+    be[Component::WeightCopies] = weightCopiesAlive(amp_copies, lasting_copies, others);
     // The last block's backward: all gradients exist while it is recomputed
     // (checkpointing) and its intermediates' gradients are alive.
     be[Component::Activations] = roundBytes(act.one_microbatch * others + act.recompute_block + act.backward_working);
-    be[Component::LogitsLoss] = roundBytes(embed * others / std::max(1.0, in_flight) + other_logits);
+    be[Component::LogitsLoss] = endsBytes(acc, others, other_heads, EndsMoment::Between);
+
+    // Two backward chunks in a row (GPipe; 1F1B's cool-down): the next one
+    // starts with every gradient allocated and one chunk fewer in flight; with
+    // whole-stage chunks it is the next micro-batch's head backward.
+    if (in_flight * v >= 2.0) {
+        MemoryBreakdown& bn = acc.backward_next;
+        bn = be;
+        bn[Component::CommBuffers] = bs[Component::CommBuffers];
+        bn[Component::LogitsLoss] = v == 1.0 ? endsBytes(acc, others, std::max(0.0, other_heads - 1.0), EndsMoment::HeadBackward)
+                                             : be[Component::LogitsLoss];
+    }
 
     MemoryBreakdown& sp_ = acc.step;
     sp_ = base;
@@ -202,11 +226,23 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     return acc;
 }
 
+int64_t endsBytes(const StepAccount& a, double micro_alive, double heads_saved, EndsMoment moment) {
+    double b = a.embedding_saved * micro_alive + a.head_saved * heads_saved;
+    switch (moment) {
+        case EndsMoment::Between: break;
+        case EndsMoment::AfterForward: b += a.final_norm_saved; break;
+        case EndsMoment::Loss: b += a.final_norm_saved + a.loss_peak; break;
+        case EndsMoment::HeadBackward: b += a.final_norm_saved + a.loss_backward_peak; break;
+    }
+    return roundBytes(b);
+}
+
 StagePeak stagePeak(const StepAccount& a) {
     const StagePeak candidates[] = {{Phase::Forward, &a.forward},
                                     {Phase::Loss, &a.loss},
                                     {Phase::Backward, &a.backward_start},
                                     {Phase::Backward, &a.backward_end},
+                                    {Phase::Backward, &a.backward_next},
                                     {Phase::OptimizerStep, &a.step}};
     StagePeak best = candidates[0];
     for (const StagePeak& c : candidates)

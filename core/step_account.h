@@ -32,6 +32,10 @@ struct StepAccount {
     MemoryBreakdown loss;           // worst moment of the loss (last stage; = forward elsewhere)
     MemoryBreakdown backward_start; // head backward + first block backward (+ recompute)
     MemoryBreakdown backward_end;   // all gradients, other micro-batches still in flight
+    // The next backward right after (GPipe, or 1F1B with m <= in flight):
+    // all gradients exist and the head's backward runs again. Zero when the
+    // stage never runs two backwards in a row with micro-batches left.
+    MemoryBreakdown backward_next;
     MemoryBreakdown step;           // optimizer step with its temporaries
     bool grads_in_forward = false;
     bool persistent_grads = false;          // a gradient buffer exists from the start of the step
@@ -42,11 +46,27 @@ struct StepAccount {
     double recompute_block = 0;             // saved tensors of the largest block being recomputed
     double backward_working = 0;
     double recompute_fraction = 0;
+    // The model's ends, per micro-batch, on this stage (zero where absent).
+    double embedding_saved = 0;   // first stage
+    double head_saved = 0;        // last stage: final norm + logits kept until the head's backward
+    double final_norm_saved = 0;
+    double loss_peak = 0;         // the current micro-batch's loss, at its worst (includes its logits)
+    double loss_backward_peak = 0;// the current micro-batch's head backward, at its worst
 };
+
+// The embedding, final-norm, logits and loss buffers alive with
+// `micro_alive` micro-batches of activations in flight and `heads_saved`
+// other micro-batches' heads kept, at a moment of the current micro-batch.
+enum class EndsMoment { Between, AfterForward, Loss, HeadBackward };
+int64_t endsBytes(const StepAccount& account, double micro_alive, double heads_saved, EndsMoment moment);
 
 StepAccount accountStep(const Scenario& scenario, const StepInputs& inputs, int64_t stage);
 
-// The worst of the account's moments.
+// Weight copies alive with `microbatches_alive` micro-batches of saved
+// activations in flight (fractions for partial passes and chunks).
+int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive);
+
+// The worst of the account's moments (backward_next counts as Backward).
 struct StagePeak {
     Phase phase;
     const MemoryBreakdown* breakdown;

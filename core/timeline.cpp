@@ -1,7 +1,8 @@
-// Built from the same StepAccount as estimate(): the samples at the moments
-// the account evaluates (forward end, loss, backward start and end, step)
-// are those breakdowns, and every other sample lies between two of them, so
-// the timeline's maximum is the estimate's peak.
+// Built from the same StepAccount as estimate(), with the same count-based
+// terms (activations per chunk in flight, weightCopiesAlive, endsBytes), so
+// the samples at the account's moments (forward end, loss, backward start,
+// end and next, step) equal its breakdowns and the samples between them lie
+// below: the timeline's maximum is the estimate's peak.
 #include "core/timeline.h"
 
 #include <algorithm>
@@ -14,42 +15,47 @@ namespace {
 
 int64_t roundBytes(double b) { return static_cast<int64_t>(std::llround(b)); }
 
-// One pass of a chunk of blocks (a whole stage, or 1/v of it when interleaved).
+// One pass of a chunk of blocks: the whole stage, or 1/v of it when interleaved.
 struct Pass {
     bool forward;
     int64_t microbatch;
     int64_t chunk;
 };
 
-// The order in which a stage runs its passes.
+int64_t virtualStages(const Scenario& s) {
+    return s.parallelism.schedule == PipelineSchedule::Interleaved1F1B ? s.parallelism.virtual_stages : 1;
+}
+
+// The order in which a stage runs its passes. Forward chunks go micro-batch
+// by micro-batch, 0..v-1; backward chunks v-1..0.
 std::vector<Pass> schedulePasses(const Scenario& s, const StepAccount& acc, int64_t m) {
     const int64_t p = s.parallelism.pipeline;
-    const int64_t v = s.parallelism.schedule == PipelineSchedule::Interleaved1F1B ? s.parallelism.virtual_stages : 1;
+    const int64_t v = virtualStages(s);
     const int64_t total = m * v;
     std::vector<Pass> out;
-    auto chunkPass = [&](bool fwd, int64_t k) { out.push_back({fwd, k / v, k % v}); };
+    out.reserve(static_cast<size_t>(2 * total));
+    auto forward = [&](int64_t k) { out.push_back({true, k / v, k % v}); };
+    auto backward = [&](int64_t k) { out.push_back({false, k / v, v - 1 - k % v}); };
     if (p <= 1) {
         for (int64_t j = 0; j < m; ++j) {
-            out.push_back({true, j, 0});
-            out.push_back({false, j, 0});
+            forward(j);
+            backward(j);
         }
-        return out;
+    } else if (s.parallelism.schedule == PipelineSchedule::GPipe) {
+        for (int64_t k = 0; k < total; ++k) forward(k);
+        for (int64_t k = 0; k < total; ++k) backward(k);
+    } else {
+        // 1F1B: warm-up forwards, steady one forward / one backward, cool-down.
+        const int64_t in_flight =
+            std::clamp<int64_t>(std::llround(acc.stage.in_flight * static_cast<double>(v)), 1, total);
+        int64_t f = 0, b = 0;
+        for (; f < in_flight - 1; ++f) forward(f);
+        while (f < total) {
+            forward(f++);
+            backward(b++);
+        }
+        while (b < total) backward(b++);
     }
-    if (s.parallelism.schedule == PipelineSchedule::GPipe) {
-        for (int64_t k = 0; k < total; ++k) chunkPass(true, k);
-        for (int64_t k = 0; k < total; ++k) chunkPass(false, k);
-        return out;
-    }
-    // 1F1B (and interleaved, in chunks): warm-up forwards, steady one
-    // forward / one backward, cool-down backwards.
-    const int64_t in_flight = std::clamp<int64_t>(std::llround(acc.stage.in_flight * static_cast<double>(v)), 1, total);
-    int64_t f = 0, b = 0;
-    for (; f < in_flight - 1; ++f) chunkPass(true, f);
-    while (f < total) {
-        chunkPass(true, f++);
-        chunkPass(false, b++);
-    }
-    while (b < total) chunkPass(false, b++);
     return out;
 }
 
@@ -60,22 +66,20 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
     if (!est) return est.error();
     const int64_t index = stage.value_or(est->peak.stage);
     if (index < 0 || index >= s.parallelism.pipeline)
-        return Error{"stage", "must be between 0 and " + std::to_string(s.parallelism.pipeline - 1)};
+        return Error{"stage", "must be between 0 and " + std::to_string(s.parallelism.pipeline - 1) +
+                                  " (the pipeline has " + std::to_string(s.parallelism.pipeline) + " stages)"};
 
     const StepInputs in = stepInputs(s);
     const StepAccount acc = accountStep(s, in, index);
     const PipelineStage& st = acc.stage;
     const int64_t m = in.microbatches;
-    const int64_t v = s.parallelism.schedule == PipelineSchedule::Interleaved1F1B ? s.parallelism.virtual_stages : 1;
-    const double blocks_per_chunk = std::max(1.0, static_cast<double>(st.num_layers) / static_cast<double>(v));
-    const int64_t chunk_blocks = static_cast<int64_t>(std::ceil(blocks_per_chunk));
-    const double chunk_act = acc.activations_one_microbatch / static_cast<double>(v);
-
+    const int64_t v = virtualStages(s);
+    const double vd = static_cast<double>(v);
+    const int64_t chunk_blocks = std::max<int64_t>(1, (st.num_layers + v - 1) / v);
+    const double micro_act = acc.activations_one_microbatch;
     const int64_t grads_full = acc.step[Component::Gradients];
-    const MemoryBreakdown& fw = acc.forward;
     const int64_t amp = acc.autocast_copies_per_microbatch;
-    const int64_t ends_forward = fw[Component::LogitsLoss];
-    const int64_t ends_backward_end = acc.backward_end[Component::LogitsLoss];
+    const double other_heads_max = st.head_in_flight - 1.0;
 
     StepTimeline tl;
     tl.stage = index;
@@ -83,14 +87,22 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
     tl.capacity_bytes = est->capacity_bytes;
 
     double time = 0;
-    double chunks_alive = 0;         // chunks of saved activations, across micro-batches
-    int64_t microbatches_alive = 0;  // micro-batches whose autocast casts are alive
+    int64_t chunks_alive = 0;  // chunks of saved activations, across micro-batches
+    double heads_saved = 0;    // micro-batches whose loss buffers wait for their backward
     int64_t backward_chunks_done = 0;
     // Gradients: present from the start with a persistent buffer; otherwise
     // they appear block by block during the first micro-batch's backward.
-    double grad_fraction = acc.persistent_grads ? 1.0 : 0.0;
+    double grads = acc.persistent_grads ? 1.0 : 0.0;
 
-    auto emit = [&](Phase phase, int64_t micro, int64_t layer, const MemoryBreakdown& b) {
+    auto sample = [&](Phase phase, int64_t micro, int64_t layer, double activations, double copies_alive,
+                      int64_t ends, int64_t comm) {
+        MemoryBreakdown b = acc.resident;
+        b[Component::GatheredWeights] = acc.forward[Component::GatheredWeights];
+        b[Component::CommBuffers] = comm;
+        b[Component::Gradients] = roundBytes(grads * static_cast<double>(grads_full));
+        b[Component::WeightCopies] = weightCopiesAlive(amp, acc.lasting_copies, copies_alive);
+        b[Component::Activations] = roundBytes(activations);
+        b[Component::LogitsLoss] = ends;
         TimelineSample x;
         x.time = time;
         x.phase = phase;
@@ -99,65 +111,65 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
         x.bytes = b;
         tl.samples.push_back(x);
     };
-    auto frame = [&](double act, double grads, int64_t copies, int64_t logits, int64_t comm) {
-        MemoryBreakdown b = acc.resident;
-        b[Component::GatheredWeights] = fw[Component::GatheredWeights];
-        b[Component::CommBuffers] = comm;
-        b[Component::Gradients] = roundBytes(grads * static_cast<double>(grads_full));
-        b[Component::WeightCopies] = copies;
-        b[Component::Activations] = roundBytes(act);
-        b[Component::LogitsLoss] = logits;
-        return b;
-    };
+    const int64_t comm_forward = acc.forward[Component::CommBuffers];
+    const int64_t comm_backward = acc.backward_start[Component::CommBuffers];
 
     for (const Pass& pass : schedulePasses(s, acc, m)) {
         const int64_t first_layer = st.first_layer + pass.chunk * chunk_blocks;
+        const bool head_chunk = st.has_lm_head && pass.chunk == v - 1;
         if (pass.forward) {
-            if (pass.chunk == 0) ++microbatches_alive;
-            const int64_t copies = amp * microbatches_alive + acc.lasting_copies;
+            ++chunks_alive;
+            const double alive = static_cast<double>(chunks_alive) / vd;
             for (int64_t k = 0; k < chunk_blocks; ++k) {
                 time += 1;
-                const double act = (chunks_alive + static_cast<double>(k + 1) / static_cast<double>(chunk_blocks)) * chunk_act;
-                emit(Phase::Forward, pass.microbatch, first_layer + k,
-                     frame(act, grad_fraction, copies, ends_forward, fw[Component::CommBuffers]));
+                const double done = static_cast<double>(k + 1) / static_cast<double>(chunk_blocks);
+                const bool last = head_chunk && k == chunk_blocks - 1;
+                const double saved = (static_cast<double>(chunks_alive - 1) + done) / vd;
+                sample(Phase::Forward, pass.microbatch, first_layer + k, saved * micro_act, saved,
+                       endsBytes(acc, alive, heads_saved, last ? EndsMoment::AfterForward : EndsMoment::Between),
+                       comm_forward);
             }
-            chunks_alive += 1;
-            if (st.has_lm_head && pass.chunk == v - 1) {  // the loss follows the last chunk
+            if (head_chunk) {  // the loss follows the last chunk
                 time += 1;
-                emit(Phase::Loss, pass.microbatch, -1,
-                     frame(chunks_alive * chunk_act, grad_fraction, copies, acc.loss[Component::LogitsLoss],
-                           acc.loss[Component::CommBuffers]));
+                sample(Phase::Loss, pass.microbatch, -1, alive * micro_act, alive,
+                       endsBytes(acc, alive, heads_saved, EndsMoment::Loss), acc.loss[Component::CommBuffers]);
+                heads_saved = std::min(heads_saved + 1.0, other_heads_max + 1.0);
             }
             continue;
         }
-        const int64_t copies_start = amp * microbatches_alive + acc.lasting_copies;
-        const double others = chunks_alive - 1.0;
-        const double grads_before = grad_fraction;
+        if (head_chunk) heads_saved = std::max(0.0, heads_saved - 1.0);  // this micro-batch's head runs backward now
+        const double alive = static_cast<double>(chunks_alive) / vd;
+        const double grads_before = grads;
         for (int64_t k = chunk_blocks - 1; k >= 0; --k) {
             time += acc.recompute_block > 0 ? 3 : 2;
             const bool first_block = k == chunk_blocks - 1;
-            // Of this chunk: still saved, and blocks whose gradients exist.
-            const double left = static_cast<double>(k) / static_cast<double>(chunk_blocks);
+            // This chunk's blocks still saved, and its blocks whose gradients exist.
+            const double left = first_block ? 1.0 : static_cast<double>(k) / static_cast<double>(chunk_blocks);
             const double done = first_block ? 0.0 : static_cast<double>(chunk_blocks - k) / static_cast<double>(chunk_blocks);
-            grad_fraction = std::max(grads_before, std::min(1.0, (static_cast<double>(backward_chunks_done) + done) / static_cast<double>(v)));
-            const double act = (first_block ? chunks_alive : others + left) * chunk_act + acc.recompute_block + acc.backward_working;
-            const int64_t copies = first_block ? copies_start
-                                               : roundBytes(static_cast<double>(copies_start) - (1.0 - left) * static_cast<double>(amp));
-            const int64_t logits = first_block ? acc.backward_start[Component::LogitsLoss]
-                                               : roundBytes(static_cast<double>(ends_backward_end) +
-                                                            left * static_cast<double>(ends_forward - ends_backward_end));
-            emit(Phase::Backward, pass.microbatch, first_layer + k,
-                 frame(act, grad_fraction, copies, logits, acc.backward_start[Component::CommBuffers]));
+            // Interleaved chunks are treated like whole stages here, as in the
+            // estimate: their first backward allocates the stage's gradients
+            // (Megatron, the only framework that interleaves, keeps a
+            // persistent buffer anyway).
+            grads = std::max(grads_before, std::min(1.0, static_cast<double>(backward_chunks_done) + done));
+            const double saved = (static_cast<double>(chunks_alive - 1) + left) / vd;
+            const double activations = saved * micro_act + acc.recompute_block + acc.backward_working;
+            const int64_t ends = first_block && head_chunk
+                                     ? endsBytes(acc, alive, heads_saved, EndsMoment::HeadBackward)
+                                     : endsBytes(acc, saved, heads_saved, EndsMoment::Between);
+            sample(Phase::Backward, pass.microbatch, first_layer + k, activations, saved, ends,
+                   comm_backward);
         }
-        chunks_alive -= 1;
+        --chunks_alive;
         ++backward_chunks_done;
-        if (pass.chunk == 0) --microbatches_alive;
     }
-    // Optimizer step, then zero_grad frees the gradients (set_to_none).
+    // The optimizer step; zero_grad (set_to_none) then frees the gradients.
     time += 2;
-    emit(Phase::OptimizerStep, -1, -1, acc.step);
+    TimelineSample step;
+    step.time = time;
+    step.phase = Phase::OptimizerStep;
+    step.bytes = acc.step;
+    tl.samples.push_back(step);
 
-    tl.peak_index = 0;
     for (size_t i = 0; i < tl.samples.size(); ++i)
         if (tl.samples[i].bytes.total() > tl.samples[tl.peak_index].bytes.total()) tl.peak_index = i;
     return tl;

@@ -5,6 +5,7 @@
 #include "core/batch.h"
 #include "core/estimate.h"
 #include "core/pipeline.h"
+#include "core/step_account.h"
 #include "tests/core/test_models.h"
 
 namespace trainmem {
@@ -51,18 +52,17 @@ TEST(PipelineSchedules, LayersSplitEvenlyWithRemainderOnLastStages) {
 // of one micro-batch, whatever p is (Korthikanti §4.2.3).
 TEST(PipelineSchedules, FirstStageHoldsAllLayersWorthOfActivations) {
     Scenario s = scenarioOf(llama2_7b());
-    s.training.micro_batch_size = 1;
     s.training.sequence_length = 4096;
     s.training.gradient_accumulation_steps = 16;
-    const Estimate single = estimateValidated(s);
+    const int64_t single = accountStep(s, stepInputs(s), 0).forward[Component::Activations];
     s.parallelism.pipeline = 4;
-    auto stages = estimateStages(s);
-    ASSERT_TRUE(stages.ok()) << stages.error().text();
-    EXPECT_NEAR(static_cast<double>((*stages)[0].at_peak[Component::Activations]),
-                static_cast<double>(single.peak.at_peak[Component::Activations]),
-                0.02 * static_cast<double>(single.peak.at_peak[Component::Activations]));
-    // Later stages hold fewer micro-batches.
-    EXPECT_GT((*stages)[0].in_flight_microbatches, (*stages)[3].in_flight_microbatches);
+    const StepInputs in = stepInputs(s);
+    const StepAccount first = accountStep(s, in, 0);
+    EXPECT_EQ(first.forward[Component::Activations], single);
+    EXPECT_DOUBLE_EQ(first.stage.in_flight, 4.0);
+    // Later stages hold fewer micro-batches: stage 3 a quarter of stage 0.
+    const StepAccount last = accountStep(s, in, 3);
+    EXPECT_EQ(last.forward[Component::Activations] * 4, single);
 }
 
 TEST(Sharding, MoreShardingNeverCostsMore) {
@@ -172,18 +172,23 @@ TEST(Checkpointing, FullRecomputationCostsAThirdAndSavesActivations) {
     Scenario s = scenarioOf(llama2_7b());
     s.training.sequence_length = 4096;
     const Estimate none = estimateValidated(s);
+    const int64_t saved_none = accountStep(s, stepInputs(s), 0).forward[Component::Activations];
     s.training.checkpointing = Checkpointing::Full;
     const Estimate full = estimateValidated(s);
+    const int64_t saved_full = accountStep(s, stepInputs(s), 0).forward[Component::Activations];
     // Seed lecture notes: "33% recomputation overhead".
     EXPECT_NEAR(full.recompute_fraction, 1.0 / 3.0, 1e-9);
     EXPECT_EQ(none.recompute_fraction, 0.0);
     EXPECT_EQ(full.activations_without_recompute, none.activations_without_recompute);
-    EXPECT_LT(full.peak.at_peak[Component::Activations] * 4, none.peak.at_peak[Component::Activations]);
-    // Every second block: in between.
+    // Only each block's input is kept: far less than everything it saves.
+    EXPECT_LT(saved_full * 8, saved_none);
+    // Every second block: half the recompute, in between in memory.
     s.training.checkpointing = Checkpointing::EveryK;
     s.training.checkpoint_every = 2;
-    const Estimate half = estimateValidated(s);
-    EXPECT_NEAR(half.recompute_fraction, 1.0 / 6.0, 1e-9);
+    const int64_t saved_half = accountStep(s, stepInputs(s), 0).forward[Component::Activations];
+    EXPECT_NEAR(estimateValidated(s).recompute_fraction, 1.0 / 6.0, 1e-9);
+    EXPECT_GT(saved_half, saved_full);
+    EXPECT_LT(saved_half, saved_none);
 }
 
 TEST(Fits, SevenBillionFp32AdamDoesNotFitOneEightyGigabyteGpu) {
