@@ -29,7 +29,8 @@ struct ChartSpec {
     QString subtitle;
     QString valueAxisTitle;   // "GiB per GPU", "extra memory (x params)"
     int valueDecimals = 0;    // axis tick label precision
-    QStringList categories;   // one per bar
+    QStringList categories;   // one per bar; lines after the first are smaller
+    int highlightedCategory = -1;  // label drawn in the accent colour (the peak stage)
     QStringList barTopLabels; // above each bar (total, "2x"); may be empty
     QVector<ChartLayer> layers;  // bottom to top
     std::optional<double> capacity;  // horizontal line, in the value unit

@@ -174,12 +174,13 @@ ChartSpec stagesChart(const Scenario& scenario, const Estimate& e, const std::ve
     std::vector<std::vector<BarSegment>> bars;
     for (const StageEstimate& st : stages) {
         const int64_t last = st.first_layer + st.num_layers - 1;
-        spec.categories << QStringLiteral("Stage %1%2\nlayers %3-%4, %5")
-                               .arg(st.stage)
-                               .arg(st.stage == e.peak.stage ? QStringLiteral(" (peak)") : QString())
-                               .arg(st.first_layer)
-                               .arg(last)
-                               .arg(q(phaseName(st.peak_phase)).toLower());
+        // Short lines: with 16+ stages a bar's slot is ~60 px wide.
+        QString label = QStringLiteral("Stage %1\nL%2-%3").arg(st.stage).arg(st.first_layer).arg(last);
+        if (st.stage == e.peak.stage) {
+            label += QStringLiteral("\npeak");
+            spec.highlightedCategory = static_cast<int>(spec.categories.size());
+        }
+        spec.categories << label;
         spec.barTopLabels << bytesText(st.device_bytes, units);
         bars.push_back(barSegments(st));
     }
@@ -293,7 +294,7 @@ ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units) {
 
     std::vector<std::vector<BarSegment>> bars;
     for (const auto& p : pins) {
-        spec.categories << QStringLiteral("%1\n%2").arg(p.label, layoutPhrase(p.scenario));
+        spec.categories << QStringLiteral("%1\n%2\n%3").arg(p.label, q(p.scenario.model.name), layoutPhrase(p.scenario));
         spec.barTopLabels << bytesText(p.estimate.peak.device_bytes, units) + (p.estimate.fits ? "" : " (no fit)");
         bars.push_back(barSegments(p.estimate.peak));
     }

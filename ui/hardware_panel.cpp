@@ -49,7 +49,7 @@ HardwarePanel::HardwarePanel(ScenarioDocument* document, FieldBindings* bindings
     form_->addRow({tr("GPU"), {"hardware.gpu"}, tr("Device whose memory the estimate must fit into, as cudaMemGetInfo reports its total.")},
                   gpu);
     custom_memory_ = form_->addReal(
-        {tr("  memory"), {"hardware.memory_gib", "hardware.memory_bytes"}, tr("Usable device memory of the custom GPU.")}, 1, 100000, 1, 1,
+        {tr("  memory"), {"hardware.memory_gib"}, tr("Usable device memory of the custom GPU.")}, 1, 100000, 1, 1,
         [](const Scenario& s) { return s.hardware.memory_bytes.value_or(0) / kGiBd; },
         [](Scenario& s, double v) { s.hardware.memory_bytes = static_cast<int64_t>(std::llround(v * kGiBd)); }, tr(" GiB"));
     gpu_ = gpu;
@@ -71,7 +71,7 @@ HardwarePanel::HardwarePanel(ScenarioDocument* document, FieldBindings* bindings
     });
 
     FieldForm& a = *advanced_;
-    a.addReal({tr("CUDA context"), {"hardware.overheads.cuda_context_bytes", "hardware.cuda_context_mib"},
+    a.addReal({tr("CUDA context"), {"hardware.cuda_context_mib"},
                tr("CUDA context and kernel images, outside PyTorch's allocator: about 300-500 MiB with lazy loading, over 1 GiB on old CUDA.")},
               0, 1e6, 0, 50, [](const Scenario& s) { return s.hardware.overheads.cuda_context_bytes / kMiBd; },
               [](Scenario& s, double v) { s.hardware.overheads.cuda_context_bytes = fromMiB(v); }, tr(" MiB"));
@@ -83,27 +83,27 @@ HardwarePanel::HardwarePanel(ScenarioDocument* document, FieldBindings* bindings
                   else if (!s.hardware.overheads.cublas_workspace_bytes)
                       s.hardware.overheads.cublas_workspace_bytes = 32 * kMiB;
               });
-    cublas_ = a.addReal({tr("  cuBLAS workspace"), {"hardware.overheads.cublas_workspace_bytes", "hardware.cublas_workspace_mib"},
+    cublas_ = a.addReal({tr("  cuBLAS workspace"), {"hardware.cublas_workspace_mib"},
                          tr("cuBLAS workspace (CUBLAS_WORKSPACE_CONFIG).")},
                         0, 1e5, 1, 1, [](const Scenario& s) { return s.hardware.overheads.cublas_workspace_bytes.value_or(0) / kMiBd; },
                         [](Scenario& s, double v) { s.hardware.overheads.cublas_workspace_bytes = fromMiB(v); }, tr(" MiB"));
-    a.addReal({tr("NCCL per group"), {"hardware.overheads.nccl_bytes_per_group", "hardware.nccl_mib_per_group"},
+    a.addReal({tr("NCCL per group"), {"hardware.nccl_mib_per_group"},
                tr("NCCL buffers per communicator of size > 1, outside the allocator: users measure 0.5-1.6 GiB each.")},
               0, 1e6, 0, 50, [](const Scenario& s) { return s.hardware.overheads.nccl_bytes_per_group / kMiBd; },
               [](Scenario& s, double v) { s.hardware.overheads.nccl_bytes_per_group = fromMiB(v); }, tr(" MiB"));
-    a.addReal({tr("DDP bucket"), {"hardware.overheads.ddp_bucket_bytes", "hardware.ddp_bucket_mib"},
+    a.addReal({tr("DDP bucket"), {"hardware.ddp_bucket_mib"},
                tr("DDP bucket_cap_mb (25 MiB default).")},
               0, 1e5, 0, 5, [](const Scenario& s) { return s.hardware.overheads.ddp_bucket_bytes / kMiBd; },
               [](Scenario& s, double v) { s.hardware.overheads.ddp_bucket_bytes = fromMiB(v); }, tr(" MiB"));
-    a.addFlag({tr("Grads as bucket view"), {"hardware.overheads.ddp_gradient_as_bucket_view"},
+    a.addFlag({tr("Grads as bucket view"), {"hardware.ddp_gradient_as_bucket_view"},
                tr("DDP gradient_as_bucket_view=True: gradients live inside the buckets instead of a second copy.")},
               [](const Scenario& s) { return s.hardware.overheads.ddp_gradient_as_bucket_view; },
               [](Scenario& s, bool v) { s.hardware.overheads.ddp_gradient_as_bucket_view = v; });
-    a.addInteger({tr("FSDP prefetch units"), {"hardware.overheads.fsdp_prefetch_units"},
+    a.addInteger({tr("FSDP prefetch units"), {"hardware.fsdp_prefetch_units"},
                   tr("ZeRO-3/FSDP: units all-gathered ahead of the one computing (1 = FSDP's default forward prefetch).")},
                  0, 64, [](const Scenario& s) { return s.hardware.overheads.fsdp_prefetch_units; },
                  [](Scenario& s, int64_t v) { s.hardware.overheads.fsdp_prefetch_units = v; });
-    a.addReal({tr("Fragmentation"), {"hardware.overheads.fragmentation"},
+    a.addReal({tr("Fragmentation"), {"hardware.fragmentation"},
                tr("(reserved - allocated) / allocated at the peak: 15% average, up to 33%, over 8 LLMs (GMLake, ASPLOS'24); "
                   "expandable_segments lowers it.")},
               0, 200, 1, 1, [](const Scenario& s) { return s.hardware.overheads.fragmentation * 100; },

@@ -31,10 +31,15 @@
 #include "ui/scenario_files.h"
 #include "ui/training_panel.h"
 
+// Resources compiled into a static library must be registered by name, from
+// the global namespace.
+static void registerResources() { Q_INIT_RESOURCE(trainmem); }
+
 namespace trainmem::ui {
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), document_(new ScenarioDocument(this)), bindings_(new FieldBindings()) {
+    registerResources();
     setWindowIcon(QIcon(QStringLiteral(":/trainmem/trainmem.svg")));
     setAcceptDrops(true);
 

@@ -273,8 +273,8 @@ private:
             const QStringList lines = spec_.categories[i].split('\n');
             for (int k = 0; k < lines.size(); ++k) {
                 const QFont& f = k == 0 ? first : rest;
-                centeredText(elided(lines[k], f, slotWidth() - 4), f, k == 0 ? kInk : kMutedInk, barCenterX(i),
-                             plot_.bottom() + 5 + k * lh);
+                const QColor ink = i == spec_.highlightedCategory ? kCapacity : k == 0 ? kInk : kMutedInk;
+                centeredText(elided(lines[k], f, slotWidth() - 4), f, ink, barCenterX(i), plot_.bottom() + 5 + k * lh);
             }
         }
     }
@@ -305,7 +305,13 @@ private:
             if (spec_.segmentSeparators)  // one colour per bar: label it in the bar's colour, like the seed
                 for (const auto& layer : spec_.layers)
                     if (i < layer.values.size() && layer.values[i] > 0) color = layer.color;
-            auto* item = text(elided(spec_.barTopLabels[i], f, slotWidth() - 2), f, color);
+            // Narrow slots drop the unit ("30.27"), then round ("30").
+            QString label = spec_.barTopLabels[i];
+            const QFontMetricsF fm(f);
+            if (fm.horizontalAdvance(label) > slotWidth() - 4 && label.contains(' ')) label = label.section(' ', 0, 0);
+            if (fm.horizontalAdvance(label) > slotWidth() - 4 && label.contains('.')) label = label.section('.', 0, 0);
+            auto* item = text(elided(label, f, slotWidth() - 2), f, color);
+            item->setToolTip(spec_.barTopLabels[i]);
             item->setPos(barCenterX(i) - item->boundingRect().width() / 2,
                          valueY(top) - item->boundingRect().height() - 3);
         }

@@ -165,7 +165,7 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
     moe_->addFlag({tr("Shared expert gate"), {"model.moe.shared_expert_gate"}, tr("Qwen2-MoE's sigmoid gate on the shared expert.")},
                   [=](const Scenario& s) { return moe(s).shared_expert_gate; },
                   [=](Scenario& s, bool v) { edit_moe(s).shared_expert_gate = v; });
-    moe_->addInteger({tr("Leading dense layers"), {"model.first_k_dense_replace", "model.moe.first_dense_layers"},
+    moe_->addInteger({tr("Leading dense layers"), {"model.first_k_dense_replace", "model.mlp_only_layers"},
                       tr("DeepSeek first_k_dense_replace: the first layers keep a dense MLP (3 in DeepSeek-V3).")},
                      0, 100000, [=](const Scenario& s) { return moe(s).first_dense_layers; },
                      [=](Scenario& s, int64_t v) { edit_moe(s).first_dense_layers = v; });

@@ -7,6 +7,18 @@
 
 namespace trainmem::ui {
 
+namespace {
+
+// A scenario file may state its GPU count as a check on the degrees; while the
+// degrees are edited here, that count follows them instead of turning every
+// edit into "8 GPUs given, but ... = 16".
+void setDegree(Scenario& s, int64_t ParallelConfig::*degree, int64_t value) {
+    s.parallelism.*degree = value;
+    if (s.parallelism.gpus) s.parallelism.gpus = s.parallelism.totalGpus();
+}
+
+}  // namespace
+
 ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bindings, QWidget* parent)
     : QGroupBox(tr("Parallelism"), parent), document_(document) {
     auto* column = new QVBoxLayout(this);
@@ -15,10 +27,11 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
     FieldForm& f = *form_;
     constexpr int kMaxDegree = 1 << 20;
 
-    f.addReadout(tr("GPUs"), tr("data x tensor x pipeline x context"), [this] {
+    QLabel* gpus = f.addReadout(tr("GPUs"), tr("data x tensor x pipeline x context"), [this] {
         const ParallelConfig& p = document_->scenario().parallelism;
         return tr("<b>%1</b> = %2 DP x %3 TP x %4 PP x %5 CP").arg(p.totalGpus()).arg(p.data).arg(p.tensor).arg(p.pipeline).arg(p.context);
     });
+    bindings->bind({"parallelism.gpus"}, gpus);
     f.addReadout(tr("Effective batch"), tr("Sequences per optimizer step: micro-batch x accumulation (or pipeline micro-batches) x data parallel."),
                  [this] {
                      const BatchPlan plan = planBatch(document_->scenario());
@@ -29,7 +42,7 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
     f.addInteger({tr("Data parallel"), {"parallelism.data"},
                   tr("DP: model replicas (or ZeRO shards) each on its own data. 8-1024 in large runs.")},
                  1, kMaxDegree, [](const Scenario& s) { return s.parallelism.data; },
-                 [](Scenario& s, int64_t v) { s.parallelism.data = v; });
+                 [](Scenario& s, int64_t v) { setDegree(s, &ParallelConfig::data, v); });
     f.addChoice<int64_t>({tr("ZeRO stage"), {"parallelism.zero_stage"},
                           tr("0 = plain DDP; 1 shards optimizer states (and master weights) over DP; 2 also gradients; "
                              "3 (FSDP full shard) also weights, gathering one unit at a time.")},
@@ -43,7 +56,7 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
     f.addInteger({tr("Tensor parallel"), {"parallelism.tensor"},
                   tr("TP (Megatron): splits attention heads and MLP columns over t GPUs of a node; 1-8. Must divide the heads.")},
                  1, kMaxDegree, [](const Scenario& s) { return s.parallelism.tensor; },
-                 [](Scenario& s, int64_t v) { s.parallelism.tensor = v; });
+                 [](Scenario& s, int64_t v) { setDegree(s, &ParallelConfig::tensor, v); });
     f.addFlag({tr("  sequence parallel"), {"parallelism.sequence_parallel"},
                tr("Megatron SP: norm and dropout activations are split over the tensor ranks too (Korthikanti et al. 2022).")},
               [](const Scenario& s) { return s.parallelism.sequence_parallel; },
@@ -51,8 +64,8 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
     f.addInteger({tr("Pipeline parallel"), {"parallelism.pipeline"},
                   tr("PP: layers split into p stages; the first stages hold the most in-flight micro-batches.")},
                  1, kMaxDegree, [](const Scenario& s) { return s.parallelism.pipeline; },
-                 [](Scenario& s, int64_t v) { s.parallelism.pipeline = v; });
-    schedule_ = f.addChoice<PipelineSchedule>({tr("  schedule"), {"parallelism.schedule"},
+                 [](Scenario& s, int64_t v) { setDegree(s, &ParallelConfig::pipeline, v); });
+    schedule_ = f.addChoice<PipelineSchedule>({tr("  schedule"), {"parallelism.pipeline_schedule", "parallelism.schedule"},
                                                tr("1F1B keeps p - i micro-batches in flight on stage i; interleaved 1F1B "
                                                   "with v chunks a little more on stage 0; GPipe all m.")},
                                               scheduleChoices(), [](const Scenario& s) { return s.parallelism.schedule; },
@@ -69,7 +82,7 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
     f.addInteger({tr("Context parallel"), {"parallelism.context"},
                   tr("CP: each sequence split over c GPUs (ring attention) for long contexts; 1-16.")},
                  1, kMaxDegree, [](const Scenario& s) { return s.parallelism.context; },
-                 [](Scenario& s, int64_t v) { s.parallelism.context = v; });
+                 [](Scenario& s, int64_t v) { setDegree(s, &ParallelConfig::context, v); });
     f.addInteger({tr("Expert parallel"), {"parallelism.expert"},
                   tr("EP: routed experts spread over e ranks carved out of data x context; must divide both the experts and DP x CP.")},
                  1, kMaxDegree, [](const Scenario& s) { return s.parallelism.expert; },

@@ -8,6 +8,9 @@ bool ScenarioDocument::edit(const std::function<void(Scenario&)>& change) {
     Scenario next = scenario_;
     change(next);
     if (next == scenario_) return false;
+    // A hand-edited model is no longer the preset it came from (the file
+    // format writes {"preset": NAME} only while the numbers are the preset's).
+    if (next.model != scenario_.model && next.model_preset == scenario_.model_preset) next.model_preset.clear();
     scenario_ = std::move(next);
     reestimate();
     setDirty(true);

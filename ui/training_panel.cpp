@@ -5,6 +5,7 @@
 #include <QGridLayout>
 #include <QVBoxLayout>
 
+#include "core/batch.h"
 #include "core/parameters.h"
 #include "ui/display_names.h"
 
@@ -13,10 +14,10 @@ namespace trainmem::ui {
 namespace {
 
 // Optional dtype overrides: "recipe default" or a dtype.
-Choices<int> dtypeOverrideChoices() {
+// The dtypes the scenario format accepts for each override.
+Choices<int> dtypeOverrideChoices(std::initializer_list<DType> dtypes) {
     Choices<int> out{{QStringLiteral("recipe default"), -1}};
-    for (DType d : {DType::Fp32, DType::Bf16, DType::Fp16, DType::Fp8, DType::Int8})
-        out.emplace_back(dtypeLabel(d), static_cast<int>(d));
+    for (DType d : dtypes) out.emplace_back(dtypeLabel(d), static_cast<int>(d));
     return out;
 }
 int fromOptional(const std::optional<DType>& d) { return d ? static_cast<int>(*d) : -1; }
@@ -53,11 +54,13 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                            [](Scenario& s, Precision v) { s.training.precision = v; });
     f.addChoice<int>({tr("Gradient dtype"), {"training.grad_dtype"},
                       tr("Overrides the recipe's gradient dtype: fp32 for Megatron's main_grad accumulation.")},
-                     dtypeOverrideChoices(), [](const Scenario& s) { return fromOptional(s.training.grad_dtype); },
+                     dtypeOverrideChoices({DType::Fp32, DType::Bf16, DType::Fp16}),
+                     [](const Scenario& s) { return fromOptional(s.training.grad_dtype); },
                      [](Scenario& s, int v) { s.training.grad_dtype = toOptional(v); });
     f.addChoice<int>({tr("Optimizer-state dtype"), {"training.optimizer_state_dtype"},
                       tr("Overrides the recipe's optimizer-state dtype (bf16 states halve Adam's 8 bytes per parameter).")},
-                     dtypeOverrideChoices(), [](const Scenario& s) { return fromOptional(s.training.optimizer_state_dtype); },
+                     dtypeOverrideChoices({DType::Fp32, DType::Bf16}),
+                     [](const Scenario& s) { return fromOptional(s.training.optimizer_state_dtype); },
                      [](Scenario& s, int v) { s.training.optimizer_state_dtype = toOptional(v); });
     f.addChoice<OptimizerKind>({tr("Optimizer"), {"training.optimizer"},
                                 tr("Adam/AdamW keep two states per parameter (m, v); SGD+momentum, Lion and Muon one; "
@@ -69,7 +72,7 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                                    "the parameters during step(); fused kernels do not.")},
                                optimizerImplChoices(), [](const Scenario& s) { return s.training.optimizer_impl; },
                                [](Scenario& s, OptimizerImpl v) { s.training.optimizer_impl = v; });
-    f.addChoice<Checkpointing>({tr("Checkpointing"), {"training.checkpointing"},
+    f.addChoice<Checkpointing>({tr("Checkpointing"), {"training.activation_checkpointing", "training.checkpointing"},
                                 tr("Activation recomputation. Selective recomputes the attention core (Korthikanti et al. 2022); "
                                    "full keeps only each block's input and costs about one extra forward pass.")},
                                checkpointingChoices(), [](const Scenario& s) { return s.training.checkpointing; },
@@ -129,6 +132,31 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
               tr("Modules that get adapters: attention projections (q, k, v, o) and/or MLP matrices; all-linear = every one.")},
              targets);
     lora_targets_ = targets;
+
+    // Batch and learning rate (the seed lecture notes' large-batch rules).
+    f.addInteger({tr("Base batch"), {"training.base_batch_size"},
+                  tr("Batch size the base learning rate was tuned at (B0); 0 = no learning-rate scaling shown.")},
+                 0, 1 << 30, [](const Scenario& s) { return s.training.base_batch_size.value_or(0); },
+                 [](Scenario& s, int64_t v) { s.training.base_batch_size = v > 0 ? std::optional<int64_t>(v) : std::nullopt; });
+    f.addReal({tr("Base learning rate"), {"training.base_learning_rate"},
+               tr("Learning rate tuned at the base batch (e.g. 3e-4); 0 = none.")},
+              0, 10, 6, 1e-4, [](const Scenario& s) { return s.training.base_learning_rate.value_or(0.0); },
+              [](Scenario& s, double v) { s.training.base_learning_rate = v > 0 ? std::optional<double>(v) : std::nullopt; });
+    f.addInteger({tr("Warmup steps"), {"training.warmup_steps"},
+                  tr("Gradual warmup: lr_t = lr x t / T_w for the first T_w steps (Goyal et al. 2017).")},
+                 0, 1 << 30, [](const Scenario& s) { return s.training.warmup_steps; },
+                 [](Scenario& s, int64_t v) { s.training.warmup_steps = v; });
+    f.addReadout(tr("Scaled LR"),
+                 tr("For the effective batch B: linear rule lr x B / B0 (SGD, Goyal et al. 2017); square-root rule "
+                    "lr x sqrt(B / B0) (adaptive optimizers)."),
+                 [this] {
+                     const BatchPlan plan = planBatch(document_->scenario());
+                     if (!plan.lr_linear || !plan.lr_sqrt) return tr("<i>set a base batch and learning rate</i>");
+                     return tr("linear %1, sqrt %2 at batch %3")
+                         .arg(*plan.lr_linear, 0, 'g', 3)
+                         .arg(*plan.lr_sqrt, 0, 'g', 3)
+                         .arg(plan.effective_batch);
+                 });
 
     connect(document_, &ScenarioDocument::changed, this, &TrainingPanel::refresh);
     refresh();

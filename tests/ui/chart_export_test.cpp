@@ -1,0 +1,117 @@
+// Exports write files a viewer can open: PNG at the requested size and scale,
+// SVG that parses and names every component drawn as real text, PDF.
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QSet>
+#include <QSvgRenderer>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+
+#include "core/estimate.h"
+#include "ui/chart_export.h"
+#include "ui/chart_views.h"
+#include "ui/component_palette.h"
+#include "ui_test_support.h"
+
+namespace trainmem::ui {
+namespace {
+
+using namespace test;
+
+ChartSpec breakdownOf(const std::string& preset) {
+    const Scenario s = presetScenario(preset);
+    Expected<Estimate> e = estimate(s);
+    EXPECT_TRUE(e.ok());
+    return breakdownChart(s, *e, Units::GiB);
+}
+
+ChartSpec stagesOf(const std::string& preset) {
+    const Scenario s = presetScenario(preset);
+    Expected<Estimate> e = estimate(s);
+    Expected<std::vector<StageEstimate>> st = estimateStages(s);
+    EXPECT_TRUE(e.ok() && st.ok());
+    return stagesChart(s, *e, *st, Units::GiB);
+}
+
+// Every run of text in an SVG document (QSvgGenerator writes one <text> per run).
+QString svgText(const QString& path) {
+    QFile file(path);
+    EXPECT_TRUE(file.open(QIODevice::ReadOnly));
+    QXmlStreamReader xml(&file);
+    QString all;
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (xml.isStartElement() && xml.name() == QLatin1String("text")) all += xml.readElementText(QXmlStreamReader::IncludeChildElements) + "\n";
+    }
+    EXPECT_FALSE(xml.hasError()) << xml.errorString().toStdString();
+    return all;
+}
+
+TEST(ChartExport, PngDecodesAtTheRequestedSizeTimesScale) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("breakdown.png");
+    const ExportResult r = exportPng(breakdownOf("llama3.1-8b-fsdp-8xh100"), path, QSize(900, 600), 2.0);
+    ASSERT_TRUE(r.ok) << r.error.toStdString();
+    QImage image(path);
+    ASSERT_FALSE(image.isNull());
+    EXPECT_EQ(image.size(), QSize(1800, 1200));
+    // The weights segment is drawn in its palette colour somewhere.
+    const QRgb weights = componentColor(Component::Weights).rgb();
+    bool found = false;
+    for (int y = 0; y < image.height() && !found; y += 2)
+        for (int x = 0; x < image.width() && !found; x += 2) found = image.pixel(x, y) == weights;
+    EXPECT_TRUE(found);
+}
+
+TEST(ChartExport, SvgParsesAndNamesEveryComponentItDraws) {
+    QTemporaryDir dir;
+    for (const auto& [name, spec] : {std::pair{"breakdown", breakdownOf("llama3.1-405b-3d")},
+                                     std::pair{"stages", stagesOf("llama3.1-405b-3d")}}) {
+        const QString path = dir.filePath(QString::fromLatin1(name) + ".svg");
+        const ExportResult r = exportSvg(spec, path, QSize(1200, 750));
+        ASSERT_TRUE(r.ok) << r.error.toStdString();
+        EXPECT_TRUE(QSvgRenderer(path).isValid()) << name;
+        const QString text = svgText(path);
+        ASSERT_FALSE(spec.layers.isEmpty());
+        for (const ChartLayer& layer : spec.layers) EXPECT_TRUE(text.contains(layer.name)) << name << ": " << layer.name.toStdString();
+        EXPECT_TRUE(text.contains(spec.title)) << name;
+    }
+}
+
+TEST(ChartExport, PdfStartsWithThePdfSignature) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("breakdown.pdf");
+    const ExportResult r = exportPdf(breakdownOf("mixtral-8x7b-tp-ep"), path, QSize(1000, 650));
+    ASSERT_TRUE(r.ok) << r.error.toStdString();
+    QFile file(path);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    EXPECT_TRUE(file.read(5).startsWith("%PDF-"));
+    EXPECT_GT(file.size(), 1000);
+}
+
+TEST(ChartExport, UnwritablePathFailsWithAMessageNamingIt) {
+    const QString path = QStringLiteral("/nonexistent-folder/chart.png");
+    const ExportResult r = exportChart(breakdownOf("llama3.1-8b-fsdp-8xh100"), path, QSize(800, 500));
+    EXPECT_FALSE(r.ok);
+    EXPECT_TRUE(r.error.contains(path));
+}
+
+TEST(ChartExport, UnknownSuffixAndAbsurdSizesAreRefused) {
+    QTemporaryDir dir;
+    const ChartSpec spec = breakdownOf("llama3.1-8b-fsdp-8xh100");
+    EXPECT_FALSE(exportChart(spec, dir.filePath("chart.jpg"), QSize(800, 500)).ok);
+    EXPECT_FALSE(exportChart(spec, dir.filePath("chart.png"), QSize(10, 10)).ok);
+    EXPECT_FALSE(exportPng(spec, dir.filePath("chart.png"), QSize(800, 500), 0.0).ok);
+    EXPECT_FALSE(QFile::exists(dir.filePath("chart.png")));
+}
+
+TEST(ChartExport, EmptyCompareViewStillExportsItsHint) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("compare.svg");
+    ASSERT_TRUE(exportSvg(compareChart({}, Units::GiB), path, QSize(800, 500)).ok);
+    EXPECT_TRUE(svgText(path).contains("Pin current"));
+}
+
+}  // namespace
+}  // namespace trainmem::ui

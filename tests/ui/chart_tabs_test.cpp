@@ -1,0 +1,109 @@
+// The optimizer and compare tabs: one column per optimizer (in bytes and in
+// buffers per parameter, as in the seed figure), pinned columns with their
+// differences.
+#include "ui/compare_tab.h"
+#include "ui/display_names.h"
+#include "ui/optimizer_tab.h"
+#include "ui_test_support.h"
+
+namespace trainmem::ui {
+namespace {
+
+using namespace test;
+
+int categoryOf(const ChartSpec& spec, OptimizerKind kind) {
+    for (int i = 0; i < spec.categories.size(); ++i)
+        if (spec.categories[i].section('\n', 0, 0) == optimizerLabel(kind)) return i;
+    return -1;
+}
+
+double stackHeight(const ChartSpec& spec, int bar) {
+    double sum = 0;
+    for (const ChartLayer& l : spec.layers) sum += l.values.value(bar);
+    return sum;
+}
+
+TEST(OptimizerTab, ShowsOneColumnPerOptimizer) {
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    window->optimizerTab()->setScale(OptimizerScale::Bytes);
+    const ChartSpec spec = window->optimizerTab()->currentSpec();
+    ASSERT_EQ(spec.categories.size(), static_cast<qsizetype>(allOptimizers().size()));
+    for (OptimizerKind k : allOptimizers()) EXPECT_GE(categoryOf(spec, k), 0) << optimizerLabel(k).toStdString();
+    // The current optimizer's column is the breakdown the Breakdown tab shows.
+    const int current = categoryOf(spec, window->document()->scenario().training.optimizer);
+    EXPECT_NEAR(stackHeight(spec, current), window->document()->result().peak.device_bytes / kGiBd, 1e-9);
+    // Plain SGD keeps no state (PyTorch SGD without momentum); AdamW keeps m and v.
+    EXPECT_EQ(layerValue(spec, "optimizer_states", categoryOf(spec, OptimizerKind::Sgd)), 0.0);
+    EXPECT_GT(layerValue(spec, "optimizer_states", categoryOf(spec, OptimizerKind::AdamW)), 0.0);
+}
+
+TEST(OptimizerTab, TimesParamsViewMatchesTheSeedFigure) {
+    // Seed figure optimizer-memory-per-parameter: SGD+M 1x (v), Adagrad 1x (G),
+    // RMSprop 1x (s), Adam(W) 2x (m, v), Lion 1x (m), Muon 1x.
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    window->optimizerTab()->setScale(OptimizerScale::TimesParams);
+    const ChartSpec spec = window->optimizerTab()->currentSpec();
+    ASSERT_EQ(spec.categories.size(), static_cast<qsizetype>(allOptimizers().size()));
+    const std::pair<OptimizerKind, double> seed[] = {
+        {OptimizerKind::SgdMomentum, 1}, {OptimizerKind::Adagrad, 1}, {OptimizerKind::Rmsprop, 1},
+        {OptimizerKind::Adam, 2},        {OptimizerKind::AdamW, 2},   {OptimizerKind::Lion, 1},
+        {OptimizerKind::Muon, 1}};
+    for (const auto& [kind, buffers] : seed)
+        EXPECT_DOUBLE_EQ(stackHeight(spec, categoryOf(spec, kind)), buffers) << optimizerLabel(kind).toStdString();
+    // Adam's two buffers are named inside its bar.
+    QStringList adam;
+    const int a = categoryOf(spec, OptimizerKind::Adam);
+    for (const ChartLayer& l : spec.layers)
+        if (l.values.value(a) > 0) adam << l.inside.value(a);
+    adam.sort();
+    EXPECT_EQ(adam, (QStringList{"m", "v"}));
+    window->optimizerTab()->setScale(OptimizerScale::Bytes);
+}
+
+TEST(CompareTab, PinsColumnsAndListsTheSettingsThatDiffer) {
+    Scenario s = presetScenario("llama3.1-8b-fsdp-8xh100");
+    s.training.micro_batch_size = 1;
+    auto window = openWindow(s);
+    CompareTab* compare = window->compareTab();
+    compare->clear();
+    ASSERT_TRUE(compare->pin());
+    window->document()->edit([](Scenario& x) { x.training.micro_batch_size = 2; });
+    ASSERT_TRUE(compare->pin());
+    const ChartSpec spec = compare->currentSpec();
+    ASSERT_EQ(spec.categories.size(), 2);
+    EXPECT_TRUE(spec.categories[0].startsWith("A"));
+    EXPECT_TRUE(spec.categories[1].startsWith("B"));
+    EXPECT_EQ(spec.footer, (QStringList{"training.micro_batch_size: 1 | 2"}));
+    // Column B holds twice the activations of column A (linear in micro-batch).
+    EXPECT_NEAR(layerValue(spec, "activations", 1) / layerValue(spec, "activations", 0), 2.0, 0.01);
+}
+
+TEST(CompareTab, HoldsAtMostSixColumnsAndRefusesAStaleScenario) {
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    CompareTab* compare = window->compareTab();
+    compare->clear();
+    for (int i = 0; i < CompareTab::kMaxPins; ++i) {
+        window->document()->edit([i](Scenario& x) { x.training.sequence_length = 1024 * (i + 1); });
+        EXPECT_TRUE(compare->pin());
+    }
+    EXPECT_FALSE(compare->pin());
+    EXPECT_EQ(compare->pins().size(), static_cast<size_t>(CompareTab::kMaxPins));
+    compare->removeLast();
+    window->document()->edit([](Scenario& x) { x.training.micro_batch_size = -1; });  // invalid
+    EXPECT_FALSE(compare->pin());
+}
+
+TEST(ScenarioDifferences, ListsOnlyWhatDiffersInColumnOrder) {
+    Scenario a = presetScenario("llama3.1-8b-fsdp-8xh100");
+    Scenario b = a;
+    b.parallelism.zero_stage = 1;
+    b.hardware.gpu = "A100-80GB";
+    const QStringList d = scenarioDifferences({a, b});
+    ASSERT_EQ(d.size(), 2);
+    EXPECT_TRUE(d.contains(QStringLiteral("hardware.gpu: %1 | A100-80GB").arg(QString::fromStdString(a.hardware.gpu))));
+    EXPECT_TRUE(d.contains(QStringLiteral("parallelism.zero_stage: %1 | 1").arg(a.parallelism.zero_stage)));
+    EXPECT_TRUE(scenarioDifferences({a, a}).isEmpty());
+}
+
+}  // namespace
+}  // namespace trainmem::ui
