@@ -102,20 +102,21 @@ private:
     // for the experts). One storage, kept when any of the linears keeps it;
     // under AMP that input is fp32 and every linear keeps its own 16-bit cast
     // (adapters included), because autocast caches casts of leaf weights only.
-    void streamInput(std::string_view op, std::string_view what, Roles roles, bool fused, int64_t in,
+    // `linears`: how many modules share the roles (fused: 1; MLA: q_a and
+    // kv_a for three roles); 0 = one per role.
+    void streamInput(std::string_view op, std::string_view what, Roles roles, int64_t linears, int64_t in,
                      int64_t adapter_rows) {
         const ActivationShape& a = a_;
+        const int64_t modules = linears > 0 ? linears : a.roleCount(roles);
+        const int64_t adapted = std::min(a.roleCount(roles & a.lora_roles), modules);
         if (!a.amp) {
             if (a.keepsInput(roles)) emit(op, what, in, a.linear_in_bytes);
         } else {
-            int64_t casts = a.frozen_base ? 0 : (fused ? 1 : a.roleCount(roles));
-            if (a.frozen_base && a.lora_rank > 0 && a.lora_dropout == 0) {
-                const int64_t adapted = a.roleCount(roles & a.lora_roles);
-                casts += fused ? std::min<int64_t>(adapted, 1) : adapted;
-            }
+            int64_t casts = a.frozen_base ? 0 : modules;
+            if (a.frozen_base && a.lora_rank > 0 && a.lora_dropout == 0) casts += adapted;
             emit(op, "input cast to compute dtype (one per linear)", casts * in, a.act_bytes);
         }
-        adapters(op, roles, fused ? 1 : 0, in, adapter_rows);
+        adapters(op, roles, linears > 0 ? adapted : 0, in, adapter_rows);
     }
 
     // LoRA adapters (PEFT lora.Linear): lora_A keeps its input (a dropped
@@ -145,7 +146,7 @@ private:
         norm("input_layernorm", n, rows());
 
         streamInput(a.fused_qkv ? "qkv projection" : "q_proj / k_proj / v_proj", "input (norm output)",
-                    kQ | kK | kV, a.fused_qkv, n, T);
+                    kQ | kK | kV, a.fused_qkv ? 1 : 0, n, T);
         if (a.qk_norm) {
             norm("q_norm", q, T * a.heads, false);
             norm("k_norm", kv, T * a.kv_heads, false);
@@ -211,7 +212,7 @@ private:
         const int64_t n = a.hiddenTokens();
         const int64_t T = a.tokens;
         norm("input_layernorm", n, rows());
-        streamInput("q_a_proj / kv_a_proj", "input (norm output)", kQ | kK | kV, false, n, T);
+        streamInput("q_a_proj / kv_a_proj", "input (norm output)", kQ | kK | kV, 2, n, T);
         if (a.q_lora > 0) {
             norm("q_a_layernorm", T * a.q_lora, T, false);
             if (a.keepsInput(kQ)) emit("q_b_proj", "input (q_a_layernorm output)", T * a.q_lora, a.linear_in_bytes);
@@ -265,7 +266,7 @@ private:
             adapters(op.input, in_roles, 0, in, r);
         else
             streamInput(op.input, input_is_norm_output ? "input (norm output)" : "tokens routed to the experts",
-                        in_roles, false, in, r);
+                        in_roles, 0, in, r);
         if (megatron()) {
             // Korthikanti et al. 2022 §4.1 (GeLU input and output, 8sbh each
             // at 4h); gated: bias_swiglu keeps fc1's 2f-wide output.
@@ -330,18 +331,27 @@ private:
         // The router (and the shared expert) read the norm output.
         const bool router_keeps = !a.frozen_base;
         const bool shared_keeps = shared && a.keepsInput(a.mlp == MlpKind::Gated ? (kGate | kUp) : kUp);
-        if (a.amp) {
-            if (router_keeps) emit("router", "input cast to compute dtype", n, a.act_bytes);
+        // DeepSeek's router runs F.linear(x.float(), weight.float()): its own
+        // fp32 copy of the input unless that already is fp32.
+        const bool own_router_copy = a.amp || (eager() && a.fp32_router && !a.fp32_compute);
+        if (own_router_copy) {
+            if (router_keeps) emit("router", a.amp ? "input cast to compute dtype" : "input cast to fp32", n,
+                                   a.amp ? a.act_bytes : 4.0);
         } else if (router_keeps || shared_keeps) {
             emit("router", "input (norm output)", n, a.linear_in_bytes);
         }
+        // DeepSeek's router scores are fp32 unless autocast turns its linear
+        // 16-bit; Mixtral's softmax(dtype=float) is fp32 always.
+        const double scores = a.fp32_router && a.amp ? a.act_bytes : 4.0;
         if (eager()) {
             // modeling_mixtral.py MixtralSparseMoeBlock: softmax(dtype=float),
             // topk, in-place renormalisation, then a loop over the experts
-            // gathering their tokens with torch.where indices.
-            emit("router softmax", "output (fp32)", T * a.experts, 4);
+            // gathering their tokens with torch.where indices. DeepSeek-V3
+            // (DeepseekV3TopkRouter / DeepseekV3MoE): sigmoid, gather of the
+            // top-k scores, the same renormalisation and loop.
+            emit(a.fp32_router ? "router sigmoid" : "router softmax", "output", T * a.experts, scores);
             emit("router top-k", "indices (int64)", T * a.top_k, 8);
-            emit("routing weight renormalisation", "top-k weights (fp32 copy)", T * a.top_k, 4);
+            emit("routing weight renormalisation", "top-k weights (copy)", T * a.top_k, scores);
             emit("routing weight renormalisation", "their sum (fp32)", T, 4);
             emit("expert dispatch", "token and slot indices (int64)", 2 * routed, 8);
         } else {
@@ -353,13 +363,15 @@ private:
         }
         mlp(kRoutedExpertOps, routed, a.expert_ffn, false, false);
         emit("expert combine", "expert output (routing weight gradient)", routed * a.h, a.act_bytes);
-        // Under AMP the routing weights are cast to the fp32 stream's dtype.
-        emit("expert combine", "routing weight per token", routed, eager() ? a.stream_bytes : a.act_bytes);
+        // Mixtral casts the routing weights to the hidden states' dtype (fp32
+        // under AMP); DeepSeek keeps its scores' dtype, and so do its weighted outputs.
+        const double weights = a.fp32_router ? scores : a.stream_bytes;
+        emit("expert combine", "routing weight per token", routed, eager() ? weights : a.act_bytes);
         // index_add_'s derivative for its source reads source.dim() and
         // expand_as(source), so autograd keeps the weighted expert output too.
-        if (eager()) emit("expert combine", "weighted expert output (index_add_ source)", routed * a.h, a.stream_bytes);
+        if (eager()) emit("expert combine", "weighted expert output (index_add_ source)", routed * a.h, weights);
         if (shared) {
-            mlp(kSharedExpertOps, a.tokens, a.shared_ffn, /*input_listed=*/!a.amp, true);
+            mlp(kSharedExpertOps, a.tokens, a.shared_ffn, /*input_listed=*/!own_router_copy, true);
             if (a.shared_gate) {
                 // Qwen2-MoE: sigmoid(shared_expert_gate(x)) * shared_expert(x)
                 emit("shared expert gate", "sigmoid output", T, a.act_bytes);

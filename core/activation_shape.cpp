@@ -102,6 +102,7 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
         a.expert_ffn = ceilDiv(e.expert_ffn, a.tp);
         a.shared_ffn = ceilDiv(sharedExpertWidth(m), a.tp);
         a.shared_gate = e.shared_expert_gate;
+        a.fp32_router = m.family == "deepseek_v2" || m.family == "deepseek_v3";
         a.capacity = e.capacity_factor > 0 ? e.capacity_factor : 1.0;
     }
     if (m.mla) {

@@ -79,6 +79,7 @@ struct ActivationShape {
     int64_t expert_ffn = 0;      // / t
     int64_t shared_ffn = 0;      // / t; 0 = no shared expert
     bool shared_gate = false;    // Qwen2-MoE sigmoid gate on the shared expert
+    bool fp32_router = false;    // DeepSeek: router on an fp32 copy of its input, fp32 routing weights
     double capacity = 1;         // capacity_factor when > 0 (padded expert batches), else 1
 
     // Multi-head latent attention.

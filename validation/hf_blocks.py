@@ -296,11 +296,154 @@ class MixtralSparseMoeBlock(nn.Module):
         return final.reshape(b, s, h)
 
 
+def apply_rotary_pos_emb_interleave(q, k, cos, sin):
+    """modeling_deepseek_v3: de-interleave the rope dims, then rotate."""
+    cos = cos.unsqueeze(1)
+    sin = sin.unsqueeze(1)
+    b, h, s, d = q.shape
+    q = q.view(b, h, s, d // 2, 2).transpose(4, 3).reshape(b, h, s, d)
+    b, h, s, d = k.shape
+    k = k.view(b, h, s, d // 2, 2).transpose(4, 3).reshape(b, h, s, d)
+    return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)
+
+
+class DeepseekV3Attention(nn.Module):
+    """modeling_deepseek_v3 DeepseekV3Attention: multi-head latent attention."""
+
+    def __init__(self, c):
+        super().__init__()
+        h, self.nh = c["hidden_size"], c["num_attention_heads"]
+        self.q_lora, self.kv_lora = c["q_lora_rank"], c["kv_lora_rank"]
+        self.nope, self.rope, self.vd = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
+        self.qk = self.nope + self.rope
+        if self.q_lora:
+            self.q_a_proj = nn.Linear(h, self.q_lora, bias=False)
+            self.q_a_layernorm = LlamaRMSNorm(self.q_lora)
+            self.q_b_proj = nn.Linear(self.q_lora, self.nh * self.qk, bias=False)
+        else:
+            self.q_proj = nn.Linear(h, self.nh * self.qk, bias=False)
+        self.kv_a_proj_with_mqa = nn.Linear(h, self.kv_lora + self.rope, bias=False)
+        self.kv_a_layernorm = LlamaRMSNorm(self.kv_lora)
+        self.kv_b_proj = nn.Linear(self.kv_lora, self.nh * (self.nope + self.vd), bias=False)
+        self.o_proj = nn.Linear(self.nh * self.vd, h, bias=False)
+        self.scaling = self.qk ** -0.5
+        self.dropout = c["attention_dropout"]
+        self.flash = c["attention"] == "flash"
+
+    def forward(self, x, cos, sin, mask):
+        b, s, _ = x.shape
+        if self.q_lora:
+            with op("q_a_proj"):
+                q = self.q_a_proj(x)
+            with op("q_a_layernorm"):
+                q = self.q_a_layernorm(q)
+            with op("q_b_proj"):
+                q = self.q_b_proj(q)
+        else:
+            with op("q_proj"):
+                q = self.q_proj(x)
+        q = q.view(b, s, -1, self.qk).transpose(1, 2)
+        q_pass, q_rot = torch.split(q, [self.nope, self.rope], dim=-1)
+        with op("kv_a_proj_with_mqa"):
+            compressed = self.kv_a_proj_with_mqa(x)
+        k_pass, k_rot = torch.split(compressed, [self.kv_lora, self.rope], dim=-1)
+        with op("kv_a_layernorm"):
+            k_pass = self.kv_a_layernorm(k_pass)
+        with op("kv_b_proj"):
+            k_pass = self.kv_b_proj(k_pass).view(b, s, -1, self.nope + self.vd).transpose(1, 2)
+        k_pass, v = torch.split(k_pass, [self.nope, self.vd], dim=-1)
+        k_rot = k_rot.view(b, 1, s, self.rope)
+        with op("rotary"):
+            q_rot, k_rot = apply_rotary_pos_emb_interleave(q_rot, k_rot, cos, sin)
+        k_rot = k_rot.expand(*k_pass.shape[:-1], -1)
+        with op("query / key concatenation"):
+            q = torch.cat((q_pass, q_rot), dim=-1)
+            k = torch.cat((k_pass, k_rot), dim=-1)
+        if self.flash:
+            with op("flash attention"):
+                v = F.pad(v, [0, self.qk - self.vd])
+                if torch.is_autocast_cpu_enabled():
+                    dt = torch.get_autocast_cpu_dtype()
+                    q, k, v = q.to(dt), k.to(dt), v.to(dt)
+                o = FlashAttention.apply(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                         self.dropout, self.scaling)
+                o = o[:, :, :, : self.vd]
+        else:
+            with op("attention scores"):
+                w = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+                w = w + mask
+            with op("attention softmax"):
+                w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+            with op("attention dropout"):
+                w = dropout(w, self.dropout)
+            with op("attention over values"):
+                o = torch.matmul(w, v).transpose(1, 2).contiguous()
+        o = o.reshape(b, s, -1).contiguous()
+        with op("o_proj"):
+            return self.o_proj(o)
+
+
+class DeepseekV3MoE(nn.Module):
+    """modeling_deepseek_v3 DeepseekV3TopkRouter + DeepseekV3MoE: an fp32
+    sigmoid router with group-limited top-k, a loop over the experts and a
+    shared expert."""
+
+    def __init__(self, c):
+        super().__init__()
+        h = c["hidden_size"]
+        self.E, self.top_k = c["n_routed_experts"], c["num_experts_per_tok"]
+        self.n_group, self.topk_group = c["n_group"], c["topk_group"]
+        self.scale = c["routed_scaling_factor"]
+        self.weight = nn.Parameter(torch.randn(self.E, h) * 0.02)
+        self.register_buffer("e_score_correction_bias", torch.zeros(self.E))
+        f = c["moe_intermediate_size"]
+        self.experts = nn.ModuleList([GatedMLP(h, f, c["hidden_act"]) for _ in range(self.E)])
+        self.shared_experts = GatedMLP(h, f * c["n_shared_experts"], c["hidden_act"])
+
+    @torch.no_grad()
+    def topk_indices(self, scores):
+        choice = scores.view(-1, self.E) + self.e_score_correction_bias.unsqueeze(0)
+        group_scores = choice.view(-1, self.n_group, self.E // self.n_group).topk(2, dim=-1)[0].sum(dim=-1)
+        group_idx = torch.topk(group_scores, k=self.topk_group, dim=-1, sorted=False)[1]
+        group_mask = torch.zeros_like(group_scores)
+        group_mask.scatter_(1, group_idx, 1)
+        score_mask = group_mask.unsqueeze(-1).expand(-1, self.n_group, self.E // self.n_group).reshape(-1, self.E)
+        choice = choice.masked_fill(~score_mask.bool(), 0.0)
+        return torch.topk(choice, k=self.top_k, dim=-1, sorted=False)[1]
+
+    def forward(self, x):
+        residual = x
+        shape = x.shape
+        x = x.view(-1, shape[-1])
+        with op("router"):
+            logits = F.linear(x.type(torch.float32), ledger.current().parameter_derived(self.weight.type(torch.float32)))
+            scores = logits.sigmoid()
+            idx = self.topk_indices(scores)
+            weights = scores.gather(1, idx)
+            weights /= autocast_fp32(weights).sum(dim=-1, keepdim=True) + 1e-20  # sum: fp32 under CUDA autocast
+            weights = weights * self.scale
+        final = torch.zeros_like(x, dtype=weights.dtype)
+        expert_mask = F.one_hot(idx, num_classes=self.E).permute(2, 0, 1)
+        for e in range(self.E):
+            token_indices, weight_indices = torch.where(expert_mask[e])
+            if token_indices.numel() == 0:
+                continue
+            with op("expert tokens"):
+                expert_weights = weights[token_indices, weight_indices]
+                expert_input = x[token_indices]
+            y = self.experts[e](expert_input)
+            with op("expert output * routing weight"):
+                final.index_add_(0, token_indices, y * expert_weights.unsqueeze(-1))
+        out = final.type(x.dtype).view(*shape)
+        with op("shared expert"):
+            return out + self.shared_experts(residual)
+
+
 class LlamaBlock(nn.Module):
     """LlamaDecoderLayer; Gemma2DecoderLayer adds norms on the outputs of
     attention and MLP (post_attention / pre_feedforward / post_feedforward)."""
 
-    def __init__(self, c):
+    def __init__(self, c, index):
         super().__init__()
         h = c["hidden_size"]
         norm = GemmaRMSNorm if c["model_type"] in ("gemma", "gemma2") else LlamaRMSNorm
@@ -310,8 +453,14 @@ class LlamaBlock(nn.Module):
         if self.sandwich:
             self.pre_feedforward_layernorm = norm(h)
             self.post_feedforward_layernorm = norm(h)
-        self.self_attn = LlamaAttention(c)
-        if c["model_type"] == "mixtral":
+        deepseek = c["model_type"] == "deepseek_v3"
+        self.self_attn = DeepseekV3Attention(c) if deepseek else LlamaAttention(c)
+        if deepseek:
+            if index >= c["first_k_dense_replace"]:
+                self.mlp = DeepseekV3MoE(c)
+            else:
+                self.mlp = GatedMLP(h, c["intermediate_size"], c["hidden_act"])
+        elif c["model_type"] == "mixtral":
             self.mlp = MixtralSparseMoeBlock(c)
         else:
             self.mlp = GatedMLP(h, c["intermediate_size"], c["hidden_act"])
@@ -423,7 +572,7 @@ class CausalLM(nn.Module):
         else:
             h, n_layers, V = c["hidden_size"], c["num_hidden_layers"], c["vocab_size"]
             self.embed_tokens = nn.Embedding(V, h)
-            self.layers = nn.ModuleList([LlamaBlock(c) for _ in range(n_layers)])
+            self.layers = nn.ModuleList([LlamaBlock(c, i) for i in range(n_layers)])
             self.norm = (GemmaRMSNorm if c["model_type"] in ("gemma", "gemma2") else LlamaRMSNorm)(h)
             self.lm_head = nn.Linear(h, V, bias=False)
             if c.get("tie_word_embeddings"):
@@ -432,7 +581,7 @@ class CausalLM(nn.Module):
         self.input_requires_grad = False  # PEFT's enable_input_require_grads
 
     def rotary(self, b, s, dtype):
-        d = self.c["head_dim"]
+        d = self.c.get("qk_rope_head_dim", self.c.get("head_dim"))
         inv_freq = 1.0 / (10000.0 ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
         pos = torch.arange(s).float()[None, :].expand(b, s)
         freqs = (inv_freq[None, :, None].expand(b, -1, 1) @ pos[:, None, :]).transpose(1, 2)

@@ -66,7 +66,7 @@ class SavedTensorLedger:
         params = [p.detach() for p in module.parameters()]
         for ptr, entry in list(self.storages.items()):
             t = entry["keep"]
-            if t.dtype not in (torch.bfloat16, torch.float16):
+            if not t.is_floating_point():
                 continue
             flat = torch.empty(0, dtype=t.dtype).set_(t.storage())
             for p in params:

@@ -59,12 +59,18 @@ def hf_model_keys(c):
     keys = ["model_type", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
             "head_dim", "intermediate_size", "vocab_size", "max_position_embeddings", "hidden_act",
             "attention_dropout", "tie_word_embeddings"]
-    out = {k: c[k] for k in keys}
+    out = {k: c[k] for k in keys if k in c}
     if c["model_type"] == "qwen2":
         out["attention_bias"] = True  # q, k, v biases: the family's convention
     if c["model_type"] == "gemma2":
         for k in ("attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar"):
             out[k] = c[k]
+    if c["model_type"] == "deepseek_v3":
+        for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+                  "moe_intermediate_size", "n_routed_experts", "num_experts_per_tok", "n_shared_experts", "n_group",
+                  "topk_group", "routed_scaling_factor", "first_k_dense_replace"):
+            out[k] = c[k]
+        out["norm_topk_prob"] = True
     if c["model_type"] == "mixtral":
         out["num_local_experts"] = c["num_local_experts"]
         out["num_experts_per_tok"] = c["num_experts_per_tok"]
@@ -86,6 +92,11 @@ FAMILIES = {
     "gemma2": dict(model_type="gemma2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
                    intermediate_size=128, hidden_act="gelu_pytorch_tanh", attn_logit_softcapping=50.0,
                    final_logit_softcapping=30.0, query_pre_attn_scalar=16, tie_word_embeddings=True),
+    "deepseek_v3": dict(model_type="deepseek_v3", hidden_size=64, num_attention_heads=4, num_key_value_heads=4,
+                        q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+                        intermediate_size=160, moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2,
+                        n_shared_experts=1, n_group=2, topk_group=1, routed_scaling_factor=2.5,
+                        first_k_dense_replace=1, hidden_act="silu", tie_word_embeddings=False),
     "mixtral": dict(model_type="mixtral", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
                     head_dim=16, intermediate_size=96, hidden_act="silu", num_local_experts=4,
                     num_experts_per_tok=2, tie_word_embeddings=False),

@@ -67,10 +67,28 @@ ModelConfig modelOf(const json& c) {
         m.num_layers = c.at("num_hidden_layers");
         m.num_heads = c.at("num_attention_heads");
         m.num_kv_heads = c.at("num_key_value_heads");
-        m.head_dim = c.at("head_dim");
+        m.head_dim = c.value("head_dim", int64_t{0});
         m.ffn_hidden_size = c.at("intermediate_size");
         m.max_position_embeddings = c.at("max_position_embeddings");
         m.hidden_act = c.at("hidden_act");
+        if (m.family == "deepseek_v3") {
+            MlaConfig mla;
+            mla.q_lora_rank = c.at("q_lora_rank");
+            mla.kv_lora_rank = c.at("kv_lora_rank");
+            mla.qk_nope_head_dim = c.at("qk_nope_head_dim");
+            mla.qk_rope_head_dim = c.at("qk_rope_head_dim");
+            mla.v_head_dim = c.at("v_head_dim");
+            m.mla = mla;
+            m.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+            MoeConfig moe;
+            moe.num_experts = c.at("n_routed_experts");
+            moe.experts_per_token = c.at("num_experts_per_tok");
+            moe.expert_ffn = c.at("moe_intermediate_size");
+            moe.shared_experts = c.at("n_shared_experts");
+            moe.first_dense_layers = c.at("first_k_dense_replace");
+            moe.router_score_bias = true;
+            m.moe = moe;
+        }
         m.attention_dropout = c.at("attention_dropout");
         m.attention_qkv_bias = c.value("attention_bias", false);
         m.qk_norm = m.family == "qwen3";                     // Qwen3Attention q_norm / k_norm
@@ -119,7 +137,8 @@ TEST(ActivationGroundTruth, FileCoversTheGrid) {
         checkpointing.insert(c.at("training").at("checkpointing").get<std::string>());
         finetuning.insert(c.at("training").at("finetuning").get<std::string>());
     }
-    EXPECT_EQ(families, (std::set<std::string>{"gemma", "gemma2", "gpt2", "llama", "mistral", "mixtral", "qwen2", "qwen3"}));
+    EXPECT_EQ(families, (std::set<std::string>{"deepseek_v3", "gemma", "gemma2", "gpt2", "llama", "mistral", "mixtral", "qwen2",
+                                         "qwen3"}));
     EXPECT_EQ(precisions, (std::set<std::string>{"amp-bf16", "fp32", "mixed-bf16"}));
     EXPECT_EQ(attentions.size(), 2u);
     EXPECT_EQ(checkpointing.size(), 2u);

@@ -174,6 +174,21 @@ TEST(EagerProfile, LlamaBlockOpByOpInBf16) {
     EXPECT_EQ(la.saved - la.saved_selective, static_cast<int64_t>(6 * B * NH * S * S));
 }
 
+TEST(EagerProfile, AutocastKeepsAnFp32StreamAndOneCastPerLinear) {
+    // torch.autocast with fp32 weights: the residual stream and the RMSNorm
+    // tensors are fp32 (input 4sbh, no upcast; normalised 4sbh), and q, k, v,
+    // gate and up each keep their own bf16 cast of the fp32 norm output
+    // (autocast caches casts of leaf weights only): 5 x 2sbh.
+    //   norms 2 x (4 + 4)sbh + 2 x 4bs; casts 10sbh; q, key, value, o_proj input 4 x 2sbh
+    //   softmax 4bHs^2 + cast 2bHs^2; MLP 4 x 2sbf: 34sbh + 8sbf + 6bHs^2 + 8bs in all
+    const double S = 1024, B = 2, H = 4096, F = 11008, NH = 32;
+    TrainingConfig amp = hfTraining(2, 1024, AttentionImpl::Eager);
+    amp.precision = Precision::AmpBf16;
+    const LayerActivations la = layerActivations(llama7b(), amp, {}, false);
+    EXPECT_EQ(la.saved, static_cast<int64_t>(34 * S * B * H + 8 * S * B * F + 6 * B * NH * S * S + 8 * B * S));
+    EXPECT_EQ(la.checkpoint_input, static_cast<int64_t>(4 * S * B * H));  // the fp32 block input
+}
+
 TEST(FlashAttention, KeepsNoQuadraticTerm) {
     for (KernelProfile k : {KernelProfile::Eager, KernelProfile::Fused, KernelProfile::Megatron}) {
         const int64_t at2k = layerActivations(llama7b(), hfTraining(1, 2048, AttentionImpl::Flash, k), {}, false).saved;
