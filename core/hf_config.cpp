@@ -119,8 +119,8 @@ private:
     // it is unusual), or that an unknown model_type must state.
     int64_t size(ModelField f, int64_t fallback) {
         const std::string_view k = key(f);
-        if (r_.present(k)) return r_.integer(k, 0);
         if (const std::optional<int64_t> alias = gpt2Alias(f)) return *alias;
+        if (r_.present(k)) return r_.integer(k, 0);
         if (fallback <= 0 || !known_) {
             r_.fail(k, "required");
             return 0;
@@ -130,7 +130,11 @@ private:
         return fallback;
     }
 
-    // GPT2Config's attribute_map lets hidden_size etc. stand for n_embd etc.
+    // GPT2Config's attribute_map makes hidden_size, num_hidden_layers,
+    // num_attention_heads and max_position_embeddings names of n_embd, n_layer,
+    // n_head and n_positions; set after __init__, they win when both are
+    // given (PretrainedConfig.__init__ sets the remaining kwargs last).
+    // intermediate_size for n_inner is this importer's convenience.
     std::optional<int64_t> gpt2Alias(ModelField f) {
         if (type_ != "gpt2") return std::nullopt;
         const std::string_view alias = configKey("llama", f);
@@ -157,8 +161,8 @@ private:
         if (type_ == "gpt2") {
             // n_inner None means 4 * n_embd (GPT2MLP in modeling_gpt2.py).
             const std::string_view k = key(ModelField::Intermediate);
-            m.ffn_hidden_size = r_.present(k) ? r_.integer(k, 0)
-                                              : gpt2Alias(ModelField::Intermediate).value_or(4 * m.hidden_size);
+            const std::optional<int64_t> alias = gpt2Alias(ModelField::Intermediate);
+            m.ffn_hidden_size = alias ? *alias : r_.present(k) ? r_.integer(k, 0) : 4 * m.hidden_size;
         } else {
             m.ffn_hidden_size = size(ModelField::Intermediate, d_.intermediate_size);
         }
@@ -168,8 +172,8 @@ private:
         else
             m.num_kv_heads = r_.integer(kv, d_.num_kv_heads);
         const std::string_view mp = key(ModelField::MaxPositions);
-        m.max_position_embeddings = r_.present(mp) ? r_.integer(mp, 0)
-                                                   : gpt2Alias(ModelField::MaxPositions).value_or(d_.max_positions);
+        const std::optional<int64_t> mp_alias = gpt2Alias(ModelField::MaxPositions);
+        m.max_position_embeddings = mp_alias ? *mp_alias : r_.integer(mp, d_.max_positions);
         const std::string_view hd = key(ModelField::HeadDim);
         if (r_.present(hd)) {
             m.head_dim = r_.integer(hd, 0);

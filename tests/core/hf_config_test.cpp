@@ -185,6 +185,18 @@ TEST(FamilyDefaults, Gpt2NullInnerIsFourTimesTheWidth) {
     EXPECT_EQ(countParameters(m.model).total, 354'823'168);  // openai-community/gpt2-medium
 }
 
+TEST(FamilyDefaults, Gpt2AcceptsTheAttributeMapNames) {
+    // GPT2Config.attribute_map: hidden_size -> n_embd, num_attention_heads -> n_head, ...
+    const Expected<ImportedModel> r = importHuggingFaceConfig(
+        json{{"model_type", "gpt2"}, {"n_embd", 768}, {"hidden_size", 1024}, {"num_attention_heads", 16},
+             {"num_hidden_layers", 24}});
+    ASSERT_TRUE(r.ok()) << r.error().text();
+    EXPECT_EQ(r->model.hidden_size, 1024);
+    EXPECT_EQ(r->model.num_heads, 16);
+    EXPECT_EQ(r->model.ffn_hidden_size, 4096);
+    EXPECT_EQ(countParameters(r->model).total, 354'823'168);  // gpt2-medium
+}
+
 TEST(FamilyDefaults, EverySupportedTypeImportsFromItsModelTypeAlone) {
     EXPECT_EQ(supportedModelTypes().size(), 11u);
     for (const std::string& type : supportedModelTypes()) {
