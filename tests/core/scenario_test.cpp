@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "core/estimate.h"
 #include "core/hf_config.h"
 #include "core/names.h"
 #include "core/presets.h"
@@ -439,6 +440,60 @@ TEST(ScenarioForModel, UsesTheDefaultsAndRemembersThePreset) {
     EXPECT_EQ(s.training, TrainingConfig{});
     EXPECT_EQ(s.parallelism, ParallelConfig{});
     EXPECT_EQ(s.hardware, HardwareConfig{});
+}
+
+}  // namespace
+}  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+// Every key of every preset scenario replaced by values of every JSON type,
+// and by extreme numbers: loading gives a value or an error naming that key,
+// never an exception or a crash; whatever loads and validates also estimates.
+TEST(ScenarioRobustness, EveryKeyWithEveryKindOfValueGivesAValueOrANamedError) {
+    const std::vector<json> values = {nullptr, true, "x", "", -1, 0, 1, 3, 1.5, -0.5,
+                                      json::array(), json::object(), 9223372036854775807LL,
+                                      18446744073709551615ULL, 1e300, "auto", json::array({"q_proj"})};
+    int checked = 0;
+    for (const auto& preset : listPresets()) {
+        if (preset.kind != PresetKind::Scenario) continue;
+        auto base = loadPreset(preset.name);
+        ASSERT_TRUE(base.ok());
+        const json doc = scenarioToJson(*base);
+        for (const char* section : {"training", "parallelism", "hardware"})
+            for (const auto& [key, original] : doc[section].items())
+                for (const auto& value : values) {
+                    json mutated = doc;
+                    mutated[section][key] = value;
+                    const std::string path = std::string(section) + "." + key;
+                    auto s = scenarioFromJson(mutated);
+                    ++checked;
+                    if (!s) {
+                        EXPECT_EQ(s.error().field, path) << value.dump() << ": " << s.error().text();
+                        continue;
+                    }
+                    if (validate(*s).ok()) {
+                        EXPECT_TRUE(estimate(*s).ok()) << path << "=" << value.dump();
+                    }
+                }
+    }
+    EXPECT_GT(checked, 5000);
+}
+
+TEST(ScenarioRobustness, ArbitrarySettingTextIsAValueOrANamedError) {
+    Scenario s = llama2();
+    for (const char* text : {"", "=", "==", ".=", "training.=1", ".micro_batch_size=1", "model.=1", "model.x",
+                             "training.micro_batch_size=1e3", "training.micro_batch_size= 7 ",
+                             "training.lora_dropout=nan", "training.lora_dropout=inf", "hardware.memory_gib=1e30",
+                             "model.hidden_size=[1,2]", "model.hidden_size={}", "model.hidden_size=-1",
+                             "model.model_type=gpt2", "training.lora_targets=,,,"}) {
+        Scenario copy = s;
+        Status st = applySetting(copy, text);
+        if (!st.ok()) {
+            EXPECT_FALSE(st.error().message.empty()) << text;
+        }
+    }
 }
 
 }  // namespace
