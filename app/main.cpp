@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
         if (fallback) window.document()->replace(*fallback);
         window.statusBar()->showMessage(QString::fromStdString(scenario.error().text()), 15000);
     }
+    window.showView(options->view);
     window.show();
     return app.exec();
 }

@@ -26,7 +26,7 @@ QString layoutPhrase(const Scenario& s) {
     if (p.expert > 1) parts << QStringLiteral("EP %1").arg(p.expert);
     if (p.zero_stage > 0) parts << QStringLiteral("ZeRO-%1").arg(p.zero_stage);
     QString gpu = s.hardware.memory_bytes && s.hardware.gpu == "custom" ? QStringLiteral("custom GPU") : q(s.hardware.gpu);
-    QString phrase = QStringLiteral("%1 x %2").arg(p.totalGpus()).arg(gpu);
+    QString phrase = QStringLiteral("%1 × %2").arg(p.totalGpus()).arg(gpu);
     if (!parts.isEmpty()) phrase += " (" + parts.join(", ") + ")";
     return phrase;
 }
@@ -221,7 +221,7 @@ ChartSpec optimizerChart(const Scenario& scenario, const std::vector<OptimizerOu
         // each buffer named inside its bar, one colour per optimizer.
         spec.title = QStringLiteral("Optimizer memory per parameter");
         spec.subtitle = QStringLiteral("state buffers the optimizer keeps, each as large as the trainable parameters");
-        spec.valueAxisTitle = QStringLiteral("extra memory (x params)");
+        spec.valueAxisTitle = QStringLiteral("extra memory (× params)");
         spec.valueDecimals = 1;
         spec.legend = false;
         spec.segmentSeparators = true;
@@ -244,9 +244,9 @@ ChartSpec optimizerChart(const Scenario& scenario, const std::vector<OptimizerOu
                 spec.layers << layer;
             }
             if (buffers > 0)
-                spec.barTopLabels << QStringLiteral("%1x").arg(buffers, 0, 'g', 3);
+                spec.barTopLabels << QStringLiteral("%1×").arg(buffers, 0, 'g', 3);
             else
-                spec.barTopLabels << (names.isEmpty() ? QStringLiteral("0x") : QStringLiteral("~0x (%1)").arg(names.join('+')));
+                spec.barTopLabels << (names.isEmpty() ? QStringLiteral("0×") : QStringLiteral("≈0× (%1)").arg(names.join('+')));
         }
         spec.footer << QStringLiteral("Adam(W) keeps 2 buffers per parameter (m, v); SGD+momentum, Adagrad, RMSprop, Lion and "
                                       "Muon 1; Adafactor factors v into row and column sums.")
@@ -308,7 +308,8 @@ ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units) {
     QStringList labels;
     for (const auto& p : pins) labels << p.label;
     spec.subtitle = pins.size() == 1 ? QStringLiteral("Pin another scenario to compare")
-                                     : QStringLiteral("%1 setting(s) differ between %2").arg(differences.size()).arg(labels.join(", "));
+                     : differences.size() == 1 ? QStringLiteral("1 setting differs between %1").arg(labels.join(", "))
+                                               : QStringLiteral("%1 settings differ between %2").arg(differences.size()).arg(labels.join(", "));
     if (pins.size() > 1) {
         for (const QString& d : differences) spec.footer << d;
         if (differences.isEmpty()) spec.footer << QStringLiteral("The pinned scenarios are identical");

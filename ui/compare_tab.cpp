@@ -23,6 +23,7 @@ CompareTab::CompareTab(ScenarioDocument* document, QWidget* parent) : ChartTab(d
     differences_->setMaximumHeight(90);
     differences_->setPlaceholderText(tr("Settings that differ between the pinned columns appear here."));
     differences_->setToolTip(tr("Every setting whose value differs between the pinned scenarios, in column order."));
+    differences_->setVisible(false);
     below()->addWidget(differences_);
 
     connect(pin_, &QPushButton::clicked, this, &CompareTab::pin);
@@ -63,7 +64,10 @@ void CompareTab::pinsChanged() {
     redrawSoon();
     std::vector<Scenario> scenarios;
     for (const auto& p : pins_) scenarios.push_back(p.scenario);
-    differences_->setPlainText(pins_.size() > 1 ? scenarioDifferences(scenarios).join('\n') : QString());
+    const QStringList differences = pins_.size() > 1 ? scenarioDifferences(scenarios) : QStringList();
+    differences_->setPlainText(differences.join('\n'));
+    // The chart's footer lists up to seven; the box is for longer lists.
+    differences_->setVisible(differences.size() > 7);
 }
 
 ChartSpec CompareTab::buildSpec() const { return compareChart(pins_, units()); }

@@ -11,6 +11,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -58,7 +59,6 @@ MainWindow::MainWindow(QWidget* parent)
     panels_->setWidget(column_widget);
     panels_->setWidgetResizable(true);
     panels_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    panels_->setMinimumWidth(column_widget->sizeHint().width() + 24);
 
     // Right: chart tabs over the table and status line.
     tabs_ = new QTabWidget();
@@ -157,6 +157,18 @@ void MainWindow::setUnits(Units units) {
     table_->setUnits(units);
     status_->setUnits(units);
     settings_.setUnits(units);
+}
+
+void MainWindow::showView(ChartView view) {
+    switch (view) {
+        case ChartView::Breakdown:
+        case ChartView::Stages:
+            breakdown_->setPerStage(view == ChartView::Stages);
+            tabs_->setCurrentWidget(breakdown_);
+            break;
+        case ChartView::Optimizers: tabs_->setCurrentWidget(optimizers_); break;
+        case ChartView::Compare: tabs_->setCurrentWidget(compare_); break;
+    }
 }
 
 void MainWindow::onDocumentChanged() {
@@ -305,6 +317,18 @@ void MainWindow::copyTable(bool markdown) {
     else
         copyTableCsv(document_->resultScenario(), document_->result());
     statusBar()->showMessage(markdown ? tr("Table copied as Markdown") : tr("Table copied as CSV"), 3000);
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    // The column's true minimum is known only once shown (style, fonts):
+    // make the scrolling column wide enough that nothing is cut at its edge.
+    const int wanted = panels_->widget()->minimumSizeHint().width() + panels_->verticalScrollBar()->sizeHint().width() +
+                       2 * panels_->frameWidth() + 4;
+    if (panels_->minimumWidth() < wanted) {
+        panels_->setMinimumWidth(wanted);
+        splitter_->setSizes({wanted, std::max(400, width() - wanted)});
+    }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

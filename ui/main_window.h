@@ -6,6 +6,7 @@
 
 #include "core/report.h"
 #include "ui/app_settings.h"
+#include "ui/chart_views.h"
 #include "ui/scenario_document.h"
 
 class QActionGroup;
@@ -45,9 +46,12 @@ public:
     bool openFile(const QString& path);
     bool saveTo(const QString& path);
     void setUnits(Units units);
+    // Brings a view to the front: its tab (stages = Breakdown, one bar per stage).
+    void showView(ChartView view);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 

@@ -95,7 +95,50 @@ public:
 
     // A spec's bars become one QBarSet per layer (Qt's stacked-bar idiom).
     void setSpec(const ChartSpec& spec) {
+        const bool same_shape = sameShape(spec);
         spec_ = spec;
+        if (same_shape)
+            updateValues();  // an edit usually changes numbers only: keep Qt's items
+        else
+            rebuildSeries();
+        if (spec_.empty()) return;
+        const AxisTicks ticks = niceTicks(std::max(spec_.largestStack(), spec_.capacity.value_or(0)) * 1.06);
+        value_max_ = ticks.max;
+        value_axis_->setRange(0, ticks.max);
+        value_axis_->setTickCount(ticks.count);
+        value_axis_->setLabelFormat(QStringLiteral("%.%1f").arg(spec_.valueDecimals));
+        value_axis_->setTitleText(spec_.valueAxisTitle);
+        bars_->setOpacity(spec_.staleNotice.isEmpty() ? 1.0 : 0.45);
+    }
+
+private:
+    // Same layers (key, colour), bars and capacity line as what is drawn?
+    bool sameShape(const ChartSpec& next) const {
+        if (!bars_ || next.empty() || next.categories.size() != spec_.categories.size() ||
+            next.layers.size() != spec_.layers.size() || next.capacity.has_value() != spec_.capacity.has_value() ||
+            next.segmentSeparators != spec_.segmentSeparators)
+            return false;
+        for (int l = 0; l < next.layers.size(); ++l)
+            if (next.layers[l].key != spec_.layers[l].key || next.layers[l].color != spec_.layers[l].color ||
+                next.layers[l].name != spec_.layers[l].name)
+                return false;
+        return true;
+    }
+
+    void updateValues() {
+        const QList<QBarSet*> sets = bars_->barSets();
+        for (int l = 0; l < spec_.layers.size(); ++l)
+            for (int i = 0; i < spec_.categories.size(); ++i) {
+                const double v = i < spec_.layers[l].values.size() ? std::max(0.0, spec_.layers[l].values[i]) : 0.0;
+                if (sets[l]->at(i) != v) sets[l]->replace(i, v);
+            }
+        if (capacity_ && capacity_->at(0).y() != *spec_.capacity) {
+            capacity_->replace(0, -0.5, *spec_.capacity);
+            capacity_->replace(1, spec_.categories.size() - 0.5, *spec_.capacity);
+        }
+    }
+
+    void rebuildSeries() {
         chart_->removeAllSeries();  // deletes the old series and their bar sets
         bars_ = nullptr;
         capacity_ = nullptr;
@@ -134,15 +177,9 @@ public:
             capacity_->attachAxis(category_axis_);
             capacity_->attachAxis(value_axis_);
         }
-        const AxisTicks ticks = niceTicks(std::max(spec_.largestStack(), spec_.capacity.value_or(0)) * 1.06);
-        value_max_ = ticks.max;
-        value_axis_->setRange(0, ticks.max);
-        value_axis_->setTickCount(ticks.count);
-        value_axis_->setLabelFormat(QStringLiteral("%.%1f").arg(spec_.valueDecimals));
-        value_axis_->setTitleText(spec_.valueAxisTitle);
-        if (!spec_.staleNotice.isEmpty()) bars_->setOpacity(0.45);
     }
 
+public:
     void layout(QSizeF size) {
         for (QGraphicsItem* item : overlay_) delete item;
         overlay_.clear();
@@ -279,18 +316,23 @@ private:
         }
     }
 
+    // A segment's name inside it when it fits: bold, else smaller, else not at all.
     void placeInsideLabels() {
-        const QFont f = pixelFont(spec_.callouts ? 13 : 11, true);
-        const QFontMetricsF fm(f);
+        const QFont fonts[] = {pixelFont(spec_.callouts ? 13 : 11, true), pixelFont(10)};
         for (int l = 0; l < spec_.layers.size(); ++l) {
             const ChartLayer& layer = spec_.layers[l];
             for (int i = 0; i < spec_.categories.size(); ++i) {
                 const auto [bottom, top] = segment(l, i);
                 const double pixels = valueY(bottom) - valueY(top);
-                QString s = i < layer.inside.size() ? layer.inside[i] : layer.name;
-                if (s.isEmpty() || pixels < fm.height() + 2 || fm.horizontalAdvance(s) > barPixelWidth() - 8) continue;
-                centeredText(s, f, textColorOn(layer.color), barCenterX(i),
-                             (valueY(bottom) + valueY(top)) / 2 - fm.height() / 2);
+                const QString s = i < layer.inside.size() ? layer.inside[i] : layer.name;
+                if (s.isEmpty()) continue;
+                for (const QFont& f : fonts) {
+                    const QFontMetricsF fm(f);
+                    if (pixels < fm.height() + 2 || fm.horizontalAdvance(s) > barPixelWidth() - 6) continue;
+                    centeredText(s, f, textColorOn(layer.color), barCenterX(i),
+                                 (valueY(bottom) + valueY(top)) / 2 - fm.height() / 2);
+                    break;
+                }
             }
         }
     }
@@ -530,6 +572,9 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent), scene_(std::make_un
     view_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     view_->setFrameShape(QFrame::NoFrame);
     view_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    // An edit moves most items; repainting the whole view is cheaper than
+    // tracking each item's old and new region.
+    view_->setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
     view_->viewport()->installEventFilter(this);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);

@@ -73,49 +73,47 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
                        1, kBig, [](const Scenario& s) { return s.model.max_position_embeddings; },
                        [](Scenario& s, int64_t v) { s.model.max_position_embeddings = v; });
 
-    details_ = new FieldForm(document, bindings, this);
-    column->addWidget(details_);
-    details_->addChoice<MlpKind>({tr("MLP"), {"model.mlp"},
+    shape_->addChoice<MlpKind>({tr("MLP"), {"model.mlp"},
                                   tr("Gated (SwiGLU/GeGLU: gate, up, down = 3 matrices) or plain (GELU: 2 matrices, GPT-2).")},
                                  {{tr("Gated (SwiGLU)"), MlpKind::Gated}, {tr("Plain (GELU)"), MlpKind::Plain}},
                                  [](const Scenario& s) { return s.model.mlp; }, [](Scenario& s, MlpKind v) { s.model.mlp = v; });
-    details_->addChoice<NormKind>({tr("Norm"), {"model.norm"},
+    shape_->addChoice<NormKind>({tr("Norm"), {"model.norm"},
                                    tr("RMSNorm (h weights, Llama and most current models) or LayerNorm (weights + biases, GPT-2).")},
                                   {{tr("RMSNorm"), NormKind::RMSNorm}, {tr("LayerNorm"), NormKind::LayerNorm}},
                                   [](const Scenario& s) { return s.model.norm; }, [](Scenario& s, NormKind v) { s.model.norm = v; });
-    details_->addInteger({tr("Norms per block"), {"model.norms_per_block"},
+    shape_->addInteger({tr("Norms per block"), {"model.norms_per_block"},
                           tr("2 for most models; 4 for Gemma-2 (pre and post norms around attention and MLP).")},
                          1, 8, [](const Scenario& s) { return s.model.norms_per_block; },
                          [](Scenario& s, int64_t v) { s.model.norms_per_block = v; });
-    details_->addText({tr("Activation"), {"model.hidden_act"}, tr("MLP activation function: silu (Llama), gelu_pytorch_tanh (Gemma), gelu_new (GPT-2).")},
+    shape_->addText({tr("Activation"), {"model.hidden_act"}, tr("MLP activation function: silu (Llama), gelu_pytorch_tanh (Gemma), gelu_new (GPT-2).")},
                       [](const Scenario& s) { return s.model.hidden_act; }, [](Scenario& s, std::string v) { s.model.hidden_act = v; });
-    details_->addFlag({tr("Tied embeddings"), {"model.tie_word_embeddings", "model.tied_embeddings"},
+    shape_->addFlag({tr("Tied embeddings"), {"model.tie_word_embeddings", "model.tied_embeddings"},
                        tr("LM head shares the embedding matrix (tie_word_embeddings): Gemma, GPT-2, Llama-3.2-1B/3B.")},
                       [](const Scenario& s) { return s.model.tied_embeddings; },
                       [](Scenario& s, bool v) { s.model.tied_embeddings = v; });
-    details_->addFlag({tr("Learned positions"), {"model.learned_positions"},
+    shape_->addFlag({tr("Learned positions"), {"model.learned_positions"},
                        tr("A learned position embedding of max positions x h (GPT-2); rotary models have none.")},
                       [](const Scenario& s) { return s.model.learned_positions; },
                       [](Scenario& s, bool v) { s.model.learned_positions = v; });
-    details_->addFlag({tr("QK norm"), {"model.qk_norm"}, tr("Per-head RMSNorm on queries and keys (Qwen3, OLMo-2).")},
+    shape_->addFlag({tr("QK norm"), {"model.qk_norm"}, tr("Per-head RMSNorm on queries and keys (Qwen3, OLMo-2).")},
                       [](const Scenario& s) { return s.model.qk_norm; }, [](Scenario& s, bool v) { s.model.qk_norm = v; });
-    details_->addFlag({tr("q/k/v bias"), {"model.attention_bias", "model.attention_qkv_bias"},
+    shape_->addFlag({tr("q/k/v bias"), {"model.attention_bias", "model.attention_qkv_bias"},
                        tr("Biases on the q, k and v projections (Qwen2, GPT-2).")},
                       [](const Scenario& s) { return s.model.attention_qkv_bias; },
                       [](Scenario& s, bool v) { s.model.attention_qkv_bias = v; });
-    details_->addFlag({tr("Output bias"), {"model.attention_output_bias"}, tr("Bias on the attention output projection (GPT-2).")},
+    shape_->addFlag({tr("Output bias"), {"model.attention_output_bias"}, tr("Bias on the attention output projection (GPT-2).")},
                       [](const Scenario& s) { return s.model.attention_output_bias; },
                       [](Scenario& s, bool v) { s.model.attention_output_bias = v; });
-    details_->addFlag({tr("MLP bias"), {"model.mlp_bias"}, tr("Biases on every MLP matrix (GPT-2).")},
+    shape_->addFlag({tr("MLP bias"), {"model.mlp_bias"}, tr("Biases on every MLP matrix (GPT-2).")},
                       [](const Scenario& s) { return s.model.mlp_bias; }, [](Scenario& s, bool v) { s.model.mlp_bias = v; });
     const QString dropout_tip = tr("Dropout probability; 0 in most LLM training today. Non-zero keeps a 1-byte mask per element for backward.");
-    details_->addReal({tr("Attention dropout"), {"model.attention_dropout", "model.attn_pdrop"}, dropout_tip}, 0, 1, 2, 0.05,
+    shape_->addReal({tr("Attention dropout"), {"model.attention_dropout", "model.attn_pdrop"}, dropout_tip}, 0, 1, 2, 0.05,
                       [](const Scenario& s) { return s.model.attention_dropout; },
                       [](Scenario& s, double v) { s.model.attention_dropout = v; });
-    details_->addReal({tr("Hidden dropout"), {"model.hidden_dropout", "model.resid_pdrop"}, dropout_tip}, 0, 1, 2, 0.05,
+    shape_->addReal({tr("Hidden dropout"), {"model.hidden_dropout", "model.resid_pdrop"}, dropout_tip}, 0, 1, 2, 0.05,
                       [](const Scenario& s) { return s.model.hidden_dropout; },
                       [](Scenario& s, double v) { s.model.hidden_dropout = v; });
-    details_->addReal({tr("Embedding dropout"), {"model.embedding_dropout", "model.embd_pdrop"}, dropout_tip}, 0, 1, 2, 0.05,
+    shape_->addReal({tr("Embedding dropout"), {"model.embedding_dropout", "model.embd_pdrop"}, dropout_tip}, 0, 1, 2, 0.05,
                       [](const Scenario& s) { return s.model.embedding_dropout; },
                       [](Scenario& s, double v) { s.model.embedding_dropout = v; });
 
@@ -229,7 +227,6 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
 void ModelPanel::refresh() {
     const Scenario& s = document_->scenario();
     shape_->refresh();
-    details_->refresh();
     for (auto [toggle, on] : {std::pair{moe_toggle_, s.model.moe.has_value()}, std::pair{mla_toggle_, s.model.mla.has_value()}})
         if (toggle->isChecked() != on) {
             QSignalBlocker block(toggle);

@@ -18,8 +18,7 @@ private:
     void refresh();
 
     ScenarioDocument* document_;
-    FieldForm* shape_;
-    FieldForm* details_;
+    FieldForm* shape_;  // every dense-model field, in one form so labels align
     QCheckBox* moe_toggle_;
     QGroupBox* moe_box_;
     FieldForm* moe_;

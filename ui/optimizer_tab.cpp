@@ -12,7 +12,7 @@ OptimizerTab::OptimizerTab(ScenarioDocument* document, QWidget* parent) : ChartT
     row->addWidget(new QLabel(tr("Show:"), this));
     bytes_ = new QRadioButton(tr("Memory per GPU"), this);
     bytes_->setToolTip(tr("The whole per-GPU breakdown of this scenario under each optimizer."));
-    times_params_ = new QRadioButton(tr("Optimizer state (x params)"), this);
+    times_params_ = new QRadioButton(tr("Optimizer state (× params)"), this);
     times_params_->setToolTip(tr("State buffers per trainable parameter, each named inside its bar."));
     bytes_->setChecked(true);
     row->addWidget(bytes_);

@@ -49,10 +49,12 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
                          {{tr("0 (DDP)"), 0}, {tr("1 (optimizer states)"), 1}, {tr("2 (+ gradients)"), 2}, {tr("3 / FSDP (+ weights)"), 3}},
                          [](const Scenario& s) { return s.parallelism.zero_stage; },
                          [](Scenario& s, int64_t v) { s.parallelism.zero_stage = v; });
-    shard_group_ = f.addInteger({tr("  shard group"), {"parallelism.shard_group"},
+    QSpinBox* shard_group = f.addInteger({tr("  shard group"), {"parallelism.shard_group"},
                                  tr("Hybrid sharding (HSDP): ranks per shard group; 0 = shard over all data x context ranks.")},
                                 0, kMaxDegree, [](const Scenario& s) { return s.parallelism.shard_group; },
                                 [](Scenario& s, int64_t v) { s.parallelism.shard_group = v; });
+    shard_group->setSpecialValueText(tr("all DP x CP ranks"));
+    shard_group_ = shard_group;
     f.addInteger({tr("Tensor parallel"), {"parallelism.tensor"},
                   tr("TP (Megatron): splits attention heads and MLP columns over t GPUs of a node; 1-8. Must divide the heads.")},
                  1, kMaxDegree, [](const Scenario& s) { return s.parallelism.tensor; },
@@ -74,11 +76,13 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
                                     tr("Model chunks per pipeline rank for interleaved 1F1B (v); 1 otherwise.")},
                                    1, 1024, [](const Scenario& s) { return s.parallelism.virtual_stages; },
                                    [](Scenario& s, int64_t v) { s.parallelism.virtual_stages = v; });
-    microbatches_ = f.addInteger({tr("  micro-batches"), {"parallelism.microbatches"},
+    QSpinBox* microbatches = f.addInteger({tr("  micro-batches"), {"parallelism.microbatches"},
                                   tr("Micro-batches per step through the pipeline (m); 0 = the gradient accumulation steps. "
                                      "Fewer than p leaves a bubble.")},
                                  0, 1 << 20, [](const Scenario& s) { return s.parallelism.microbatches; },
                                  [](Scenario& s, int64_t v) { s.parallelism.microbatches = v; });
+    microbatches->setSpecialValueText(tr("= grad accumulation"));
+    microbatches_ = microbatches;
     f.addInteger({tr("Context parallel"), {"parallelism.context"},
                   tr("CP: each sequence split over c GPUs (ring attention) for long contexts; 1-16.")},
                  1, kMaxDegree, [](const Scenario& s) { return s.parallelism.context; },

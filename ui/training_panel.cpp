@@ -134,14 +134,16 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
     lora_targets_ = targets;
 
     // Batch and learning rate (the seed lecture notes' large-batch rules).
-    f.addInteger({tr("Base batch"), {"training.base_batch_size"},
+    QSpinBox* base_batch = f.addInteger({tr("Base batch"), {"training.base_batch_size"},
                   tr("Batch size the base learning rate was tuned at (B0); 0 = no learning-rate scaling shown.")},
                  0, 1 << 30, [](const Scenario& s) { return s.training.base_batch_size.value_or(0); },
                  [](Scenario& s, int64_t v) { s.training.base_batch_size = v > 0 ? std::optional<int64_t>(v) : std::nullopt; });
-    f.addReal({tr("Base learning rate"), {"training.base_learning_rate"},
+    base_batch->setSpecialValueText(tr("none"));
+    QDoubleSpinBox* base_lr = f.addReal({tr("Base learning rate"), {"training.base_learning_rate"},
                tr("Learning rate tuned at the base batch (e.g. 3e-4); 0 = none.")},
               0, 10, 6, 1e-4, [](const Scenario& s) { return s.training.base_learning_rate.value_or(0.0); },
               [](Scenario& s, double v) { s.training.base_learning_rate = v > 0 ? std::optional<double>(v) : std::nullopt; });
+    base_lr->setSpecialValueText(tr("none"));
     f.addInteger({tr("Warmup steps"), {"training.warmup_steps"},
                   tr("Gradual warmup: lr_t = lr x t / T_w for the first T_w steps (Goyal et al. 2017).")},
                  0, 1 << 30, [](const Scenario& s) { return s.training.warmup_steps; },
