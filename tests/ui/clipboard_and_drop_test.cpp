@@ -1,0 +1,64 @@
+// Clipboard copies and drag and drop onto the window.
+#include <QClipboard>
+#include <QDropEvent>
+#include <QMimeData>
+#include <QTemporaryDir>
+#include <QUrl>
+
+#include "core/report.h"
+#include "ui/chart_export.h"
+#include "ui/chart_views.h"
+#include "ui_test_support.h"
+
+namespace trainmem::ui {
+namespace {
+
+using namespace test;
+
+bool dropFile(MainWindow& window, const QString& path) {
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(path)});
+    const QPoint centre = window.rect().center();
+    QDragEnterEvent enter(centre, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &enter);
+    if (!enter.isAccepted()) return false;
+    QDropEvent drop(QPointF(centre), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &drop);
+    return drop.isAccepted();
+}
+
+TEST(DragAndDrop, DroppedConfigJsonBecomesTheModel) {
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    ASSERT_TRUE(dropFile(*window, QStringLiteral(TRAINMEM_TEST_DATA_DIR "/hf/qwen2_defaults.json")));
+    EXPECT_EQ(window->document()->scenario().model.family, "qwen2");
+}
+
+TEST(DragAndDrop, DroppedScenarioReplacesEverything) {
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    const QString path = QStringLiteral(TRAINMEM_PRESETS_DIR "/scenarios/mixtral-8x7b-tp-ep.json");
+    ASSERT_TRUE(dropFile(*window, path));
+    EXPECT_EQ(window->document()->scenario(), presetScenario("mixtral-8x7b-tp-ep"));
+    EXPECT_EQ(window->document()->path(), path);
+}
+
+TEST(Clipboard, TableCopiesAsTheCoresMarkdownAndCsv) {
+    const Scenario s = presetScenario("llama3.1-8b-fsdp-8xh100");
+    Expected<Estimate> e = estimate(s);
+    ASSERT_TRUE(e.ok());
+    copyTableMarkdown(s, *e, Units::GiB);
+    EXPECT_EQ(QApplication::clipboard()->text().toStdString(), estimateToMarkdown(s, *e, Units::GiB));
+    copyTableCsv(s, *e);
+    EXPECT_EQ(QApplication::clipboard()->text().toStdString(), estimateToCsv(s, *e));
+}
+
+TEST(Clipboard, ChartCopiesAsAnImageOfTheRequestedSize) {
+    const Scenario s = presetScenario("llama3.1-8b-fsdp-8xh100");
+    Expected<Estimate> e = estimate(s);
+    ASSERT_TRUE(e.ok());
+    copyChartImage(breakdownChart(s, *e, Units::GiB), QSize(640, 400), 2.0);
+    const QImage image = QApplication::clipboard()->image();
+    EXPECT_EQ(image.size(), QSize(1280, 800));
+}
+
+}  // namespace
+}  // namespace trainmem::ui
