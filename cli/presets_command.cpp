@@ -19,6 +19,18 @@ const char* const kHelp =
 
 std::string_view kindName(PresetKind kind) { return kind == PresetKind::Model ? "model" : "scenario"; }
 
+// The table shows at most 100 columns of a description; JSON has it all.
+std::string summary(const std::string& description) {
+    std::string text = description;
+    if (text.size() > 100) {
+        text.resize(97);
+        while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
+        if (!text.empty()) text.pop_back();  // the lead byte of a cut UTF-8 sequence, or one ASCII char
+        text += "...";
+    }
+    return text;
+}
+
 Status run(const std::vector<std::string>& raw, std::ostream& out) {
     auto args = ArgumentList::parse(raw, {{"--format"}});
     if (!args) return args.error();
@@ -36,7 +48,7 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
     }
     TextTable table;
     table.header = {"Name", "Kind", "Description"};
-    for (const auto& p : presets) table.rows.push_back({p.name, std::string(kindName(p.kind)), p.description});
+    for (const auto& p : presets) table.rows.push_back({p.name, std::string(kindName(p.kind)), summary(p.description)});
     out << renderPlain(table);
     out << "\n" << presets.size() << " presets in " << presetsDirectory().string() << "\n";
     return ok();
