@@ -32,5 +32,6 @@ CliCommand presetsCommand();
 CliCommand compareCommand();
 CliCommand validateCommand();
 CliCommand fitCommand();
+CliCommand snapshotCommand();
 
 }  // namespace trainmem::cli

@@ -9,6 +9,7 @@ const std::vector<CliCommand>& cliCommands() {
         compareCommand(),
         validateCommand(),
         fitCommand(),
+        snapshotCommand(),
     };
     return commands;
 }

@@ -308,20 +308,21 @@ Expected<MemorySnapshot> readMemorySnapshot(std::string_view bytes) {
     return snapshotFromPickle(*root);
 }
 
+// Errors name the file as their field, and keep the path inside it in the
+// message: "run/snap.pickle: device_traces[0][17].size: must be ...".
 Expected<MemorySnapshot> loadMemorySnapshotFile(const std::filesystem::path& path) {
     std::error_code ec;
     const auto length = std::filesystem::file_size(path, ec);
     std::ifstream in(path, std::ios::binary);
-    if (ec || !in) return Error{"file", "cannot open " + path.string()};
+    if (ec || !in) return Error{path.string(), "cannot open the file"};
     std::string bytes(static_cast<size_t>(length), '\0');
     if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
-        return Error{"file", "cannot read " + path.string()};
+        return Error{path.string(), "cannot read the file"};
     }
     auto snapshot = readMemorySnapshot(bytes);
     if (!snapshot.ok()) {
-        Error e = snapshot.error();
-        e.message = path.filename().string() + ": " + e.message;
-        return e;
+        const Error& e = snapshot.error();
+        return Error{path.string(), e.field == "pickle" ? e.message : e.text()};
     }
     return snapshot;
 }

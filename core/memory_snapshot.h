@@ -83,6 +83,7 @@ struct MemorySnapshot {
 // "device_traces[0][17].size: must be a non-negative integer no larger than 2^50".
 Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root);
 Expected<MemorySnapshot> readMemorySnapshot(std::string_view bytes);
+// Errors have the file's path as their field: "snap.pickle: refusing opcode REDUCE at byte 45: ...".
 Expected<MemorySnapshot> loadMemorySnapshotFile(const std::filesystem::path& path);
 
 // Devices with a non-empty trace or at least one segment (the ones torch's

@@ -267,10 +267,17 @@ TEST(MemorySnapshotErrors, PickleErrorsPassThroughAndFilesAreNamed) {
     EXPECT_EQ(evil.error().text(), "pickle: refusing opcode STACK_GLOBAL at byte 28: snapshots never need code execution");
     auto missing = loadMemorySnapshotFile("/nonexistent/snapshot.pickle");
     ASSERT_FALSE(missing.ok());
-    EXPECT_EQ(missing.error().field, "file");
-    auto loaded = loadMemorySnapshotFile(std::string(TRAINMEM_TEST_DATA_DIR) + "/snapshots/hostile/truncated.pickle");
-    ASSERT_FALSE(loaded.ok());
-    EXPECT_EQ(loaded.error().message.rfind("truncated.pickle: truncated", 0), 0u) << loaded.error().message;
+    EXPECT_EQ(missing.error().text(), "/nonexistent/snapshot.pickle: cannot open the file");
+    const std::string dir = std::string(TRAINMEM_TEST_DATA_DIR) + "/snapshots/hostile/";
+    auto evil_file = loadMemorySnapshotFile(dir + "reduce_os_system.pickle");
+    ASSERT_FALSE(evil_file.ok());
+    EXPECT_EQ(evil_file.error().text(),
+              dir + "reduce_os_system.pickle: refusing opcode STACK_GLOBAL at byte 28: snapshots never need code execution");
+    auto shared = loadMemorySnapshotFile(dir + "shared_event.pickle");
+    ASSERT_FALSE(shared.ok());
+    EXPECT_EQ(shared.error().field, dir + "shared_event.pickle");
+    EXPECT_EQ(shared.error().message.rfind("device_traces[0][1]: the same object appears twice", 0), 0u)
+        << shared.error().message;
 }
 
 // ---- curves against hand arithmetic ---------------------------------------
