@@ -184,7 +184,25 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
     LayoutSearchResult result;
     BestOf best(options.top, rankedBefore);
     BestOf rejected(options.rejected, closerToFitting);
-    Layout l;
+    auto consider = [&](const Layout& l) {
+        ++result.enumerated;
+        applyLayout(work, l);
+        if (l.microbatches < 1 || !layoutAdmissible(work)) return;
+        ++result.valid;
+        if (layoutRedundant(l)) {
+            ++result.redundant;
+            return;
+        }
+        const Estimate est = estimateValidated(work);
+        const int64_t order = result.valid - 1;
+        if (est.fits) {
+            ++result.fitting;
+            best.offer({l, est, order});
+        } else {
+            rejected.offer({l, est, order});
+        }
+    };
+
     for (int64_t t : divisors) {
         for (int64_t p : divisors) {
             if ((n / t) % p != 0) continue;
@@ -192,41 +210,24 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
             for (int64_t c : divisors) {
                 if ((n / t / p) % c != 0) continue;
                 const int64_t d = n / t / p / c;
-                for (int64_t e : experts) {
-                    for (int64_t zero = 0; zero <= 3; ++zero) {
-                        for (int sp = 0; sp <= (t > 1 ? 1 : 0); ++sp) {
-                            for (const ScheduleChoice& schedule : schedules) {
+                for (int64_t e : experts)
+                    for (int64_t zero = 0; zero <= 3; ++zero)
+                        for (bool sp : {false, true}) {
+                            if (sp && t == 1) continue;  // not a point of the space: SP splits over TP ranks
+                            for (const ScheduleChoice& schedule : schedules)
                                 for (int64_t micro = 1; micro <= micro_cap; micro *= 2) {
-                                    // With a global batch B, m = B / (micro x data) must be a whole number.
+                                    // With a global batch B, m = B / (micro x data) must be a whole
+                                    // number; 0 marks the layout invalid.
                                     int64_t m = base_m;
-                                    if (options.global_batch)
-                                        m = *options.global_batch % (micro * d) == 0 ? *options.global_batch / (micro * d)
-                                                                                     : 0;
-                                    for (Checkpointing ckpt : kCheckpointing) {
-                                        ++result.enumerated;
-                                        l = Layout{d, t, p, c, e, zero, sp == 1, schedule.schedule,
-                                                   schedule.virtual_stages, micro, m, ckpt};
-                                        applyLayout(work, l);
-                                        if (m < 1 || !layoutAdmissible(work)) continue;
-                                        ++result.valid;
-                                        if (layoutRedundant(l)) {
-                                            ++result.redundant;
-                                            continue;
-                                        }
-                                        const Estimate est = estimateValidated(work);
-                                        const int64_t order = result.valid - 1;
-                                        if (est.fits) {
-                                            ++result.fitting;
-                                            best.offer({l, est, order});
-                                        } else {
-                                            rejected.offer({l, est, order});
-                                        }
+                                    if (options.global_batch) {
+                                        const int64_t per_step = micro * d;  // <= 2^20 x 2^24: no overflow
+                                        m = *options.global_batch % per_step == 0 ? *options.global_batch / per_step : 0;
                                     }
+                                    for (Checkpointing ckpt : kCheckpointing)
+                                        consider(Layout{d, t, p, c, e, zero, sp, schedule.schedule,
+                                                        schedule.virtual_stages, micro, m, ckpt});
                                 }
-                            }
                         }
-                    }
-                }
             }
         }
     }
