@@ -298,21 +298,27 @@ TEST(LayoutListing, KnownFittingLayoutIsListedAndBestNeedsNoRecompute) {
 }
 
 TEST(LayoutListing, EveryListedLayoutFitsAndReproducesThroughItsSettings) {
-    Scenario base = onGpu(llama2_7b(), "A100-80GB");
-    base.training.sequence_length = 4096;
-    LayoutSearchOptions o;
-    o.gpus = 8;
-    o.global_batch = 256;
-    const LayoutSearchResult r = search(base, o);
-    ASSERT_EQ(r.layouts.size(), 20u);
-    for (const RankedLayout& k : r.layouts) {
-        EXPECT_TRUE(k.estimate.fits);
-        EXPECT_GE(k.estimate.headroom_bytes, 0);
-        const auto again = estimate(reproduce(base, k.layout));
-        ASSERT_TRUE(again.ok()) << again.error().text();
-        EXPECT_EQ(again->peak.device_bytes, k.estimate.peak.device_bytes);
-        EXPECT_EQ(again->peak.at_peak, k.estimate.peak.at_peak);
-        EXPECT_EQ(again->peak.stage, k.estimate.peak.stage);
+    for (ModelConfig model : {llama2_7b(), mixtral_8x7b()}) {
+        Scenario base = onGpu(model, "H100-80GB");
+        base.training.sequence_length = 4096;
+        LayoutSearchOptions o;
+        o.gpus = model.isMoe() ? 16 : 8;
+        o.global_batch = 256;
+        o.top = 40;
+        const LayoutSearchResult r = search(base, o);
+        ASSERT_EQ(r.layouts.size(), 40u) << model.name;
+        bool saw_ep = false;
+        for (const RankedLayout& k : r.layouts) {
+            EXPECT_TRUE(k.estimate.fits);
+            EXPECT_GE(k.estimate.headroom_bytes, 0);
+            const auto again = estimate(reproduce(base, k.layout));
+            ASSERT_TRUE(again.ok()) << again.error().text();
+            EXPECT_EQ(again->peak.device_bytes, k.estimate.peak.device_bytes) << model.name;
+            EXPECT_EQ(again->peak.at_peak, k.estimate.peak.at_peak) << model.name;
+            EXPECT_EQ(again->peak.stage, k.estimate.peak.stage) << model.name;
+            saw_ep = saw_ep || k.layout.expert > 1;
+        }
+        EXPECT_EQ(saw_ep, model.isMoe()) << model.name;
     }
 }
 
