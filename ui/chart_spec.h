@@ -30,6 +30,7 @@ struct ChartSpec {
     QString valueAxisTitle;   // "GiB per GPU", "extra memory (x params)"
     int valueDecimals = 0;    // axis tick label precision
     QStringList categories;   // one per bar; lines after the first are smaller
+    QStringList shortCategories;   // first lines to use when a bar's slot is too narrow ("S2" for "Stage 2")
     int highlightedCategory = -1;  // label drawn in the accent colour (the peak stage)
     QStringList barTopLabels; // above each bar (total, "2x"); may be empty
     QVector<ChartLayer> layers;  // bottom to top

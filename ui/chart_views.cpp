@@ -181,6 +181,7 @@ ChartSpec stagesChart(const Scenario& scenario, const Estimate& e, const std::ve
             spec.highlightedCategory = static_cast<int>(spec.categories.size());
         }
         spec.categories << label;
+        spec.shortCategories << QStringLiteral("S%1").arg(st.stage);
         spec.barTopLabels << bytesText(st.device_bytes, units);
         bars.push_back(barSegments(st));
     }

@@ -243,7 +243,7 @@ private:
     double slotWidth() const { return plot_.width() / std::max<qsizetype>(1, spec_.categories.size()); }
     double barWidthFraction() const {
         // Wide single bars look like the seed figure; many bars stay slim.
-        return std::min(spec_.callouts ? 0.62 : 0.6, 130.0 / std::max(1.0, slotWidth()));
+        return std::min(spec_.callouts ? 0.62 : 0.7, 130.0 / std::max(1.0, slotWidth()));
     }
     double barPixelWidth() const { return slotWidth() * barWidthFraction(); }
     double valueY(double v) const { return plot_.bottom() - v / value_max_ * plot_.height(); }
@@ -307,7 +307,10 @@ private:
         const QFont rest = pixelFont(11);
         const double lh = QFontMetricsF(first).height();
         for (int i = 0; i < spec_.categories.size(); ++i) {
-            const QStringList lines = spec_.categories[i].split('\n');
+            QStringList lines = spec_.categories[i].split('\n');
+            if (i < spec_.shortCategories.size() &&
+                QFontMetricsF(first).horizontalAdvance(lines[0]) > slotWidth() - 4)
+                lines[0] = spec_.shortCategories[i];
             for (int k = 0; k < lines.size(); ++k) {
                 const QFont& f = k == 0 ? first : rest;
                 const QColor ink = i == spec_.highlightedCategory ? kCapacity : k == 0 ? kInk : kMutedInk;
@@ -346,7 +349,8 @@ private:
             QColor color = kInk;
             if (spec_.segmentSeparators)  // one colour per bar: label it in the bar's colour, like the seed
                 for (const auto& layer : spec_.layers)
-                    if (i < layer.values.size() && layer.values[i] > 0) color = layer.color;
+                    if (i < layer.values.size() && layer.values[i] > 0)
+                        color = layer.color.lightnessF() > 0.7 ? layer.color.darker(135) : layer.color;
             // Narrow slots drop the unit ("30.27"), then round ("30").
             QString label = spec_.barTopLabels[i];
             const QFontMetricsF fm(f);
