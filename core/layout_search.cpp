@@ -129,7 +129,12 @@ bool rankedBefore(const RankedLayout& a, const RankedLayout& b) {
     const Layout& x = a.layout;
     const Layout& y = b.layout;
     if (x.checkpointing != y.checkpointing) return recomputeRank(x.checkpointing) < recomputeRank(y.checkpointing);
-    if (x.micro_batch_size != y.micro_batch_size) return x.micro_batch_size > y.micro_batch_size;
+    // "Largest micro-batch" in tokens each GPU processes per pass,
+    // micro x sequence / context (the sequence is the same for all layouts):
+    // counting sequences would rank a layout higher for splitting each
+    // sequence over more context ranks.
+    if (x.micro_batch_size * y.context != y.micro_batch_size * x.context)
+        return x.micro_batch_size * y.context > y.micro_batch_size * x.context;
     if (a.estimate.headroom_bytes != b.estimate.headroom_bytes)
         return a.estimate.headroom_bytes > b.estimate.headroom_bytes;
     if (x.pipeline != y.pipeline) return x.pipeline < y.pipeline;

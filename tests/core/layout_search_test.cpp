@@ -372,8 +372,11 @@ TEST(LayoutRanking, OrderFollowsTheDocumentedCriterion) {
         saw_each_mode[recompute(a.layout.checkpointing)] = true;
         ASSERT_LE(recompute(a.layout.checkpointing), recompute(b.layout.checkpointing)) << i;
         if (a.layout.checkpointing != b.layout.checkpointing) continue;
-        ASSERT_GE(a.layout.micro_batch_size, b.layout.micro_batch_size) << i;
-        if (a.layout.micro_batch_size != b.layout.micro_batch_size) continue;
+        // Tokens per GPU per pass: micro x sequence / context.
+        const double tokens_a = static_cast<double>(a.layout.micro_batch_size) / static_cast<double>(a.layout.context);
+        const double tokens_b = static_cast<double>(b.layout.micro_batch_size) / static_cast<double>(b.layout.context);
+        ASSERT_GE(tokens_a, tokens_b) << i;
+        if (tokens_a != tokens_b) continue;
         ASSERT_GE(a.estimate.headroom_bytes, b.estimate.headroom_bytes) << i;
         if (a.estimate.headroom_bytes != b.estimate.headroom_bytes) continue;
         ASSERT_LE(a.layout.pipeline, b.layout.pipeline) << i;
