@@ -29,7 +29,7 @@ const char* const kHelp =
     "else (precision, optimizer, sequence length, kernels, offload) comes from the\n"
     "scenario. Ranked by: least recomputation (none, selective, full), then the\n"
     "largest micro-batch, then the most headroom, then fewer pipeline stages, then\n"
-    "less tensor parallelism (docs/parts/layout-search.md).\n"
+    "less tensor parallelism (docs/layout-search.md).\n"
     "\n"
     "Search:\n"
     "  --gpus N               GPUs to spread the run over (required)\n"

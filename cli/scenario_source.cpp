@@ -14,7 +14,7 @@ const char* const kScenarioSourceHelp =
     "Scenario (exactly one of):\n"
     "  --preset NAME          a model or scenario preset (list: trainmem-cli presets)\n"
     "  --model-config FILE    a Hugging Face config.json; training defaults around it\n"
-    "  --scenario FILE        a trainmem scenario file (docs/parts/scenario-format.md)\n"
+    "  --scenario FILE        a trainmem scenario file (docs/scenario-format.md)\n"
     "  --set KEY=VALUE        change one setting, repeatable, applied in order:\n"
     "                         training.micro_batch_size=4, parallelism.tensor=8,\n"
     "                         hardware.gpu=A100-80GB, model.num_hidden_layers=40 (config.json keys)\n";
@@ -44,7 +44,7 @@ std::string wrappedList(const std::string& label, const std::vector<std::string>
 }  // namespace
 
 std::string settingsHelp() {
-    std::string out = "\nKeys for --set (docs/parts/scenario-format.md; model.* takes config.json keys):\n";
+    std::string out = "\nKeys for --set (docs/scenario-format.md; model.* takes config.json keys):\n";
     for (const char* section : {"training", "parallelism", "hardware"}) {
         std::vector<std::string> keys;
         const std::string prefix = std::string(section) + ".";

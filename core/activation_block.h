@@ -4,7 +4,7 @@
 // for both the listing (blockSavedTensors, which allocates) and the sums of
 // the hot path (layerActivations, which must not): the visitor is called as
 //   visit(std::string_view op, std::string_view tensor, int64_t bytes, bool attention_core)
-// Sources for every row: docs/parts/activations.md. Internal to the core.
+// Sources for every row: docs/memory-model.md. Internal to the core.
 #include <algorithm>
 #include <cstdint>
 #include <string_view>

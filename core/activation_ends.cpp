@@ -1,5 +1,5 @@
 // The model's ends: embedding, final norm, logits and loss, per micro-batch
-// on the stage that holds them. Terms and sources: docs/parts/activations.md.
+// on the stage that holds them. Terms and sources: docs/memory-model.md.
 #include <algorithm>
 
 #include "core/activation_block.h"

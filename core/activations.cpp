@@ -1,5 +1,5 @@
 // The activation account of one transformer block. The op table is
-// activation_block.h; terms and sources: docs/parts/activations.md.
+// activation_block.h; terms and sources: docs/memory-model.md.
 #include "core/activations.h"
 
 #include <algorithm>

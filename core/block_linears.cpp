@@ -104,7 +104,7 @@ BlockLinears blockLinears(const ModelConfig& m, bool moe_layer) {
     // Qwen2-MoE: shared_expert_gate = Linear(h, 1, bias=False) (modeling_qwen2_moe.py).
     if (e.shared_expert_gate) out.add({"shared_expert_gate", BlockPart::SharedExperts, m.hidden_size, 1, 1, false, {}});
     // Router gate Linear(h, E, bias=False) in every supported family. It is not
-    // a LoRA target here, "all-linear" included: see docs/parts/parameters.md.
+    // a LoRA target here, "all-linear" included: see docs/memory-model.md.
     out.add({"gate", BlockPart::Router, m.hidden_size, e.num_experts, 1, false, {}});
     return out;
 }

@@ -191,7 +191,7 @@ private:
 
     // Structure the family implies, then the keys that change it. Keys that
     // are not transformers keys (norm_type, mlp_type, ...) are documented in
-    // docs/parts/parameters.md; exportHuggingFaceConfig writes them only when
+    // docs/memory-model.md; exportHuggingFaceConfig writes them only when
     // a model differs from its family's convention.
     void readStructure() {
         ModelConfig& m = out_.model;

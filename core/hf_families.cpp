@@ -9,7 +9,7 @@ namespace trainmem {
 namespace {
 
 // Values from the transformers configuration classes (configuration_<type>.py)
-// and modeling files; docs/parts/parameters.md lists them with their sources.
+// and modeling files; docs/memory-model.md lists them with their sources.
 // Fields: type, vocab, hidden, intermediate, layers, heads, kv_heads, head_dim,
 // max_positions, tie, act, act_key, qkv_bias, reads_attention_bias,
 // norms_per_block, experts, top_k, moe_intermediate, shared_experts,

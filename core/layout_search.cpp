@@ -1,5 +1,5 @@
 // The layout solver: enumerate, estimate, keep the best few. The space, the
-// rules and the ranking are documented in docs/parts/layout-search.md.
+// rules and the ranking are documented in docs/layout-search.md.
 // One Scenario is mutated in place for every candidate and only the kept
 // layouts are copied, so the loop allocates nothing per candidate.
 #include "core/layout_search.h"

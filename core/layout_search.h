@@ -3,7 +3,7 @@
 // (data x tensor x pipeline x context, expert parallelism, ZeRO stage,
 // sequence parallelism, pipeline schedule, micro-batch size, activation
 // checkpointing), estimated one by one and ranked. The enumeration space,
-// the validity rules and the ranking are in docs/parts/layout-search.md.
+// the validity rules and the ranking are in docs/layout-search.md.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
 // Names of the configuration enums. The spellings are the ones of the
-// scenario format (docs/parts/scenario-format.md); changing one breaks saved
+// scenario format (docs/scenario-format.md); changing one breaks saved
 // scenario files, so add names, never rename.
 #include "core/names.h"
 

@@ -1,7 +1,7 @@
 // The key table of the scenario format. Units on disk are the ones people
 // think in (MiB, GiB); the Scenario holds bytes. Defaults are those of the
 // structs in training_config.h, parallel_config.h and hardware.h, listed in
-// docs/parts/scenario-format.md.
+// docs/scenario-format.md.
 #include "core/scenario_fields.h"
 
 #include <algorithm>

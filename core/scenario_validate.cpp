@@ -1,5 +1,5 @@
 // Whole-scenario checks. Each rule states the framework behaviour it follows
-// (docs/parts/scenario-format.md §Validation lists them with sources). Upper
+// (docs/scenario-format.md §Validation lists them with sources). Upper
 // bounds keep every product the estimator forms inside int64.
 #include <algorithm>
 #include <string>

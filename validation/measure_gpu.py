@@ -54,7 +54,7 @@ class MeasurementError(Exception):
 
 
 # The scenario format's defaults for the keys read here (core/training_config.h,
-# core/parallel_config.h, docs/parts/scenario-format.md): a key a case leaves
+# core/parallel_config.h, docs/scenario-format.md): a key a case leaves
 # out means what it means to trainmem.
 TRAINING_DEFAULTS = {
     "micro_batch_size": 1, "sequence_length": 2048, "gradient_accumulation_steps": 1,

@@ -1,6 +1,6 @@
 // The scenario format: names, strict loading, defaults, saving, --set edits.
 // Expected spellings and values are written out here from the documented
-// format (docs/parts/scenario-format.md), not read from the key table.
+// format (docs/scenario-format.md), not read from the key table.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -81,7 +81,7 @@ TEST(ScenarioLoading, MissingKeysTakeTheDocumentedDefaults) {
     ASSERT_TRUE(s.ok()) << s.error().text();
     EXPECT_EQ(s->model_preset, "llama-2-7b");
     EXPECT_EQ(s->model.hidden_size, 4096);
-    // docs/parts/scenario-format.md, the defaults column:
+    // docs/scenario-format.md, the defaults column:
     EXPECT_EQ(s->training.micro_batch_size, 1);
     EXPECT_EQ(s->training.sequence_length, 2048);
     EXPECT_EQ(s->training.precision, Precision::MixedBf16);
