@@ -28,8 +28,9 @@ const char* const kHelp =
     "pipeline schedule, micro-batch size and activation checkpointing. Everything\n"
     "else (precision, optimizer, sequence length, kernels, offload) comes from the\n"
     "scenario. Ranked by: least recomputation (none, selective, full), then the\n"
-    "largest micro-batch, then the most headroom, then fewer pipeline stages, then\n"
-    "less tensor parallelism (docs/layout-search.md).\n"
+    "largest micro-batch in tokens per GPU (micro x sequence / context), then the\n"
+    "most headroom, then fewer pipeline stages, then less tensor parallelism\n"
+    "(docs/layout-search.md).\n"
     "\n"
     "Search:\n"
     "  --gpus N               GPUs to spread the run over (required)\n"
@@ -243,8 +244,8 @@ void writeTable(std::ostream& out, const Scenario& base, const LayoutSearchOptio
     if (o.global_batch) out << ", global batch " << *o.global_batch;
     out << "\n" << r.enumerated << " layouts enumerated, " << r.valid << " valid (" << r.redundant
         << " the same as a simpler one), " << r.fitting << " fit.\n";
-    out << "Ranked by least recomputation, then largest micro-batch, then most headroom, then fewest pipeline\n"
-           "stages, then least tensor parallelism.\n\n";
+    out << "Ranked by least recomputation, then most tokens per GPU per micro-batch, then most headroom, then\n"
+           "fewest pipeline stages, then least tensor parallelism.\n\n";
     if (!r.layouts.empty()) {
         TextTable t;
         t.header = {"#", "DP", "TP", "PP", "CP", "EP", "ZeRO", "SP", "Schedule", "Micro", "Micro-batches",
