@@ -3,6 +3,7 @@
 // pickle_value.cpp. Strings live back to back in one buffer and containers in
 // one vector, so decoding does not allocate per scalar.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,9 @@ struct Document {
     std::vector<TextSpan> texts;  // Slot::bits of a String or Bytes indexes this
     std::vector<Container> containers;  // Slot::bits of a List/Tuple/Dict/Set indexes this
 };
+
+// Rejects a cycle or nesting deeper than max_depth below `root`; the
+// problem in words, or nullopt. Linear in the containers reachable.
+std::optional<std::string> checkShape(const Document& doc, const Slot& root, std::size_t max_depth);
 
 }  // namespace trainmem::pickle_detail

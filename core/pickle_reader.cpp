@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/pickle_document.h"
+#include "core/pickle_opcodes.h"
 #include "core/pickle_reader.h"
 
 namespace trainmem {
@@ -20,100 +21,9 @@ using pickle_detail::Container;
 using pickle_detail::Document;
 using pickle_detail::Slot;
 using pickle_detail::TextSpan;
+using namespace pickle_detail;  // opcode bytes, opcodeName, checkShape
 
 namespace {
-
-// Opcode bytes from Lib/pickletools.py.
-enum Opcode : std::uint8_t {
-    kMark = '(', kStop = '.', kPop = '0', kPopMark = '1', kDup = '2', kFloat = 'F', kInt = 'I',
-    kBinInt = 'J', kBinInt1 = 'K', kLong = 'L', kBinInt2 = 'M', kNone = 'N', kPersId = 'P',
-    kBinPersId = 'Q', kReduce = 'R', kString = 'S', kBinString = 'T', kShortBinString = 'U',
-    kUnicode = 'V', kBinUnicode = 'X', kAppend = 'a', kBuild = 'b', kGlobal = 'c', kDict = 'd',
-    kEmptyDict = '}', kAppends = 'e', kGet = 'g', kBinGet = 'h', kInst = 'i', kLongBinGet = 'j',
-    kList = 'l', kEmptyList = ']', kObj = 'o', kPut = 'p', kBinPut = 'q', kLongBinPut = 'r',
-    kSetItem = 's', kTuple = 't', kEmptyTuple = ')', kSetItems = 'u', kBinFloat = 'G',
-    kBinBytes = 'B', kShortBinBytes = 'C',
-    kProto = 0x80, kNewObj = 0x81, kExt1 = 0x82, kExt2 = 0x83, kExt4 = 0x84, kTuple1 = 0x85,
-    kTuple2 = 0x86, kTuple3 = 0x87, kNewTrue = 0x88, kNewFalse = 0x89, kLong1 = 0x8a,
-    kLong4 = 0x8b, kShortBinUnicode = 0x8c, kBinUnicode8 = 0x8d, kBinBytes8 = 0x8e,
-    kEmptySet = 0x8f, kAddItems = 0x90, kFrozenSet = 0x91, kNewObjEx = 0x92,
-    kStackGlobal = 0x93, kMemoize = 0x94, kFrame = 0x95, kByteArray8 = 0x96,
-    kNextBuffer = 0x97, kReadonlyBuffer = 0x98,
-};
-
-const char* opcodeName(std::uint8_t op) {
-    switch (op) {
-    case kMark: return "MARK";
-    case kStop: return "STOP";
-    case kPop: return "POP";
-    case kPopMark: return "POP_MARK";
-    case kDup: return "DUP";
-    case kFloat: return "FLOAT";
-    case kInt: return "INT";
-    case kBinInt: return "BININT";
-    case kBinInt1: return "BININT1";
-    case kLong: return "LONG";
-    case kBinInt2: return "BININT2";
-    case kNone: return "NONE";
-    case kPersId: return "PERSID";
-    case kBinPersId: return "BINPERSID";
-    case kReduce: return "REDUCE";
-    case kString: return "STRING";
-    case kBinString: return "BINSTRING";
-    case kShortBinString: return "SHORT_BINSTRING";
-    case kUnicode: return "UNICODE";
-    case kBinUnicode: return "BINUNICODE";
-    case kAppend: return "APPEND";
-    case kBuild: return "BUILD";
-    case kGlobal: return "GLOBAL";
-    case kDict: return "DICT";
-    case kEmptyDict: return "EMPTY_DICT";
-    case kAppends: return "APPENDS";
-    case kGet: return "GET";
-    case kBinGet: return "BINGET";
-    case kInst: return "INST";
-    case kLongBinGet: return "LONG_BINGET";
-    case kList: return "LIST";
-    case kEmptyList: return "EMPTY_LIST";
-    case kObj: return "OBJ";
-    case kPut: return "PUT";
-    case kBinPut: return "BINPUT";
-    case kLongBinPut: return "LONG_BINPUT";
-    case kSetItem: return "SETITEM";
-    case kTuple: return "TUPLE";
-    case kEmptyTuple: return "EMPTY_TUPLE";
-    case kSetItems: return "SETITEMS";
-    case kBinFloat: return "BINFLOAT";
-    case kBinBytes: return "BINBYTES";
-    case kShortBinBytes: return "SHORT_BINBYTES";
-    case kProto: return "PROTO";
-    case kNewObj: return "NEWOBJ";
-    case kExt1: return "EXT1";
-    case kExt2: return "EXT2";
-    case kExt4: return "EXT4";
-    case kTuple1: return "TUPLE1";
-    case kTuple2: return "TUPLE2";
-    case kTuple3: return "TUPLE3";
-    case kNewTrue: return "NEWTRUE";
-    case kNewFalse: return "NEWFALSE";
-    case kLong1: return "LONG1";
-    case kLong4: return "LONG4";
-    case kShortBinUnicode: return "SHORT_BINUNICODE";
-    case kBinUnicode8: return "BINUNICODE8";
-    case kBinBytes8: return "BINBYTES8";
-    case kEmptySet: return "EMPTY_SET";
-    case kAddItems: return "ADDITEMS";
-    case kFrozenSet: return "FROZENSET";
-    case kNewObjEx: return "NEWOBJ_EX";
-    case kStackGlobal: return "STACK_GLOBAL";
-    case kMemoize: return "MEMOIZE";
-    case kFrame: return "FRAME";
-    case kByteArray8: return "BYTEARRAY8";
-    case kNextBuffer: return "NEXT_BUFFER";
-    case kReadonlyBuffer: return "READONLY_BUFFER";
-    default: return nullptr;
-    }
-}
 
 // Strict UTF-8 (no surrogates, no overlong forms), as Python's decoder and
 // nlohmann_json's dump both require; checked once per string so every later
@@ -180,7 +90,7 @@ public:
                                        std::to_string(op_pos_)};
         }
         const Slot root = stack_.back();
-        if (!checkShape(root)) return std::move(*error_);
+        if (auto problem = checkShape(*doc_, root, limits_.max_depth)) return Error{"pickle", std::move(*problem)};
         return PickleValue(std::move(doc_), root);
     }
 
@@ -412,7 +322,6 @@ private:
     }
 
     bool step();
-    bool checkShape(const Slot& root);
 };
 
 bool Unpickler::step() {
@@ -630,56 +539,6 @@ bool Unpickler::step() {
                     ": not a pickle, or one newer than protocol 5");
     }
     }
-}
-
-// Walks the containers reachable from the root once (iteratively, so a deep
-// file cannot overflow this stack either) and rejects cycles and nesting
-// deeper than the limit. A shared container is expanded once and remembers
-// its height, so the walk is linear even when the graph has many paths.
-bool Unpickler::checkShape(const Slot& root) {
-    auto isContainer = [](PickleKind k) {
-        return k == PickleKind::List || k == PickleKind::Tuple || k == PickleKind::Dict || k == PickleKind::Set;
-    };
-    if (!isContainer(root.kind)) return true;
-    constexpr std::uint32_t kUnseen = 0, kOpen = ~std::uint32_t(0);
-    // kUnseen, kOpen, or the finished container's height (>= 1).
-    std::vector<std::uint32_t> height(doc_->containers.size(), kUnseen);
-    struct Frame {
-        std::size_t container;
-        std::size_t next;
-        std::uint32_t tallest_child;
-    };
-    auto tooDeep = [&] {
-        return fail("containers nested deeper than " + std::to_string(limits_.max_depth) +
-                    " levels; a snapshot needs about 6");
-    };
-    if (limits_.max_depth == 0) return tooDeep();
-    std::vector<Frame> path{{static_cast<std::size_t>(root.bits), 0, 0}};
-    height[root.bits] = kOpen;
-    while (!path.empty()) {
-        Frame& top = path.back();
-        const auto& items = doc_->containers[top.container].items;
-        if (top.next == items.size()) {
-            const std::uint32_t h = top.tallest_child + 1;
-            height[top.container] = h;
-            path.pop_back();
-            if (!path.empty()) path.back().tallest_child = std::max(path.back().tallest_child, h);
-            continue;
-        }
-        const Slot child = items[top.next++];
-        if (!isContainer(child.kind)) continue;
-        const std::uint32_t h = height[child.bits];
-        if (h == kOpen) return fail("a container contains itself (a reference cycle); snapshots are trees");
-        if (h != kUnseen) {
-            if (path.size() + h > limits_.max_depth) return tooDeep();
-            top.tallest_child = std::max(top.tallest_child, h);
-            continue;
-        }
-        if (path.size() + 1 > limits_.max_depth) return tooDeep();
-        height[child.bits] = kOpen;
-        path.push_back({static_cast<std::size_t>(child.bits), 0, 0});
-    }
-    return true;
 }
 
 }  // namespace
