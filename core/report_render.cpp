@@ -2,6 +2,7 @@
 // JSON and CSV is an exact integer; text renderings round for reading.
 #include <cstdio>
 
+#include "core/batch.h"
 #include "core/report.h"
 #include "core/text_table.h"
 
@@ -51,6 +52,22 @@ std::string trainingText(const Scenario& s, const Estimate& e) {
            std::string(optimizerName(t.optimizer)) + ", micro-batch " + std::to_string(t.micro_batch_size) + " × " +
            std::to_string(t.sequence_length) + " tokens, effective batch " + std::to_string(e.effective_batch) +
            ", checkpointing " + std::string(checkpointingName(t.checkpointing));
+}
+
+// The seed notes' batch helper: tokens per step and, from a base batch and
+// learning rate, the linear and square-root scaling rules.
+std::string batchText(const Scenario& s) {
+    const BatchPlan b = planBatch(s);
+    std::string text = std::to_string(b.effective_batch) + " sequences, " + formatCount(b.tokens_per_step) +
+                       " tokens per step";
+    if (b.lr_linear && b.lr_sqrt) {
+        char rates[96];
+        std::snprintf(rates, sizeof rates, "; learning rate %.4g (linear rule) or %.4g (square-root rule)",
+                      *b.lr_linear, *b.lr_sqrt);
+        text += rates;
+    }
+    if (b.warmup_steps > 0) text += ", " + std::to_string(b.warmup_steps) + " warm-up steps";
+    return text;
 }
 
 std::string peakText(const Estimate& e) {
@@ -120,6 +137,15 @@ json estimateToJson(const Scenario& s, const Estimate& e) {
     doc["capacity_bytes"] = e.capacity_bytes;
     doc["headroom_bytes"] = e.headroom_bytes;
     doc["effective_batch"] = e.effective_batch;
+    {
+        const BatchPlan b = planBatch(s);
+        json batch = {{"effective_batch", b.effective_batch},
+                      {"tokens_per_step", b.tokens_per_step},
+                      {"warmup_steps", b.warmup_steps}};
+        batch["lr_linear"] = b.lr_linear ? json(*b.lr_linear) : json(nullptr);
+        batch["lr_sqrt"] = b.lr_sqrt ? json(*b.lr_sqrt) : json(nullptr);
+        doc["batch"] = std::move(batch);
+    }
     doc["total_gpus"] = e.total_gpus;
     doc["num_stages"] = e.num_stages;
     doc["activations_without_recompute"] = e.activations_without_recompute;
@@ -136,6 +162,7 @@ std::string estimateToTable(const Scenario& s, const Estimate& e, Units units) {
            " trainable, " + formatCount(e.parameters.active) + " active per token\n";
     out += "Training:   " + trainingText(s, e) + "\n";
     out += "Layout:     " + parallelText(s) + "\n";
+    out += "Batch:      " + batchText(s) + "\n";
     out += "Peak:       " + peakText(e) + "\n\n";
     out += renderPlain(componentTable(s, e, units));
     out += "\nResult:     " + fitText(e, units) + "\n";
@@ -151,6 +178,7 @@ std::string estimateToMarkdown(const Scenario& s, const Estimate& e, Units units
            " trainable, " + formatCount(e.parameters.active) + " active per token\n";
     out += "- Training: " + trainingText(s, e) + "\n";
     out += "- Layout: " + parallelText(s) + "\n";
+    out += "- Batch: " + batchText(s) + "\n";
     out += "- Peak: " + peakText(e) + "\n";
     out += "- Result: **" + fitText(e, units) + "**\n\n";
     out += renderMarkdown(componentTable(s, e, units));

@@ -8,6 +8,7 @@
 #include "core/estimate.h"
 #include "core/presets.h"
 #include "core/report.h"
+#include "tests/core/test_models.h"
 
 namespace trainmem {
 namespace {
@@ -160,6 +161,32 @@ TEST(EstimateText, TableAndMarkdownShowTheComponentsAndTheVerdict) {
     const std::string markdown = estimateToMarkdown(r.scenario, r.estimate, Units::GB);
     EXPECT_NE(markdown.find("| Component | Memory | Share | How it scales |"), std::string::npos) << markdown;
     EXPECT_NE(markdown.find(" GB |"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+// The seed notes' table (Goyal et al. 2017): base batch 256 at lr 0.1 scaled
+// to 8k sequences is 3.2 by the linear rule, 0.1 x sqrt(32) by the square root.
+TEST(BatchReport, JsonCarriesTheScaledLearningRates) {
+    Scenario s = scenarioForModel(testing::llama2_7b());
+    s.training.micro_batch_size = 32;
+    s.training.gradient_accumulation_steps = 2;
+    s.parallelism.data = 128;
+    s.training.base_batch_size = 256;
+    s.training.base_learning_rate = 0.1;
+    s.training.warmup_steps = 500;
+    const Expected<Estimate> e = estimate(s);
+    ASSERT_TRUE(e.ok()) << e.error().text();
+    const nlohmann::json j = estimateToJson(s, *e);
+    EXPECT_EQ(j["batch"]["effective_batch"], 8192);
+    EXPECT_NEAR(j["batch"]["lr_linear"].get<double>(), 3.2, 1e-12);
+    EXPECT_NEAR(j["batch"]["lr_sqrt"].get<double>(), 0.565685424949238, 1e-12);
+    EXPECT_EQ(j["batch"]["warmup_steps"], 500);
+    EXPECT_NE(estimateToTable(s, *e).find("3.2 (linear rule)"), std::string::npos);
 }
 
 }  // namespace
