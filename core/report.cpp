@@ -110,7 +110,27 @@ ComponentExplanation explainOptimizerStates(const Scenario& s, const Estimate& e
     }
     scaling = name + " states: " + scaling + (fullFinetune(s) ? "" : ", adapters only") + zeroShare(s, 1);
     if (s.parallelism.offload_optimizer) scaling += "; offloaded to the host";
-    return {"", scaling, "= " + formatBytes(bytes)};
+    // Plain per-parameter buffers show their arithmetic; the shaped ones
+    // (8-bit blocks, Adafactor's factors, Muon's split) only their total.
+    const double buffers = optimizerBuffersPerParam(kind);
+    const bool plain = buffers > 0 && kind != OptimizerKind::AdamW8bit && kind != OptimizerKind::Adafactor &&
+                       kind != OptimizerKind::Muon;
+    if (!plain || bytes == 0) return {"", scaling, "= " + formatBytes(bytes)};
+    const double elements = static_cast<double>(bytes) / (buffers * bytesOf(plan.optimizer_states));
+    return {"", scaling,
+            formatCount(std::llround(elements)) + " × " + shortNumber(buffers) + " × " + bytesEach(plan.optimizer_states) +
+                " = " + formatBytes(bytes)};
+}
+
+// "2.10B elements (b × s × V = 2 × 8192 × 128256)": the size every logits
+// buffer is a multiple of.
+std::string logitsFormula(const Scenario& s, int64_t bytes) {
+    const TrainingConfig& t = s.training;
+    const int64_t seq = t.sequence_length / s.parallelism.context;
+    std::string text = "= " + formatBytes(bytes) + "; each buffer b × s × V = " + std::to_string(t.micro_batch_size) +
+                       " × " + std::to_string(seq) + " × " + std::to_string(s.model.vocab_size);
+    if (s.parallelism.tensor > 1) text += " ÷ " + std::to_string(s.parallelism.tensor);
+    return text + " elements";
 }
 
 ComponentExplanation explainActivations(const Scenario& s, const Estimate& e) {
@@ -173,22 +193,35 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
                                                                   : "none in this recipe",
                  "= " + formatBytes(bytes)};
             break;
-        case Component::GatheredWeights:
+        case Component::GatheredWeights: {
+            const int64_t units = 1 + s.hardware.overheads.fsdp_prefetch_units;
+            const double per_unit = static_cast<double>(bytes) / static_cast<double>(units) / bytesOf(plan.activations);
             x = {"", "ZeRO-3/FSDP: the unit computing + " + std::to_string(s.hardware.overheads.fsdp_prefetch_units) +
-                         " prefetched, all-gathered in 16 bits",
-                 "= " + formatBytes(bytes)};
+                         " prefetched, all-gathered in " + dtypeText(plan.activations),
+                 std::to_string(units) + " blocks × " + formatCount(std::llround(per_unit)) + " × " +
+                     bytesEach(plan.activations) + " = " + formatBytes(bytes)};
             break;
-        case Component::CommBuffers:
-            x = {"", "gradient buckets and reduce-scatter / all-to-all buffers inside the allocator",
-                 "= " + formatBytes(bytes)};
+        }
+        case Component::CommBuffers: {
+            const ParallelConfig& p = s.parallelism;
+            std::string what;
+            if (p.data * p.context > 1 && p.zero_stage == 0 && !s.hardware.overheads.ddp_gradient_as_bucket_view)
+                what = "DDP's gradient buckets: a second copy of the gradients (gradient_as_bucket_view off)";
+            else if (p.zero_stage >= 3)
+                what = "one block's unsharded gradient before reduce-scatter + one reduce bucket";
+            else if (p.data * p.context > 1)
+                what = "one gradient reduce bucket in flight";
+            if (p.expert > 1) what += std::string(what.empty() ? "" : "; ") + "all-to-all dispatch and combine buffers";
+            x = {"", what.empty() ? "none: no gradient reduction on one GPU" : what, "= " + formatBytes(bytes)};
             break;
+        }
         case Component::Activations:
             x = explainActivations(s, e);
             break;
         case Component::LogitsLoss:
             x = {"", "logits b × s × V (V = " + std::to_string(s.model.vocab_size) + "), cross-entropy's fp32 copy and "
                      "their gradients" + (s.training.loss == LossImpl::Chunked ? ", chunked" : ""),
-                 "= " + formatBytes(bytes)};
+                 logitsFormula(s, bytes)};
             break;
         case Component::OptimizerTransient:
             x = {"", "temporaries of optimizer.step() (" + std::string(optimizerImplName(s.training.optimizer_impl)) +
@@ -196,7 +229,8 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
                  "= " + formatBytes(bytes)};
             break;
         case Component::Workspace:
-            x = {"", "cuBLAS workspace per handle and stream", "= " + formatBytes(bytes)};
+            x = {"", "cuBLAS workspace per handle and stream",
+                 "1 handle × " + fixed(static_cast<double>(bytes) / static_cast<double>(kMiB), 2) + " MiB"};
             break;
     }
     x.label = std::string(componentName(c));
