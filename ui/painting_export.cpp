@@ -1,0 +1,84 @@
+#include "ui/painting_export.h"
+
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+
+namespace trainmem::ui {
+
+namespace {
+
+// The limits the chart exports apply (chart_export.cpp), so every view
+// accepts the same sizes.
+ExportResult checkSize(QSize size, qreal scale) {
+    if (size.width() < 100 || size.height() < 80 || size.width() > 20000 || size.height() > 20000)
+        return ExportResult::failure(
+            QStringLiteral("size %1x%2: width must be 100-20000 and height 80-20000").arg(size.width()).arg(size.height()));
+    if (!(scale >= 0.25 && scale <= 8)) return ExportResult::failure(QStringLiteral("scale %1: must be 0.25-8").arg(scale));
+    return {};
+}
+
+ExportResult cannotWrite(const QSaveFile& file) {
+    return ExportResult::failure(QStringLiteral("%1: cannot write (%2)").arg(file.fileName(), file.errorString()));
+}
+
+}  // namespace
+
+QImage paintingImage(const Painting& paint, QSize size, qreal scale) {
+    QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(scale);
+    image.fill(Qt::white);
+    QPainter painter(&image);
+    paint(painter, QRectF(QPointF(0, 0), QSizeF(size)));
+    return image;
+}
+
+ExportResult exportPainting(const Painting& paint, const QString& title, const QString& path, QSize size, qreal scale) {
+    const std::optional<ExportFormat> format = exportFormatFor(path);
+    if (!format) return ExportResult::failure(QStringLiteral("%1: the file name must end in .png, .svg or .pdf").arg(path));
+    if (ExportResult r = checkSize(size, scale); !r) return r;
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) return cannotWrite(file);
+    const QRectF target(QPointF(0, 0), QSizeF(size));
+    switch (*format) {
+        case ExportFormat::Png:
+            if (!paintingImage(paint, size, scale).save(&file, "PNG")) {
+                file.cancelWriting();
+                return ExportResult::failure(QStringLiteral("%1: PNG encoding failed").arg(path));
+            }
+            break;
+        case ExportFormat::Svg: {
+            QSvgGenerator svg;
+            svg.setOutputDevice(&file);
+            svg.setSize(size);
+            svg.setViewBox(QRect(QPoint(0, 0), size));
+            svg.setTitle(title);
+            svg.setDescription(QStringLiteral("trainmem"));
+            QPainter painter(&svg);
+            paint(painter, target);
+            break;
+        }
+        case ExportFormat::Pdf: {
+            QPdfWriter pdf(&file);
+            pdf.setTitle(title);
+            pdf.setCreator(QStringLiteral("trainmem"));
+            // One page exactly the picture's size, 1 logical pixel = 1 point.
+            pdf.setResolution(72);
+            pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point, QString(), QPageSize::ExactMatch));
+            pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+            QPainter painter(&pdf);
+            if (!painter.isActive()) {
+                file.cancelWriting();
+                return ExportResult::failure(QStringLiteral("%1: cannot start a PDF page").arg(path));
+            }
+            paint(painter, target);
+            break;
+        }
+    }
+    if (!file.commit()) return cannotWrite(file);
+    return {};
+}
+
+}  // namespace trainmem::ui
