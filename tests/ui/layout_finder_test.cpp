@@ -1,0 +1,140 @@
+// "Find a layout": a search of N GPUs lists ranked layouts and the closest
+// misses, off the event loop; Apply writes the chosen layout into the
+// document, so the scenario (and every panel) follows.
+#include <QComboBox>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableWidget>
+
+#include "core/layout_search.h"
+#include "ui/layout_finder_panel.h"
+#include "ui/scenario_document.h"
+#include "ui_test_support.h"
+
+namespace trainmem::ui {
+namespace {
+
+using namespace test;
+
+struct PanelOn {
+    explicit PanelOn(const Scenario& s) {
+        document.replace(s);
+        panel.resize(900, 700);
+        panel.show();
+        QApplication::processEvents();
+    }
+    bool searchAndWait() {
+        QSignalSpy done(&panel, &LayoutFinderPanel::searchFinished);
+        if (!panel.search()) return false;
+        return done.wait(30000);
+    }
+    // The leading number of a cell ("2 × 8" is micro-batch 2, 8 per step).
+    int cellNumber(int row, int column) const {
+        return panel.layoutTable()->item(row, column)->text().section(' ', 0, 0).toInt();
+    }
+    ScenarioDocument document;
+    LayoutFinderPanel panel{&document};
+};
+
+// Columns of the ranked table: #, DP, TP, PP, CP, EP, ZeRO, SP, schedule, ...
+enum Column { kRank = 0, kDP, kTP, kPP, kCP, kEP, kZeRO, kSP, kSchedule, kMicroBatch };
+
+TEST(LayoutFinder, StartsFromTheScenariosGpuCountAndGpu) {
+    PanelOn on(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    EXPECT_EQ(on.panel.gpuCount()->value(), 8);
+    EXPECT_EQ(on.panel.gpuModel()->currentData().toString(), QStringLiteral("H100-80GB"));
+    on.document.replace(presetScenario("llama3.1-405b-3d"));
+    EXPECT_EQ(on.panel.gpuCount()->value(), on.document.scenario().parallelism.totalGpus());
+}
+
+TEST(LayoutFinder, SearchListsRankedLayoutsOfTheGpuCountAndTheClosestMisses) {
+    PanelOn on(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    on.panel.topK()->setValue(10);
+    ASSERT_TRUE(on.searchAndWait());
+    QTableWidget* table = on.panel.layoutTable();
+    ASSERT_GT(table->rowCount(), 0) << on.panel.statusText().toStdString();
+    EXPECT_LE(table->rowCount(), 10);
+    for (int row = 0; row < table->rowCount(); ++row) {
+        EXPECT_EQ(on.cellNumber(row, kRank), row + 1);
+        // Every layout spreads over exactly the 8 GPUs asked for.
+        EXPECT_EQ(on.cellNumber(row, kDP) * on.cellNumber(row, kTP) * on.cellNumber(row, kPP) * on.cellNumber(row, kCP), 8)
+            << "row " << row;
+    }
+    EXPECT_FALSE(on.panel.searching());
+}
+
+TEST(LayoutFinder, NoLayoutFitsListsOnlyMissesWithWhy) {
+    // 405B on 8 GPUs of 24 GB: nothing fits.
+    PanelOn on(presetScenario("llama3.1-405b-3d"));
+    on.panel.gpuCount()->setValue(8);
+    const int rtx = on.panel.gpuModel()->findData(QStringLiteral("RTX4090-24GB"));
+    ASSERT_GE(rtx, 0);
+    on.panel.gpuModel()->setCurrentIndex(rtx);
+    ASSERT_TRUE(on.searchAndWait());
+    EXPECT_EQ(on.panel.layoutTable()->rowCount(), 0);
+    QTableWidget* misses = on.panel.rejectedTable();
+    ASSERT_GT(misses->rowCount(), 0);
+    EXPECT_TRUE(misses->item(0, misses->columnCount() - 1)->text().startsWith("over by")) << misses->item(0, misses->columnCount() - 1)->text().toStdString();
+    EXPECT_FALSE(on.panel.apply(0));
+}
+
+TEST(LayoutFinder, ApplyWritesTheRowsLayoutIntoTheDocument) {
+    PanelOn on(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    ASSERT_TRUE(on.searchAndWait());
+    QTableWidget* table = on.panel.layoutTable();
+    ASSERT_GT(table->rowCount(), 1);
+    const int row = table->rowCount() - 1;  // not the first, to see a change
+    ASSERT_TRUE(on.panel.apply(row)) << on.panel.statusText().toStdString();
+    const ParallelConfig& p = on.document.scenario().parallelism;
+    EXPECT_EQ(p.data, on.cellNumber(row, kDP));
+    EXPECT_EQ(p.tensor, on.cellNumber(row, kTP));
+    EXPECT_EQ(p.pipeline, on.cellNumber(row, kPP));
+    EXPECT_EQ(p.context, on.cellNumber(row, kCP));
+    EXPECT_EQ(p.expert, on.cellNumber(row, kEP));
+    EXPECT_EQ(p.zero_stage, on.cellNumber(row, kZeRO));
+    EXPECT_EQ(p.totalGpus(), 8);
+    EXPECT_EQ(on.document.scenario().training.micro_batch_size, on.cellNumber(row, kMicroBatch));
+    // The applied scenario is valid and fits, as the table said.
+    ASSERT_FALSE(on.document.stale()) << on.document.error()->text();
+    EXPECT_TRUE(on.document.result().fits);
+}
+
+TEST(LayoutFinder, ApplyingASearchForAnotherGpuSwitchesTheScenariosGpu) {
+    PanelOn on(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    const int a100 = on.panel.gpuModel()->findData(QStringLiteral("A100-80GB"));
+    ASSERT_GE(a100, 0);
+    on.panel.gpuModel()->setCurrentIndex(a100);
+    ASSERT_TRUE(on.searchAndWait());
+    ASSERT_GT(on.panel.layoutTable()->rowCount(), 0);
+    ASSERT_TRUE(on.panel.apply(0));
+    EXPECT_EQ(on.document.scenario().hardware.gpu, "A100-80GB");
+}
+
+TEST(LayoutFinder, LargestMicroBatchForTheCurrentLayoutFollowsTheScenario) {
+    Scenario s = presetScenario("llama3.1-8b-fsdp-8xh100");
+    PanelOn on(s);
+    Expected<int64_t> largest = largestMicroBatch(s);
+    ASSERT_TRUE(largest.ok());
+    ASSERT_GT(*largest, 0);
+    EXPECT_TRUE(on.panel.largestMicroBatchText().contains(QStringLiteral("<b>%1</b>").arg(*largest)))
+        << on.panel.largestMicroBatchText().toStdString();
+    // Twice the sequence length, about twice the activations: a smaller largest micro-batch.
+    on.document.edit([](Scenario& x) { x.training.sequence_length *= 2; });
+    Expected<int64_t> shorter = largestMicroBatch(on.document.scenario());
+    ASSERT_TRUE(shorter.ok());
+    EXPECT_LT(*shorter, *largest);
+    EXPECT_TRUE(on.panel.largestMicroBatchText().contains(QStringLiteral("<b>%1</b>").arg(*shorter)));
+}
+
+TEST(LayoutFinder, AStaleScenarioIsNotSearched) {
+    PanelOn on(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    on.document.edit([](Scenario& x) { x.parallelism.tensor = 3; });
+    ASSERT_TRUE(on.document.stale());
+    EXPECT_FALSE(on.panel.search());
+    // The status names the field to fix, as the document does.
+    EXPECT_TRUE(on.panel.statusText().contains(QString::fromStdString(on.document.error()->field)))
+        << on.panel.statusText().toStdString();
+}
+
+}  // namespace
+}  // namespace trainmem::ui

@@ -1,0 +1,339 @@
+#include "ui/layout_finder_panel.h"
+
+#include <chrono>
+
+#include <QApplication>
+#include <QLocale>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QThread>
+#include <QVBoxLayout>
+
+#include "core/hardware.h"
+
+namespace trainmem::ui {
+
+namespace {
+
+constexpr double kGiBd = 1024.0 * 1024.0 * 1024.0;
+const QString kCustom = QStringLiteral("custom");
+
+QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+// The columns that describe a layout, shared by both tables.
+const QStringList kLayoutColumns = {QObject::tr("DP"), QObject::tr("TP"), QObject::tr("PP"), QObject::tr("CP"),
+                                    QObject::tr("EP"), QObject::tr("ZeRO"), QObject::tr("SP"), QObject::tr("schedule"),
+                                    QObject::tr("micro-batch"), QObject::tr("checkpointing")};
+
+QString scheduleText(const Layout& l) {
+    if (l.pipeline == 1) return QStringLiteral("–");
+    QString text = q(scheduleName(l.schedule));
+    if (l.schedule == PipelineSchedule::Interleaved1F1B) text += QStringLiteral(" v%1").arg(l.virtual_stages);
+    return text;
+}
+
+QStringList layoutCells(const Layout& l) {
+    return {QString::number(l.data),
+            QString::number(l.tensor),
+            QString::number(l.pipeline),
+            QString::number(l.context),
+            QString::number(l.expert),
+            QString::number(l.zero_stage),
+            l.sequence_parallel ? QObject::tr("yes") : QStringLiteral("–"),
+            scheduleText(l),
+            // size × micro-batches per step, as trainmem-cli fit writes it
+            QStringLiteral("%1 × %2").arg(l.micro_batch_size).arg(l.microbatches),
+            q(checkpointingName(l.checkpointing))};
+}
+
+QTableWidget* makeTable(const QStringList& columns, QWidget* parent) {
+    auto* t = new QTableWidget(0, static_cast<int>(columns.size()), parent);
+    t->setHorizontalHeaderLabels(columns);
+    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    t->setSelectionBehavior(QAbstractItemView::SelectRows);
+    t->setSelectionMode(QAbstractItemView::SingleSelection);
+    t->verticalHeader()->setVisible(false);
+    t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    t->horizontalHeader()->setStretchLastSection(true);
+    t->setAlternatingRowColors(true);
+    t->setWordWrap(false);
+    return t;
+}
+
+void setRow(QTableWidget* t, int row, const QStringList& cells) {
+    for (int c = 0; c < cells.size(); ++c) {
+        auto* item = new QTableWidgetItem(cells[c]);
+        // Numbers right-aligned, words left, as in the breakdown table.
+        bool number = false;
+        cells[c].left(1).toInt(&number);
+        item->setTextAlignment((number ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
+        t->setItem(row, c, item);
+    }
+}
+
+}  // namespace
+
+struct LayoutFinderPanel::Outcome {
+    Scenario base;
+    LayoutSearchOptions options;
+    std::optional<LayoutSearchResult> result;
+    std::optional<Error> error;
+    double milliseconds = 0;
+};
+
+LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
+    auto* column = new QVBoxLayout(this);
+    auto* form = new QFormLayout();
+    gpus_ = new QSpinBox(this);
+    gpus_->setRange(1, 1'000'000);
+    gpus_->setToolTip(tr("GPUs to spread the run over: data × tensor × pipeline × context."));
+    form->addRow(tr("GPUs"), gpus_);
+    gpu_ = new QComboBox(this);
+    for (const GpuSpec& spec : gpuCatalogue()) {
+        const QString name = q(spec.name);
+        gpu_->addItem(QStringLiteral("%1  (%2 GiB)").arg(name).arg(spec.memory_bytes / kGiBd, 0, 'f', 1), name);
+    }
+    gpu_->setToolTip(tr("The GPU every layout must fit into."));
+    form->addRow(tr("GPU"), gpu_);
+    global_batch_ = new QSpinBox(this);
+    global_batch_->setRange(0, 100'000'000);
+    global_batch_->setSpecialValueText(tr("keep the scenario's accumulation"));
+    global_batch_->setToolTip(tr("Sequences per optimizer step. Each layout then runs global batch / (micro-batch × data) "
+                                 "micro-batches; layouts that cannot divide it are skipped."));
+    form->addRow(tr("Global batch"), global_batch_);
+    top_ = new QSpinBox(this);
+    top_->setRange(1, 500);
+    top_->setValue(20);
+    top_->setToolTip(tr("How many fitting layouts to list, best first."));
+    form->addRow(tr("Top"), top_);
+    column->addLayout(form);
+
+    auto* buttons = new QHBoxLayout();
+    search_ = new QPushButton(tr("Search"), this);
+    search_->setDefault(true);
+    search_->setToolTip(tr("Ranked by least recomputation, then the larger micro-batch, then headroom, then fewer "
+                           "pipeline stages, then less tensor parallelism (docs/layout-search.md)."));
+    apply_ = new QPushButton(tr("Apply selected layout"), this);
+    apply_->setEnabled(false);
+    apply_->setToolTip(tr("Write this layout's settings into the scenario (double-click a row does the same)."));
+    buttons->addWidget(search_);
+    buttons->addWidget(apply_);
+    buttons->addStretch();
+    column->addLayout(buttons);
+
+    largest_ = new QLabel(this);
+    largest_->setWordWrap(true);
+    column->addWidget(largest_);
+    summary_ = new QLabel(this);
+    summary_->setWordWrap(true);
+    column->addWidget(summary_);
+
+    QStringList ranked_columns{tr("#")};
+    ranked_columns << kLayoutColumns << tr("peak") << tr("headroom") << tr("recompute");
+    table_ = makeTable(ranked_columns, this);
+    column->addWidget(table_, 3);
+    column->addWidget(new QLabel(tr("Closest layouts that do not fit:"), this));
+    QStringList rejected_columns = kLayoutColumns;
+    rejected_columns << tr("peak") << tr("why");
+    rejected_table_ = makeTable(rejected_columns, this);
+    rejected_table_->setSelectionMode(QAbstractItemView::NoSelection);
+    column->addWidget(rejected_table_, 1);
+    status_ = new QLabel(this);
+    status_->setWordWrap(true);
+    column->addWidget(status_);
+
+    connect(search_, &QPushButton::clicked, this, &LayoutFinderPanel::search);
+    connect(apply_, &QPushButton::clicked, this, [this] { apply(table_->currentRow()); });
+    connect(table_, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { apply(row); });
+    connect(table_, &QTableWidget::itemSelectionChanged, this,
+            [this] { apply_->setEnabled(last_ && last_->result && !table_->selectedItems().isEmpty()); });
+    connect(document_, &ScenarioDocument::replaced, this, &LayoutFinderPanel::takeScenarioDefaults);
+    connect(document_, &ScenarioDocument::changed, this, [this] {
+        if (isVisible()) refreshLargest();
+    });
+    takeScenarioDefaults();
+}
+
+LayoutFinderPanel::~LayoutFinderPanel() {
+    if (worker_) {
+        worker_->disconnect(this);
+        worker_->wait();
+        QApplication::restoreOverrideCursor();
+    }
+}
+
+void LayoutFinderPanel::takeScenarioDefaults() {
+    const Scenario& s = document_->scenario();
+    gpus_->setValue(static_cast<int>(std::min<int64_t>(s.parallelism.totalGpus(), gpus_->maximum())));
+    const int custom = gpu_->findData(kCustom);
+    if (s.hardware.gpu == kCustom.toStdString()) {
+        const QString label = tr("custom (%1 GiB)").arg(s.hardware.memory_bytes.value_or(0) / kGiBd, 0, 'f', 1);
+        if (custom < 0)
+            gpu_->addItem(label, kCustom);
+        else
+            gpu_->setItemText(custom, label);
+    } else if (custom >= 0) {
+        gpu_->removeItem(custom);
+    }
+    const int index = gpu_->findData(QString::fromStdString(s.hardware.gpu));
+    if (index >= 0) gpu_->setCurrentIndex(index);
+    refreshLargest();
+}
+
+void LayoutFinderPanel::setUnits(Units units) {
+    if (units_ == units) return;
+    units_ = units;
+    refreshLargest();
+    if (last_ && last_->result) showResult();
+}
+
+bool LayoutFinderPanel::search() {
+    if (worker_) return false;
+    if (document_->stale()) {
+        showStatus(tr("Fix the marked field first: %1").arg(QString::fromStdString(document_->error()->text())), true);
+        return false;
+    }
+    auto outcome = std::make_shared<Outcome>();
+    outcome->base = document_->scenario();
+    const std::string gpu = gpu_->currentData().toString().toStdString();
+    outcome->base.hardware.gpu = gpu;
+    if (gpu != kCustom.toStdString()) outcome->base.hardware.memory_bytes.reset();
+    outcome->options.gpus = gpus_->value();
+    if (global_batch_->value() > 0) outcome->options.global_batch = global_batch_->value();
+    outcome->options.top = top_->value();
+    outcome->options.rejected = 5;
+
+    // Well under a second even for 405B on 1,024 GPUs (docs/performance.md),
+    // but never on the event loop: the window keeps painting meanwhile.
+    worker_ = QThread::create([outcome] {
+        const auto start = std::chrono::steady_clock::now();
+        Expected<LayoutSearchResult> r = searchLayouts(outcome->base, outcome->options);
+        outcome->milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (r)
+            outcome->result = std::move(r).value();
+        else
+            outcome->error = r.error();
+    });
+    connect(worker_, &QThread::finished, this, [this, outcome] { finish(outcome); });
+    connect(worker_, &QThread::finished, worker_, &QObject::deleteLater);
+    search_->setEnabled(false);
+    QApplication::setOverrideCursor(Qt::BusyCursor);
+    showStatus(tr("Searching…"), false);
+    worker_->start();
+    return true;
+}
+
+void LayoutFinderPanel::finish(const std::shared_ptr<Outcome>& outcome) {
+    worker_ = nullptr;
+    QApplication::restoreOverrideCursor();
+    search_->setEnabled(true);
+    last_ = outcome;
+    if (outcome->error) {
+        // Errors name the option ("gpus") or the scenario's field.
+        showStatus(tr("Search refused: %1").arg(QString::fromStdString(outcome->error->text())), true);
+        table_->setRowCount(0);
+        rejected_table_->setRowCount(0);
+        summary_->clear();
+    } else {
+        showStatus({}, false);
+        showResult();
+    }
+    emit searchFinished();
+}
+
+void LayoutFinderPanel::showResult() {
+    const LayoutSearchResult& r = *last_->result;
+    summary_->setText(tr("%1 layouts of %2 GPUs visited, %3 valid, %4 fit; %5 ms.")
+                          .arg(QLocale().toString(static_cast<qlonglong>(r.enumerated)))
+                          .arg(last_->options.gpus)
+                          .arg(QLocale().toString(static_cast<qlonglong>(r.valid)))
+                          .arg(QLocale().toString(static_cast<qlonglong>(r.fitting)))
+                          .arg(last_->milliseconds, 0, 'f', 0));
+    table_->setRowCount(static_cast<int>(r.layouts.size()));
+    for (size_t i = 0; i < r.layouts.size(); ++i) {
+        const RankedLayout& k = r.layouts[i];
+        QStringList cells{QString::number(i + 1)};
+        cells << layoutCells(k.layout) << q(formatBytes(k.estimate.peak.device_bytes, units_))
+              << q(formatBytes(k.estimate.headroom_bytes, units_))
+              << QStringLiteral("%1%").arg(k.estimate.recompute_fraction * 100, 0, 'f', 0);
+        setRow(table_, static_cast<int>(i), cells);
+    }
+    rejected_table_->setRowCount(static_cast<int>(r.rejected.size()));
+    for (size_t i = 0; i < r.rejected.size(); ++i) {
+        const RankedLayout& k = r.rejected[i];
+        QStringList cells = layoutCells(k.layout);
+        cells << q(formatBytes(k.estimate.peak.device_bytes, units_)) << q(rejectionText(rejectionOf(k.estimate)));
+        setRow(rejected_table_, static_cast<int>(i), cells);
+    }
+    if (r.layouts.empty()) showStatus(tr("No layout of %1 GPUs fits this GPU; the closest misses are listed.").arg(last_->options.gpus), true);
+    if (!r.layouts.empty()) table_->selectRow(0);
+}
+
+std::vector<std::pair<std::string, std::string>> LayoutFinderPanel::settingsFor(int row) const {
+    if (!last_ || !last_->result || row < 0 || row >= static_cast<int>(last_->result->layouts.size())) return {};
+    Scenario s = last_->base;
+    applyLayout(s, last_->result->layouts[static_cast<size_t>(row)].layout);
+    std::vector<std::pair<std::string, std::string>> settings = layoutSettings(s);
+    // The search may have been for another GPU than the scenario's.
+    const HardwareConfig& now = document_->scenario().hardware;
+    if (s.hardware.gpu != now.gpu) settings.emplace_back("hardware.gpu", s.hardware.gpu);
+    if (!s.hardware.memory_bytes && now.memory_bytes) settings.emplace_back("hardware.memory_gib", "auto");
+    return settings;
+}
+
+bool LayoutFinderPanel::apply(int row) {
+    const auto settings = settingsFor(row);
+    if (settings.empty()) {
+        showStatus(tr("Choose a layout in the table first."), true);
+        return false;
+    }
+    Scenario next = document_->scenario();
+    for (const auto& [key, value] : settings) {
+        if (Status st = applySetting(next, key, value); !st) {
+            showStatus(tr("Cannot apply: %1").arg(QString::fromStdString(st.error().text())), true);
+            return false;
+        }
+    }
+    document_->edit([&](Scenario& s) { s = next; });
+    showStatus(tr("Applied layout #%1.").arg(row + 1), false);
+    return true;
+}
+
+QString LayoutFinderPanel::largestMicroBatchText() const { return largest_->text(); }
+QString LayoutFinderPanel::statusText() const { return status_->text(); }
+
+void LayoutFinderPanel::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    refreshLargest();
+}
+
+void LayoutFinderPanel::refreshLargest() {
+    if (document_->stale()) {
+        largest_->setText(tr("Largest micro-batch for the current layout: fix the marked field first."));
+        return;
+    }
+    const Scenario& s = document_->scenario();
+    Expected<int64_t> largest = largestMicroBatch(s);
+    if (!largest) {
+        largest_->setText(tr("Largest micro-batch for the current layout: %1").arg(QString::fromStdString(largest.error().text())));
+    } else if (*largest == 0) {
+        largest_->setText(tr("Largest micro-batch that fits the current layout: none — even 1 does not fit."));
+    } else {
+        largest_->setText(tr("Largest micro-batch that fits the current layout: <b>%1</b> (now %2).")
+                              .arg(*largest)
+                              .arg(s.training.micro_batch_size));
+    }
+}
+
+void LayoutFinderPanel::showStatus(const QString& text, bool error) {
+    status_->setText(text);
+    status_->setStyleSheet(error ? QStringLiteral("color: #c0392b;") : QString());
+}
+
+}  // namespace trainmem::ui
