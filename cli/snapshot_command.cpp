@@ -199,7 +199,9 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
     }
 
     if (*format == OutputFormat::Json) {
-        out << json(file, *snapshot, *timeline, comparison).dump(2) << "\n";
+        // The file name comes from the command line and may not be UTF-8.
+        out << json(file, *snapshot, *timeline, comparison).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+            << "\n";
     } else {
         out << table(file, *snapshot, *timeline, *units, comparison);
     }
