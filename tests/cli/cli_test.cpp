@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "tests/cli/cli_run.h"
 
 namespace trainmem::cli {
 namespace {
@@ -20,17 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct CliRun {
-    int status;
-    std::string out;
-    std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-    std::ostringstream out, err;
-    const int status = runCli(std::move(args), out, err);
-    return {status, out.str(), err.str()};
-}
 
 std::string fixture(const std::string& name) {
     return (fs::path(TRAINMEM_TEST_DATA_DIR) / "scenarios" / name).string();

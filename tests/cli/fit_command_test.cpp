@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "tests/cli/cli_run.h"
 #include "core/estimate.h"
 #include "core/presets.h"
 
@@ -15,17 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-struct CliRun {
-    int status;
-    std::string out;
-    std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-    std::ostringstream out, err;
-    const int status = runCli(std::move(args), out, err);
-    return {status, out.str(), err.str()};
-}
 
 json fitJson(std::vector<std::string> args) {
     args.insert(args.begin(), "fit");

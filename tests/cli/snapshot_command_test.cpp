@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "tests/cli/cli_run.h"
 #include "core/estimate.h"
 #include "core/presets.h"
 
@@ -17,17 +18,6 @@ namespace {
 
 constexpr int64_t MiB = int64_t(1) << 20;
 
-struct CliRun {
-    int status;
-    std::string out;
-    std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-    std::ostringstream out, err;
-    const int status = runCli(std::move(args), out, err);
-    return {status, out.str(), err.str()};
-}
 
 std::string snapshotFile(const std::string& name) { return std::string(TRAINMEM_TEST_DATA_DIR) + "/snapshots/" + name; }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "tests/cli/cli_run.h"
 #include "core/estimate.h"
 #include "core/scenario.h"
 
@@ -21,17 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct CliRun {
-    int status;
-    std::string out;
-    std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-    std::ostringstream out, err;
-    const int status = runCli(std::move(args), out, err);
-    return {status, out.str(), err.str()};
-}
 
 json syntheticScenario(int64_t micro_batch) {
     return {{"model", {{"preset", "gpt2"}}},
