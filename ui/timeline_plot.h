@@ -1,48 +1,20 @@
 #pragma once
-// What the Timeline tab draws, as plain values, and the drawing itself with
-// QPainter (not Qt Charts, which stays inside MemoryChart): one step of one
-// pipeline stage as stacked areas by component, phase bands along the top,
-// the capacity line, the peak, and a measured snapshot's curves over it.
-// The same code paints the widget and the PNG, SVG and PDF exports.
+// The step timeline painted with QPainter (not Qt Charts, which stays inside
+// MemoryChart): one step of one pipeline stage as stacked areas by
+// component, phase bands along the top, the capacity line, the peak, and a
+// measured snapshot's curves over it. The same code paints the widget and
+// the PNG, SVG and PDF exports.
 #include <optional>
 
 #include <QPointF>
 #include <QRectF>
-#include <QString>
 #include <QVector>
 
-#include "core/error.h"
-#include "core/report.h"
-#include "core/scenario.h"
-#include "core/timeline.h"
-#include "ui/snapshot_overlay.h"
+#include "ui/timeline_drawing.h"
 
 class QPainter;
 
 namespace trainmem::ui {
-
-struct TimelineDrawing {
-    StepTimeline timeline;     // no samples: draw emptyNotice instead
-    int64_t stages = 1;        // pipeline stages of the scenario
-    Units units = Units::GiB;
-    QString title;
-    QString subtitle;
-    QString capacityLabel;     // "H100-80GB capacity 79.65 GiB"
-    QString staleNotice;       // non-empty: the grey banner, data faded
-    QString emptyNotice;
-    std::optional<MeasuredOverlay> measured;
-    QString measuredSummary;   // peakComparison() of the overlay
-
-    bool empty() const { return timeline.samples.empty(); }
-};
-
-// The drawing of `stage` (nullopt: the heaviest) of a valid scenario.
-Expected<TimelineDrawing> timelineDrawing(const Scenario& scenario, std::optional<int64_t> stage, Units units);
-
-// "peak 54.30 GiB · backward, layer 31, micro-batch 0"
-QString peakLabel(const StepTimeline& timeline, Units units);
-// Phase, micro-batch, layer, total and the largest components at a sample.
-QString sampleTooltip(const TimelineSample& sample, Units units);
 
 // One drawing laid out in one rectangle: painting and hit-testing share it.
 class TimelinePlot {

@@ -1,5 +1,7 @@
 #include "ui/timeline_tab.h"
 
+#include <QApplication>
+#include <QClipboard>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -102,6 +104,8 @@ QImage TimelineTab::renderImage(QSize size, qreal scale) {
     return view_->renderImage(size, scale);
 }
 
+void TimelineTab::copyImage(qreal scale) { QApplication::clipboard()->setImage(renderImage(view_->size(), scale)); }
+
 QString TimelineTab::statusText() const { return status_->text(); }
 
 void TimelineTab::showEvent(QShowEvent* event) {
@@ -156,11 +160,7 @@ void TimelineTab::redraw() {
             drawing.emptyNotice = QString::fromStdString(made.error().text());
         }
     }
-    if (snapshot_ && !drawing.empty()) {
-        drawing.measured = alignMeasured(*snapshot_, drawing.timeline);
-        drawing.measuredSummary = peakComparison(drawing.measured->allocated_peak_bytes, drawing.measured->peak_phase,
-                                                 drawing.timeline.peak_bytes(), units_);
-    }
+    if (snapshot_) addMeasured(drawing, *snapshot_);
     view_->setDrawing(std::move(drawing));
 
     if (!snapshot_error_.isEmpty()) return;  // the error stays until the next open or removal

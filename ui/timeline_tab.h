@@ -44,6 +44,8 @@ public:
     const TimelineDrawing& currentDrawing();
     ExportResult exportTo(const QString& path, QSize size, qreal scale = 1.0);
     QImage renderImage(QSize size, qreal scale = 1.0);
+    // The picture at the view's size onto the clipboard (Edit > Copy Chart Image).
+    void copyImage(qreal scale = 1.0);
 
     TimelineView* view() const { return view_; }
     QComboBox* stageSelector() const { return stage_; }

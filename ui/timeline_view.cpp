@@ -91,4 +91,16 @@ ExportResult exportTimeline(const TimelineDrawing& drawing, const QString& path,
     return exportPainting(paintingOf(drawing), drawing.title, path, size, scale);
 }
 
+ExportResult exportScenarioTimeline(const Scenario& scenario, const QString& snapshot_path, const QString& path, QSize size,
+                                    qreal scale) {
+    Expected<TimelineDrawing> drawing = timelineDrawing(scenario, std::nullopt, Units::GiB);
+    if (!drawing) return ExportResult::failure(QString::fromStdString(drawing.error().text()));
+    if (!snapshot_path.isEmpty()) {
+        Expected<MeasuredSnapshot> measured = loadMeasuredSnapshot(snapshot_path);
+        if (!measured) return ExportResult::failure(QString::fromStdString(measured.error().text()));
+        addMeasured(*drawing, *measured);
+    }
+    return exportTimeline(*drawing, path, size, scale);
+}
+
 }  // namespace trainmem::ui

@@ -43,8 +43,13 @@ private:
     int paint_count_ = 0;
 };
 
-// Writes a drawing as PNG, SVG or PDF (by suffix) without a widget: the
-// headless export.
+// Writes a drawing as PNG, SVG or PDF (by suffix) without a widget.
 ExportResult exportTimeline(const TimelineDrawing& drawing, const QString& path, QSize size, qreal scale = 1.0);
+
+// The headless export (trainmem --view timeline): the heaviest stage of a
+// scenario, with a snapshot over it when `snapshot_path` is not empty. Bad
+// scenarios and unreadable snapshots fail with the reason.
+ExportResult exportScenarioTimeline(const Scenario& scenario, const QString& snapshot_path, const QString& path, QSize size,
+                                    qreal scale = 1.0);
 
 }  // namespace trainmem::ui
