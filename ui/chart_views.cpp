@@ -96,12 +96,13 @@ QString chartViewKey(ChartView view) {
         case ChartView::Stages: return QStringLiteral("stages");
         case ChartView::Optimizers: return QStringLiteral("optimizers");
         case ChartView::Compare: return QStringLiteral("compare");
+        case ChartView::Timeline: return QStringLiteral("timeline");
     }
     return {};
 }
 
 std::optional<ChartView> parseChartView(const QString& key) {
-    for (ChartView v : {ChartView::Breakdown, ChartView::Stages, ChartView::Optimizers, ChartView::Compare})
+    for (ChartView v : {ChartView::Breakdown, ChartView::Stages, ChartView::Optimizers, ChartView::Compare, ChartView::Timeline})
         if (chartViewKey(v) == key) return v;
     return std::nullopt;
 }

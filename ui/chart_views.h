@@ -12,8 +12,9 @@
 
 namespace trainmem::ui {
 
-enum class ChartView { Breakdown, Stages, Optimizers, Compare };
-QString chartViewKey(ChartView view);  // "breakdown", "stages", "optimizers", "compare"
+// Timeline is drawn by TimelineView (timeline_plot.h), not from a ChartSpec.
+enum class ChartView { Breakdown, Stages, Optimizers, Compare, Timeline };
+QString chartViewKey(ChartView view);  // "breakdown", "stages", "optimizers", "compare", "timeline"
 std::optional<ChartView> parseChartView(const QString& key);
 
 enum class OptimizerScale { Bytes, TimesParams };  // GiB per GPU, or buffers per parameter (seed figure)

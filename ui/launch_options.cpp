@@ -7,15 +7,18 @@
 #include "core/presets.h"
 #include "ui/chart_export.h"
 #include "ui/scenario_files.h"
+#include "ui/timeline_view.h"
 
 namespace trainmem::ui {
 
 QString launchUsage() {
     return QStringLiteral(
         "usage: trainmem [--preset NAME | --model-config FILE | --scenario FILE] [--set key=value]...\n"
-        "                [--export OUT.png|OUT.svg|OUT.pdf [--view breakdown|stages|optimizers|compare]\n"
+        "                [--snapshot SNAPSHOT.pickle]\n"
+        "                [--export OUT.png|OUT.svg|OUT.pdf [--view breakdown|stages|optimizers|compare|timeline]\n"
         "                 [--width W] [--height H] [--scale S]] [--presets DIR]\n"
-        "Without --export the window opens on the given scenario (default: the first scenario preset).\n");
+        "Without --export the window opens on the given scenario (default: the first scenario preset).\n"
+        "--snapshot sets a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot) over the timeline view.\n");
 }
 
 bool wantsHeadlessExport(int argc, char** argv) {
@@ -49,7 +52,7 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
             continue;
         }
         static const QStringList kTakesValue = {"--preset", "--model-config", "--scenario", "--set", "--export",
-                                                "--view", "--width", "--height", "--scale", "--presets"};
+                                                "--view", "--width", "--height", "--scale", "--presets", "--snapshot"};
         if (!kTakesValue.contains(option))
             return optionError(option, QStringLiteral("unknown option; see --help"));
         if (!inline_value) {
@@ -73,7 +76,7 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
             o.export_path = value;
         } else if (option == "--view") {
             const std::optional<ChartView> view = parseChartView(value);
-            if (!view) return optionError(option, QStringLiteral("\"%1\": must be breakdown, stages, optimizers or compare").arg(value));
+            if (!view) return optionError(option, QStringLiteral("\"%1\": must be breakdown, stages, optimizers, compare or timeline").arg(value));
             o.view = *view;
         } else if (option == "--width" || option == "--height") {
             bool ok = false;
@@ -89,6 +92,8 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
             o.scale = v;
         } else if (option == "--presets") {
             o.presets_dir = value;
+        } else if (option == "--snapshot") {
+            o.snapshot_path = value;
         }
     }
     return o;
@@ -131,6 +136,10 @@ int runHeadlessExport(const LaunchOptions& o) {
     Expected<Estimate> estimated = estimate(*scenario);
     if (!estimated) return fail(QString::fromStdString(estimated.error().text()));
 
+    if (o.view == ChartView::Timeline) {
+        const ExportResult written = exportScenarioTimeline(*scenario, o.snapshot_path, o.export_path, o.size, o.scale);
+        return written ? 0 : fail(written.error);
+    }
     ChartSpec spec;
     switch (o.view) {
         case ChartView::Breakdown: spec = breakdownChart(*scenario, *estimated, Units::GiB); break;
@@ -148,6 +157,7 @@ int runHeadlessExport(const LaunchOptions& o) {
             spec = compareChart({pin}, Units::GiB);
             break;
         }
+        case ChartView::Timeline: break;  // exported above
     }
     const ExportResult written = exportChart(spec, o.export_path, o.size, o.scale);
     if (!written) return fail(written.error);

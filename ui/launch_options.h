@@ -1,7 +1,8 @@
 #pragma once
 // The app's command line:
 //   trainmem [--preset NAME | --model-config F | --scenario F] [--set key=value]...
-//            [--export out.png|out.svg|out.pdf [--view breakdown|stages|optimizers|compare]
+//            [--snapshot snap.pickle]
+//            [--export out.png|out.svg|out.pdf [--view breakdown|stages|optimizers|compare|timeline]
 //             [--width W --height H] [--scale S]]
 // With --export it renders without a window and exits: 0, or 2 with one line
 // on stderr for bad input.
@@ -24,6 +25,7 @@ struct LaunchOptions {
     QStringList settings;      // "training.micro_batch_size=4", in order
     QString export_path;       // empty: open the window
     ChartView view = ChartView::Breakdown;
+    QString snapshot_path;     // --snapshot: a PyTorch memory snapshot over the timeline
     QSize size{1200, 750};
     double scale = 1.0;
     QString presets_dir;       // --presets DIR (tests, portable installs)

@@ -3,6 +3,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
@@ -24,12 +25,14 @@
 #include "ui/export_size_dialog.h"
 #include "ui/field_bindings.h"
 #include "ui/hardware_panel.h"
+#include "ui/layout_finder_panel.h"
 #include "ui/memory_chart.h"
 #include "ui/model_panel.h"
 #include "ui/optimizer_tab.h"
 #include "ui/parallelism_panel.h"
 #include "ui/preset_picker.h"
 #include "ui/scenario_files.h"
+#include "ui/timeline_tab.h"
 #include "ui/training_panel.h"
 
 // Resources compiled into a static library must be registered by name, from
@@ -68,6 +71,8 @@ MainWindow::MainWindow(QWidget* parent)
     tabs_->addTab(breakdown_, tr("Breakdown"));
     tabs_->addTab(optimizers_, tr("Optimizers"));
     tabs_->addTab(compare_, tr("Compare"));
+    timeline_ = new TimelineTab(document_);
+    tabs_->addTab(timeline_, tr("Timeline"));
     auto* under = new QWidget();
     auto* under_layout = new QVBoxLayout(under);
     under_layout->setContentsMargins(4, 0, 4, 4);
@@ -87,6 +92,13 @@ MainWindow::MainWindow(QWidget* parent)
     splitter_->setStretchFactor(1, 1);
     splitter_->setCollapsible(0, false);
     setCentralWidget(splitter_);
+
+    layout_finder_ = new LayoutFinderPanel(document_);
+    layout_dock_ = new QDockWidget(tr("Find a layout"), this);
+    layout_dock_->setObjectName(QStringLiteral("layout_finder"));  // saveState() needs a name
+    layout_dock_->setWidget(layout_finder_);
+    addDockWidget(Qt::RightDockWidgetArea, layout_dock_);
+    layout_dock_->hide();
 
     buildMenus();
     connect(document_, &ScenarioDocument::changed, this, &MainWindow::onDocumentChanged);
@@ -111,6 +123,10 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&New"), QKeySequence::New, this, &MainWindow::newScenario);
     file->addAction(tr("&Open Scenario…"), QKeySequence::Open, this, &MainWindow::openScenarioDialog);
     file->addAction(tr("Open &config.json…"), this, &MainWindow::openConfigDialog);
+    file->addAction(tr("Open Memory S&napshot…"), this, [this] {
+        tabs_->setCurrentWidget(timeline_);
+        timeline_->openSnapshotDialog();
+    });
     recent_menu_ = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
     file->addSeparator();
@@ -136,9 +152,16 @@ void MainWindow::buildMenus() {
         connect(a, &QAction::triggered, this, [this, units] { setUnits(units); });
     }
     view->addSeparator();
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < tabs_->count(); ++i)
         view->addAction(tabs_->tabText(i), QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)), this,
                         [this, i] { tabs_->setCurrentIndex(i); });
+
+    QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+    tools->addAction(tr("&Find a Layout…"), QKeySequence(tr("Ctrl+L")), this, [this] {
+        layout_finder_->takeScenarioDefaults();
+        layout_dock_->show();
+        layout_dock_->raise();
+    });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About trainmem"), this, [this] {
@@ -154,6 +177,8 @@ void MainWindow::setUnits(Units units) {
     for (QAction* a : units_group_->actions()) a->setChecked(a->data().toInt() == static_cast<int>(units));
     for (ChartTab* tab : {static_cast<ChartTab*>(breakdown_), static_cast<ChartTab*>(optimizers_), static_cast<ChartTab*>(compare_)})
         tab->setUnits(units);
+    timeline_->setUnits(units);
+    layout_finder_->setUnits(units);
     table_->setUnits(units);
     status_->setUnits(units);
     settings_.setUnits(units);
@@ -168,6 +193,7 @@ void MainWindow::showView(ChartView view) {
             break;
         case ChartView::Optimizers: tabs_->setCurrentWidget(optimizers_); break;
         case ChartView::Compare: tabs_->setCurrentWidget(compare_); break;
+        case ChartView::Timeline: tabs_->setCurrentWidget(timeline_); break;
     }
 }
 
@@ -279,7 +305,8 @@ void MainWindow::rebuildRecentMenu() {
 
 void MainWindow::exportChartDialog() {
     ChartTab* tab = currentChartTab();
-    if (!tab) return;
+    const bool timeline = tabs_->currentWidget() == timeline_;
+    if (!tab && !timeline) return;
     QString filter = tr("PNG image (*.png)");
     const QString base = settings_.exportFolder() + "/" + tabs_->tabText(tabs_->currentIndex()).toLower();
     const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), base + ".png",
@@ -292,7 +319,8 @@ void MainWindow::exportChartDialog() {
     }
     ExportSizeDialog ask(settings_.exportSize(), settings_.exportScale(), *format == ExportFormat::Png, this);
     if (ask.exec() != QDialog::Accepted) return;
-    const ExportResult r = exportChart(tab->currentSpec(), path, ask.size(), ask.scale());
+    const ExportResult r = timeline ? timeline_->exportTo(path, ask.size(), ask.scale())
+                                    : exportChart(tab->currentSpec(), path, ask.size(), ask.scale());
     if (!r) {
         QMessageBox::warning(this, tr("Export failed"), r.error);
         return;
@@ -305,8 +333,12 @@ void MainWindow::exportChartDialog() {
 
 void MainWindow::copyChart() {
     ChartTab* tab = currentChartTab();
-    if (!tab) return;
-    copyChartImage(tab->currentSpec(), tab->chart()->size(), devicePixelRatioF());
+    if (tabs_->currentWidget() == timeline_)
+        timeline_->copyImage(devicePixelRatioF());
+    else if (tab)
+        copyChartImage(tab->currentSpec(), tab->chart()->size(), devicePixelRatioF());
+    else
+        return;
     statusBar()->showMessage(tr("Chart copied as an image"), 3000);
 }
 

@@ -10,6 +10,7 @@
 #include "ui/scenario_document.h"
 
 class QActionGroup;
+class QDockWidget;
 class QMenu;
 class QScrollArea;
 class QSplitter;
@@ -21,10 +22,12 @@ class BreakdownTab;
 class BreakdownTable;
 class ChartTab;
 class CompareTab;
+class LayoutFinderPanel;
 class EstimateStatus;
 class FieldBindings;
 class OptimizerTab;
 class PresetPicker;
+class TimelineTab;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -36,6 +39,8 @@ public:
     BreakdownTab* breakdownTab() { return breakdown_; }
     OptimizerTab* optimizerTab() { return optimizers_; }
     CompareTab* compareTab() { return compare_; }
+    TimelineTab* timelineTab() { return timeline_; }
+    LayoutFinderPanel* layoutFinder() { return layout_finder_; }
     QTabWidget* tabs() { return tabs_; }
     PresetPicker* presetPicker() { return presets_; }
     FieldBindings& fieldBindings() { return *bindings_; }
@@ -81,6 +86,9 @@ private:
     BreakdownTab* breakdown_ = nullptr;
     OptimizerTab* optimizers_ = nullptr;
     CompareTab* compare_ = nullptr;
+    TimelineTab* timeline_ = nullptr;
+    LayoutFinderPanel* layout_finder_ = nullptr;
+    QDockWidget* layout_dock_ = nullptr;
     BreakdownTable* table_ = nullptr;
     EstimateStatus* status_ = nullptr;
     QMenu* recent_menu_ = nullptr;

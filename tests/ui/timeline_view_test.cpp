@@ -3,12 +3,15 @@
 // phase; bad snapshot files reported in the tab, never a crash.
 #include <QComboBox>
 #include <QImage>
+#include <QProcess>
 #include <QSvgRenderer>
+#include <QTabWidget>
 #include <QTemporaryDir>
 
 #include "core/memory_snapshot.h"
 #include "core/presets.h"
 #include "core/report.h"
+#include "ui/chart_views.h"
 #include "ui/component_palette.h"
 #include "ui/scenario_document.h"
 #include "ui/timeline_tab.h"
@@ -243,6 +246,66 @@ TEST(TimelinePeakLabel, NamesTheMomentOfThePeak) {
     s.bytes[Component::Activations] = static_cast<int64_t>(54.3 * 1024 * MiB);
     t.samples = {s};
     EXPECT_EQ(peakLabel(t, Units::GiB), QString::fromUtf8("peak 54.30 GiB · backward, layer 31, micro-batch 0"));
+}
+
+}  // namespace
+}  // namespace trainmem::ui
+
+namespace trainmem::ui {
+namespace {
+
+using namespace test;
+
+TEST(TimelineInWindow, IsATabThatFollowsTheWindowsUnitsAndViewChoice) {
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    TimelineTab* tab = window->timelineTab();
+    ASSERT_NE(tab, nullptr);
+    EXPECT_GE(window->tabs()->indexOf(tab), 0);
+    window->showView(ChartView::Timeline);
+    EXPECT_EQ(window->tabs()->currentWidget(), tab);
+    window->setUnits(Units::GB);
+    EXPECT_EQ(tab->currentDrawing().units, Units::GB);
+    EXPECT_TRUE(tab->currentDrawing().capacityLabel.endsWith(" GB"));
+    window->setUnits(Units::GiB);
+    EXPECT_NE(window->layoutFinder(), nullptr);
+}
+
+struct AppRun {
+    int status;
+    QString err;
+};
+
+AppRun runApp(const QStringList& args) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("QT_QPA_PLATFORM");  // the app must choose offscreen by itself
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(TRAINMEM_APP_EXE), args + QStringList{"--presets", TRAINMEM_PRESETS_DIR});
+    EXPECT_TRUE(p.waitForFinished(60000));
+    QString err;
+    for (const QString& line : QString::fromLocal8Bit(p.readAllStandardError()).split('\n', Qt::SkipEmptyParts))
+        if (!line.startsWith("QStandardPaths:")) err += line + '\n';
+    return {p.exitCode(), err};
+}
+
+TEST(TimelineHeadlessExport, WritesTheTimelineWithASnapshotAndRefusesABadOne) {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("timeline.png");
+    const AppRun ok = runApp({"--preset", "llama3.1-405b-3d", "--view", "timeline", "--snapshot",
+                              kSnapshots + "training_step_p4.pickle", "--width", "1000", "--height", "600", "--export", out});
+    EXPECT_EQ(ok.status, 0) << ok.err.toStdString();
+    EXPECT_EQ(QImage(out).size(), QSize(1000, 600));
+    const AppRun svg = runApp({"--preset", "llama-3.1-8b", "--view", "timeline", "--export", dir.filePath("t.svg")});
+    EXPECT_EQ(svg.status, 0) << svg.err.toStdString();
+    EXPECT_TRUE(QSvgRenderer(dir.filePath("t.svg")).isValid());
+
+    const QString bad = dir.filePath("bad.png");
+    const AppRun hostile = runApp({"--preset", "llama-3.1-8b", "--view", "timeline", "--snapshot",
+                                   kSnapshots + "hostile/reduce_os_system.pickle", "--export", bad});
+    EXPECT_EQ(hostile.status, 2);
+    EXPECT_EQ(hostile.err.count('\n'), 1) << hostile.err.toStdString();
+    EXPECT_TRUE(hostile.err.startsWith("trainmem: ")) << hostile.err.toStdString();
+    EXPECT_FALSE(QFile::exists(bad));
 }
 
 }  // namespace
