@@ -126,12 +126,25 @@ private:
     }
 
     void updateValues() {
+        // Each QBarSet::replace re-lays out the series, so a set whose values
+        // changed is refilled in two calls instead of one per bar.
         const QList<QBarSet*> sets = bars_->barSets();
-        for (int l = 0; l < spec_.layers.size(); ++l)
-            for (int i = 0; i < spec_.categories.size(); ++i) {
-                const double v = i < spec_.layers[l].values.size() ? std::max(0.0, spec_.layers[l].values[i]) : 0.0;
-                if (sets[l]->at(i) != v) sets[l]->replace(i, v);
+        const int n = static_cast<int>(spec_.categories.size());
+        for (int l = 0; l < spec_.layers.size(); ++l) {
+            QList<qreal> values(n, 0.0);
+            bool changed = false;
+            for (int i = 0; i < n; ++i) {
+                if (i < spec_.layers[l].values.size()) values[i] = std::max(0.0, spec_.layers[l].values[i]);
+                changed = changed || sets[l]->at(i) != values[i];
             }
+            if (!changed) continue;
+            if (n == 1) {
+                sets[l]->replace(0, values[0]);
+            } else {
+                sets[l]->remove(0, n);
+                sets[l]->append(values);
+            }
+        }
         if (capacity_ && capacity_->at(0).y() != *spec_.capacity) {
             capacity_->replace(0, -0.5, *spec_.capacity);
             capacity_->replace(1, spec_.categories.size() - 0.5, *spec_.capacity);
