@@ -5,11 +5,11 @@
 #include <QApplication>
 #include <QLocale>
 #include <QComboBox>
-#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QThread>
@@ -59,6 +59,7 @@ QTableWidget* makeTable(const QStringList& columns, QWidget* parent) {
     t->setSelectionBehavior(QAbstractItemView::SelectRows);
     t->setSelectionMode(QAbstractItemView::SingleSelection);
     t->verticalHeader()->setVisible(false);
+    t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 6);
     t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     t->horizontalHeader()->setStretchLastSection(true);
     t->setAlternatingRowColors(true);
@@ -69,10 +70,9 @@ QTableWidget* makeTable(const QStringList& columns, QWidget* parent) {
 void setRow(QTableWidget* t, int row, const QStringList& cells) {
     for (int c = 0; c < cells.size(); ++c) {
         auto* item = new QTableWidgetItem(cells[c]);
-        // Numbers right-aligned, words left, as in the breakdown table.
-        bool number = false;
-        cells[c].left(1).toInt(&number);
-        item->setTextAlignment((number ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
+        // Quantities right-aligned, words left, as in the breakdown table.
+        static const QRegularExpression quantity(QStringLiteral("^-?[\\d.,]+( × \\d+| GiB| GB|%)?$"));
+        item->setTextAlignment((quantity.match(cells[c]).hasMatch() ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
         t->setItem(row, c, item);
     }
 }
@@ -89,32 +89,37 @@ struct LayoutFinderPanel::Outcome {
 
 LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
     auto* column = new QVBoxLayout(this);
-    auto* form = new QFormLayout();
+    // One row of options over the tables: the tables want the width.
+    auto* form = new QHBoxLayout();
+    auto labelled = [&](const QString& label, QWidget* field) {
+        auto* l = new QLabel(label, this);
+        l->setBuddy(field);
+        form->addWidget(l);
+        form->addWidget(field);
+        form->addSpacing(10);
+    };
     gpus_ = new QSpinBox(this);
     gpus_->setRange(1, 1'000'000);
     gpus_->setToolTip(tr("GPUs to spread the run over: data × tensor × pipeline × context."));
-    form->addRow(tr("GPUs"), gpus_);
+    labelled(tr("&GPUs"), gpus_);
     gpu_ = new QComboBox(this);
     for (const GpuSpec& spec : gpuCatalogue()) {
         const QString name = q(spec.name);
         gpu_->addItem(QStringLiteral("%1  (%2 GiB)").arg(name).arg(spec.memory_bytes / kGiBd, 0, 'f', 1), name);
     }
     gpu_->setToolTip(tr("The GPU every layout must fit into."));
-    form->addRow(tr("GPU"), gpu_);
+    labelled(tr("GP&U"), gpu_);
     global_batch_ = new QSpinBox(this);
     global_batch_->setRange(0, 100'000'000);
-    global_batch_->setSpecialValueText(tr("keep the scenario's accumulation"));
+    global_batch_->setSpecialValueText(tr("keep accumulation"));
     global_batch_->setToolTip(tr("Sequences per optimizer step. Each layout then runs global batch / (micro-batch × data) "
                                  "micro-batches; layouts that cannot divide it are skipped."));
-    form->addRow(tr("Global batch"), global_batch_);
+    labelled(tr("Global &batch"), global_batch_);
     top_ = new QSpinBox(this);
     top_->setRange(1, 500);
     top_->setValue(20);
     top_->setToolTip(tr("How many fitting layouts to list, best first."));
-    form->addRow(tr("Top"), top_);
-    column->addLayout(form);
-
-    auto* buttons = new QHBoxLayout();
+    labelled(tr("&Top"), top_);
     search_ = new QPushButton(tr("Search"), this);
     search_->setDefault(true);
     search_->setToolTip(tr("Ranked by least recomputation, then the larger micro-batch, then headroom, then fewer "
@@ -122,10 +127,10 @@ LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent
     apply_ = new QPushButton(tr("Apply selected layout"), this);
     apply_->setEnabled(false);
     apply_->setToolTip(tr("Write this layout's settings into the scenario (double-click a row does the same)."));
-    buttons->addWidget(search_);
-    buttons->addWidget(apply_);
-    buttons->addStretch();
-    column->addLayout(buttons);
+    form->addWidget(search_);
+    form->addWidget(apply_);
+    form->addStretch();
+    column->addLayout(form);
 
     largest_ = new QLabel(this);
     largest_->setWordWrap(true);

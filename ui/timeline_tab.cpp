@@ -170,10 +170,11 @@ void TimelineTab::redraw() {
                    false);
         return;
     }
-    QString text = tr("%1 (device %2 of %3, %4 events): %5. %6.")
-                       .arg(shown.measured->source)
-                       .arg(shown.measured->device)
-                       .arg(snapshot_->devices)
+    const QString device = snapshot_->devices > 1
+                               ? tr("device %1 of the %2 in the file").arg(shown.measured->device).arg(snapshot_->devices)
+                               : tr("device %1").arg(shown.measured->device);
+    QString text = tr("%1 (%2, %3 events): %4; %5.")
+                       .arg(shown.measured->source, device)
                        .arg(snapshot_->curves.event_count)
                        .arg(shown.measuredSummary, shown.measured->alignment);
     for (const QString& w : shown.measured->warnings) text += tr(" Note: %1.").arg(w);
