@@ -9,6 +9,7 @@
 #include "ui/launch_options.h"
 #include "ui/main_window.h"
 #include "ui/scenario_files.h"
+#include "ui/timeline_tab.h"
 
 int main(int argc, char** argv) {
     const bool headless = trainmem::ui::wantsHeadlessExport(argc, argv);
@@ -46,6 +47,8 @@ int main(int argc, char** argv) {
         window.statusBar()->showMessage(QString::fromStdString(scenario.error().text()), 15000);
     }
     window.showView(options->view);
+    // A snapshot that cannot be read says why in the Timeline tab.
+    if (!options->snapshot_path.isEmpty()) window.timelineTab()->openSnapshot(options->snapshot_path);
     window.show();
     return app.exec();
 }

@@ -98,6 +98,9 @@ MainWindow::MainWindow(QWidget* parent)
     layout_dock_->setObjectName(QStringLiteral("layout_finder"));  // saveState() needs a name
     layout_dock_->setWidget(layout_finder_);
     addDockWidget(Qt::RightDockWidgetArea, layout_dock_);
+    // Floating at first: its tables want more width than a side dock leaves.
+    layout_dock_->setFloating(true);
+    layout_dock_->resize(1120, 640);
     layout_dock_->hide();
 
     buildMenus();
@@ -159,6 +162,8 @@ void MainWindow::buildMenus() {
     QMenu* tools = menuBar()->addMenu(tr("&Tools"));
     tools->addAction(tr("&Find a Layout…"), QKeySequence(tr("Ctrl+L")), this, [this] {
         layout_finder_->takeScenarioDefaults();
+        if (layout_dock_->isFloating() && !layout_dock_->isVisible())
+            layout_dock_->move(geometry().center() - layout_dock_->rect().center());
         layout_dock_->show();
         layout_dock_->raise();
     });
