@@ -11,6 +11,7 @@
 #include <QPolygonF>
 
 #include "core/estimate.h"
+#include "ui/chart_views.h"
 #include "ui/component_palette.h"
 
 namespace trainmem::ui {
@@ -18,8 +19,6 @@ namespace trainmem::ui {
 namespace {
 
 QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
-QString bytesText(int64_t bytes, Units units) { return q(formatBytes(bytes, units)); }
-double unitOf(Units units) { return units == Units::GiB ? 1024.0 * 1024.0 * 1024.0 : 1e9; }
 
 // Pixel sizes, as MemoryChart uses: the layout must not depend on the DPI of
 // the device (screen, 72-dpi PDF page, SVG).
@@ -155,7 +154,7 @@ TimelinePlot::TimelinePlot(const TimelineDrawing& drawing, const QRectF& area) :
 
     // The value axis: the stack, the measured curves, and the capacity when
     // it is near enough to be worth the squeeze (else it is named off scale).
-    const double unit = unitOf(d_.units);
+    const double unit = unitBytes(d_.units);
     double top = static_cast<double>(d_.timeline.peak_bytes());
     top = std::max(top, largestMeasured(d_.measured));
     const double capacity = static_cast<double>(d_.timeline.capacity_bytes);
@@ -274,7 +273,7 @@ void TimelinePlot::paintPhaseBands(QPainter& p) const {
 }
 
 void TimelinePlot::paintAxes(QPainter& p) const {
-    const double unit = unitOf(d_.units);
+    const double unit = unitBytes(d_.units);
     const QFont font = pixelFont(11);
     const QFontMetricsF fm(font);
     p.setFont(font);
