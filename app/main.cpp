@@ -1,6 +1,7 @@
 // The desktop app's entry point: the window, or a headless chart export when
 // --export is given (see ui/launch_options.h for the command line).
 #include <cstdio>
+#include <cstring>
 
 #include <QApplication>
 #include <QStatusBar>
@@ -11,10 +12,29 @@
 #include "ui/scenario_files.h"
 #include "ui/timeline_tab.h"
 
+namespace {
+
+bool asksForHelp(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
+    return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     const bool headless = trainmem::ui::wantsHeadlessExport(argc, argv);
     // Decided before QApplication exists: that is when the platform is chosen.
-    if (headless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    // Help and exports need no display; a window does, and without one Qt
+    // would abort with a plugin error instead of saying what is missing.
+    const bool platform_chosen = !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+    if ((headless || asksForHelp(argc, argv)) && !platform_chosen) qputenv("QT_QPA_PLATFORM", "offscreen");
+    else if (!platform_chosen && qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) {
+        std::fputs("trainmem: no display (DISPLAY and WAYLAND_DISPLAY are unset): run it on a desktop or under "
+                   "xvfb-run, or export a chart without a window with --export FILE\n",
+                   stderr);
+        return 2;
+    }
 
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("trainmem"));
