@@ -142,9 +142,14 @@ ComponentExplanation explainActivations(const Scenario& s, const Estimate& e) {
     const std::string formula = std::to_string(e.peak.num_layers) + " layers × " +
                                 shortNumber(e.peak.in_flight_microbatches) + " micro-batches in flight × (b=" +
                                 std::to_string(t.micro_batch_size) + ", s=" + std::to_string(t.sequence_length) +
-                                ") = " + formatBytes(e.peak.at_peak[Component::Activations]) +
-                                " (without recomputation: " + formatBytes(e.activations_without_recompute) + ")";
-    return {"", scaling, formula};
+                                ") = " + formatBytes(e.peak.at_peak[Component::Activations]);
+    // What recomputation saves, when it saves something: the activations the
+    // stage would keep for its in-flight micro-batches with none.
+    const std::string note = t.checkpointing != Checkpointing::None &&
+                                     e.activations_without_recompute > e.peak.at_peak[Component::Activations]
+                                 ? " (" + formatBytes(e.activations_without_recompute) + " without recomputation)"
+                                 : "";
+    return {"", scaling, formula + note};
 }
 
 }  // namespace
@@ -191,7 +196,9 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
                      : plan.autocast_weight_cache ? "autocast's 16-bit casts of the matmul weights, kept for backward"
                      : s.training.finetuning == Finetuning::Qlora ? "a dequantised 16-bit weight while its matmul runs"
                                                                   : "none in this recipe",
-                 "= " + formatBytes(bytes)};
+                 plan.autocast_weight_cache && !plan.fp8_weight_cache && bytes > 0
+                     ? perElementFormula(bytes, plan.activations) + " (per micro-batch in flight)"
+                     : "= " + formatBytes(bytes)};
             break;
         case Component::GatheredWeights: {
             const int64_t units = 1 + s.hardware.overheads.fsdp_prefetch_units;
