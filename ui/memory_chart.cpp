@@ -592,7 +592,8 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent), scene_(std::make_un
     // An edit moves most items; repainting the whole view is cheaper than
     // tracking each item's old and new region.
     view_->setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
-    view_->viewport()->installEventFilter(this);
+    viewport_ = view_->viewport();
+    viewport_->installEventFilter(this);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(view_);
@@ -600,6 +601,11 @@ MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent), scene_(std::make_un
 }
 
 MemoryChart::~MemoryChart() {
+    // The view's teardown still sends events to its viewport; by then the view
+    // is half destroyed, so stop filtering before deleting it (UBSan caught
+    // the filter calling into the dying QAbstractScrollArea).
+    viewport_->removeEventFilter(this);
+    viewport_ = nullptr;
     delete view_;  // before the scene it shows
     view_ = nullptr;
 }
@@ -620,7 +626,7 @@ void MemoryChart::resizeEvent(QResizeEvent* event) {
 }
 
 bool MemoryChart::eventFilter(QObject* watched, QEvent* event) {
-    if (view_ && watched == view_->viewport() && event->type() == QEvent::Paint) ++paint_count_;
+    if (watched == viewport_ && event->type() == QEvent::Paint) ++paint_count_;
     return QWidget::eventFilter(watched, event);
 }
 

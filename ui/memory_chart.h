@@ -44,6 +44,7 @@ protected:
 private:
     std::unique_ptr<ChartScene> scene_;
     QGraphicsView* view_ = nullptr;
+    QObject* viewport_ = nullptr;  // view_'s viewport, whose paints are counted
     int paint_count_ = 0;
 };
 
