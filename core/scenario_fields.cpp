@@ -33,9 +33,19 @@ Status rangeError(const std::string& path, double max) {
     return Error{path, "must be at most " + json(max).dump()};
 }
 
+// A field with its identity set and its accessors still to fill in.
+ScenarioField makeField(std::string_view section, std::string_view key, ValueKind kind, bool nullable = false) {
+    ScenarioField f;
+    f.section = section;
+    f.key = key;
+    f.kind = kind;
+    f.nullable = nullable;
+    return f;
+}
+
 template <class Access>
 ScenarioField integerField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f{section, key, ValueKind::Integer};
+    ScenarioField f = makeField(section, key, ValueKind::Integer);
     f.get = [access](const Scenario& s) { return json(access(s)); };
     f.set = [access](Scenario& s, const json& v) -> Status {
         access(s) = v.get<int64_t>();
@@ -46,7 +56,7 @@ ScenarioField integerField(std::string_view section, std::string_view key, Acces
 
 template <class Access>
 ScenarioField optionalIntegerField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f{section, key, ValueKind::Integer, true};
+    ScenarioField f = makeField(section, key, ValueKind::Integer, true);
     f.get = [access](const Scenario& s) { return access(s) ? json(*access(s)) : json(nullptr); };
     f.set = [access](Scenario& s, const json& v) -> Status {
         if (v.is_null())
@@ -60,7 +70,7 @@ ScenarioField optionalIntegerField(std::string_view section, std::string_view ke
 
 template <class Access>
 ScenarioField numberField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f{section, key, ValueKind::Number};
+    ScenarioField f = makeField(section, key, ValueKind::Number);
     f.get = [access](const Scenario& s) { return numberJson(access(s)); };
     f.set = [access](Scenario& s, const json& v) -> Status {
         access(s) = v.get<double>();
@@ -71,7 +81,7 @@ ScenarioField numberField(std::string_view section, std::string_view key, Access
 
 template <class Access>
 ScenarioField optionalNumberField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f{section, key, ValueKind::Number, true};
+    ScenarioField f = makeField(section, key, ValueKind::Number, true);
     f.get = [access](const Scenario& s) { return access(s) ? numberJson(*access(s)) : json(nullptr); };
     f.set = [access](Scenario& s, const json& v) -> Status {
         if (v.is_null())
@@ -85,7 +95,7 @@ ScenarioField optionalNumberField(std::string_view section, std::string_view key
 
 template <class Access>
 ScenarioField booleanField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f{section, key, ValueKind::Boolean};
+    ScenarioField f = makeField(section, key, ValueKind::Boolean);
     f.get = [access](const Scenario& s) { return json(access(s)); };
     f.set = [access](Scenario& s, const json& v) -> Status {
         access(s) = v.get<bool>();
@@ -96,7 +106,7 @@ ScenarioField booleanField(std::string_view section, std::string_view key, Acces
 
 template <class E, class Access>
 ScenarioField enumField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f{section, key, ValueKind::Name};
+    ScenarioField f = makeField(section, key, ValueKind::Name);
     for (const auto& entry : enumNames<E>()) f.names.push_back(entry.name);
     f.get = [access](const Scenario& s) { return json(enumName(access(s))); };
     f.set = [access](Scenario& s, const json& v) -> Status {
@@ -110,7 +120,7 @@ ScenarioField enumField(std::string_view section, std::string_view key, Access a
 template <class Access>
 ScenarioField dtypeOverrideField(std::string_view section, std::string_view key,
                                  std::vector<std::string_view> dtypes, Access access) {
-    ScenarioField f{section, key, ValueKind::Name, true};
+    ScenarioField f = makeField(section, key, ValueKind::Name, true);
     f.names = {"auto"};
     f.names.insert(f.names.end(), dtypes.begin(), dtypes.end());
     f.get = [access](const Scenario& s) { return access(s) ? json(dtypeName(*access(s))) : json("auto"); };
@@ -127,7 +137,7 @@ ScenarioField dtypeOverrideField(std::string_view section, std::string_view key,
 // Bytes in the Scenario, MiB in the file.
 template <class Access>
 ScenarioField mibField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f{section, key, ValueKind::Number};
+    ScenarioField f = makeField(section, key, ValueKind::Number);
     f.get = [access](const Scenario& s) { return numberJson(static_cast<double>(access(s)) / kMiB); };
     f.set = [access, path = f.path()](Scenario& s, const json& v) -> Status {
         const double mib = v.get<double>();
@@ -140,7 +150,7 @@ ScenarioField mibField(std::string_view section, std::string_view key, Access ac
 
 template <class Access>
 ScenarioField optionalMibField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f{section, key, ValueKind::Number, true};
+    ScenarioField f = makeField(section, key, ValueKind::Number, true);
     f.get = [access](const Scenario& s) {
         return access(s) ? numberJson(static_cast<double>(*access(s)) / kMiB) : json(nullptr);
     };
@@ -159,7 +169,7 @@ ScenarioField optionalMibField(std::string_view section, std::string_view key, A
 
 template <class Access>
 ScenarioField optionalGibField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f{section, key, ValueKind::Number, true};
+    ScenarioField f = makeField(section, key, ValueKind::Number, true);
     f.get = [access](const Scenario& s) {
         return access(s) ? numberJson(static_cast<double>(*access(s)) / kGiB) : json(nullptr);
     };
@@ -178,7 +188,7 @@ ScenarioField optionalGibField(std::string_view section, std::string_view key, A
 
 template <class Access>
 ScenarioField textField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f{section, key, ValueKind::Text};
+    ScenarioField f = makeField(section, key, ValueKind::Text);
     f.get = [access](const Scenario& s) { return json(access(s)); };
     f.set = [access](Scenario& s, const json& v) -> Status {
         access(s) = v.get<std::string>();
@@ -189,7 +199,7 @@ ScenarioField textField(std::string_view section, std::string_view key, Access a
 
 template <class Access>
 ScenarioField nameListField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f{section, key, ValueKind::NameList};
+    ScenarioField f = makeField(section, key, ValueKind::NameList);
     f.get = [access](const Scenario& s) { return json(access(s)); };
     f.set = [access](Scenario& s, const json& v) -> Status {
         access(s) = v.get<std::vector<std::string>>();

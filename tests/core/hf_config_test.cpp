@@ -204,7 +204,9 @@ TEST(FamilyDefaults, EverySupportedTypeImportsFromItsModelTypeAlone) {
         if (type == "deepseek_v2") c["num_experts_per_tok"] = 6;
         const Expected<ImportedModel> r = importHuggingFaceConfig(c);
         EXPECT_TRUE(r.ok()) << type << ": " << (r.ok() ? "" : r.error().text());
-        if (r.ok()) EXPECT_EQ(r->model.family, type);
+        if (r.ok()) {
+            EXPECT_EQ(r->model.family, type);
+        }
     }
 }
 
