@@ -15,22 +15,6 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 
 QString bytesText(int64_t bytes, Units units) { return q(formatBytes(bytes, units)); }
 
-// "8 x H100-80GB  (DP 2, TP 4, ZeRO-1)": the parallel layout in one phrase.
-QString layoutPhrase(const Scenario& s) {
-    const ParallelConfig& p = s.parallelism;
-    QStringList parts;
-    if (p.data > 1) parts << QStringLiteral("DP %1").arg(p.data);
-    if (p.tensor > 1) parts << QStringLiteral("TP %1%2").arg(p.tensor).arg(p.sequence_parallel ? "+SP" : "");
-    if (p.pipeline > 1) parts << QStringLiteral("PP %1").arg(p.pipeline);
-    if (p.context > 1) parts << QStringLiteral("CP %1").arg(p.context);
-    if (p.expert > 1) parts << QStringLiteral("EP %1").arg(p.expert);
-    if (p.zero_stage > 0) parts << QStringLiteral("ZeRO-%1").arg(p.zero_stage);
-    QString gpu = s.hardware.memory_bytes && s.hardware.gpu == "custom" ? QStringLiteral("custom GPU") : q(s.hardware.gpu);
-    QString phrase = QStringLiteral("%1 × %2").arg(p.totalGpus()).arg(gpu);
-    if (!parts.isEmpty()) phrase += " (" + parts.join(", ") + ")";
-    return phrase;
-}
-
 QString fitPhrase(const Estimate& e, Units units) {
     if (e.fits)
         return QStringLiteral("%1 of %2 per GPU: fits, %3 headroom")
@@ -89,6 +73,22 @@ QVector<ChartLayer> stackLayers(const std::vector<std::vector<BarSegment>>& bars
 }
 
 }  // namespace
+
+QString layoutPhrase(const Scenario& s) {
+    const ParallelConfig& p = s.parallelism;
+    QStringList parts;
+    if (p.data > 1) parts << QStringLiteral("DP %1").arg(p.data);
+    if (p.tensor > 1) parts << QStringLiteral("TP %1%2").arg(p.tensor).arg(p.sequence_parallel ? "+SP" : "");
+    if (p.pipeline > 1) parts << QStringLiteral("PP %1").arg(p.pipeline);
+    if (p.context > 1) parts << QStringLiteral("CP %1").arg(p.context);
+    if (p.expert > 1) parts << QStringLiteral("EP %1").arg(p.expert);
+    if (p.zero_stage > 0) parts << QStringLiteral("ZeRO-%1").arg(p.zero_stage);
+    QString gpu = s.hardware.memory_bytes && s.hardware.gpu == "custom" ? QStringLiteral("custom GPU") : q(s.hardware.gpu);
+    QString phrase = QStringLiteral("%1 × %2").arg(p.totalGpus()).arg(gpu);
+    if (!parts.isEmpty()) phrase += " (" + parts.join(", ") + ")";
+    return phrase;
+}
+
 
 QString chartViewKey(ChartView view) {
     switch (view) {

@@ -21,6 +21,8 @@ enum class OptimizerScale { Bytes, TimesParams };  // GiB per GPU, or buffers pe
 
 double unitBytes(Units units);
 QString unitName(Units units);
+// "8 × H100-80GB (DP 2, TP 4+SP, ZeRO-1)": GPUs and parallel degrees in one phrase.
+QString layoutPhrase(const Scenario& s);
 
 // One GPU of the heaviest stage at its peak, like the seed figure: a segment
 // per component (only those > 0), call-outs, capacity line, worked example.

@@ -16,48 +16,10 @@
 #include <QVBoxLayout>
 #include <QtCharts>
 
+#include "ui/chart_style.h"
 #include "ui/component_palette.h"
 
 namespace trainmem::ui {
-
-namespace {
-
-// Pixel sizes, not point sizes: the layout must not depend on the DPI of the
-// device it is rendered to (screen, 72-dpi PDF page, SVG).
-QFont pixelFont(int px, bool bold = false) {
-    QFont f;
-    f.setPixelSize(px);
-    f.setBold(bold);
-    return f;
-}
-
-const QColor kInk(0x33, 0x33, 0x33);
-const QColor kMutedInk(0x66, 0x66, 0x66);
-const QColor kCapacity(0xc0, 0x39, 0x2b);
-constexpr double kPad = 14;
-
-// Round numbers for the value axis: 1, 2, 2.5 or 5 times a power of ten, at
-// most 8 intervals.
-struct AxisTicks {
-    double max = 1;
-    int count = 2;
-};
-AxisTicks niceTicks(double top) {
-    if (!(top > 0)) return {};
-    const double raw = top / 6;
-    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-    double step = magnitude * 10;
-    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-        if (magnitude * m >= raw) {
-            step = magnitude * m;
-            break;
-        }
-    }
-    const int intervals = std::max(1, static_cast<int>(std::ceil(top / step - 1e-9)));
-    return {intervals * step, intervals + 1};
-}
-
-}  // namespace
 
 // The scene behind a chart: a QChart for axes, bars and the capacity line, and
 // plain graphics items laid over it for what Qt Charts cannot place (titles,
@@ -461,44 +423,33 @@ private:
         }
     }
 
+    // The legend lists the layers that have something to show.
+    std::vector<const ChartLayer*> legendLayers() const {
+        std::vector<const ChartLayer*> out;
+        for (const auto& layer : spec_.layers)
+            if (anyPositive(layer)) out.push_back(&layer);
+        return out;
+    }
+    std::vector<LegendRow> legendLayout(double width) const {
+        std::vector<QString> names;
+        for (const ChartLayer* layer : legendLayers()) names.push_back(layer->name);
+        return legendRows(names, pixelFont(11), width);
+    }
     double legendHeight(double width) const {
-        int rows = 0;
-        double x = width + 1;
-        const QFontMetricsF fm(pixelFont(11));
-        for (const auto& layer : spec_.layers) {
-            if (!anyPositive(layer)) continue;
-            const double w = 16 + fm.horizontalAdvance(layer.name) + 14;
-            if (x + w > width) {
-                ++rows;
-                x = 0;
-            }
-            x += w;
-        }
-        return rows * (fm.height() + 4);
+        return static_cast<double>(legendLayout(width).size()) * (QFontMetricsF(pixelFont(11)).height() + 4);
     }
     void placeLegend(double top, double width) {
         const QFont f = pixelFont(11);
         const QFontMetricsF fm(f);
-        double x = width + 1;
+        const std::vector<const ChartLayer*> layers = legendLayers();
         double y = top - (fm.height() + 4);
-        // Rows are centred: lay out once to find each row's width.
-        std::vector<std::vector<std::pair<const ChartLayer*, double>>> rows;
-        for (const auto& layer : spec_.layers) {
-            if (!anyPositive(layer)) continue;
-            const double w = 16 + fm.horizontalAdvance(layer.name) + 14;
-            if (x + w > width) {
-                rows.emplace_back();
-                x = 0;
-            }
-            rows.back().push_back({&layer, w});
-            x += w;
-        }
-        for (const auto& row : rows) {
+        for (const LegendRow& row : legendLayout(width)) {  // rows centred
             y += fm.height() + 4;
             double row_width = 0;
-            for (const auto& [layer, w] : row) row_width += w;
+            for (const auto& [index, w] : row) row_width += w;
             double cx = kPad + (width - row_width) / 2;
-            for (const auto& [layer, w] : row) {
+            for (const auto& [index, w] : row) {
+                const ChartLayer* layer = layers[static_cast<size_t>(index)];
                 auto* swatch = own(new QGraphicsRectItem(cx, y + (fm.height() - 11) / 2, 11, 11));
                 swatch->setBrush(layer->color);
                 swatch->setPen(QPen(layer->color.darker(120), 0.8));
@@ -525,12 +476,7 @@ private:
         box->setPos(kPad, top);
         box->setBrush(QColor(0xf5, 0xf5, 0xf5));
         box->setPen(QPen(kInk, 1));
-        QStringList lines = spec_.footer;
-        if (lines.size() > kMaxFooterLines) {
-            const int hidden = static_cast<int>(lines.size()) - (kMaxFooterLines - 1);
-            lines = lines.mid(0, kMaxFooterLines - 1);
-            lines << QStringLiteral("… and %1 more").arg(hidden);
-        }
+        const QStringList lines = atMostLines(spec_.footer, kMaxFooterLines);
         for (int k = 0; k < lines.size(); ++k)
             centeredText(elided(lines[k], f, width - 16), f, kInk, kPad + width / 2, top + 7 + k * lh);
     }

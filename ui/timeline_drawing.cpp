@@ -5,7 +5,9 @@
 
 #include <QObject>
 
+#include "core/batch.h"
 #include "core/estimate.h"
+#include "ui/chart_views.h"
 #include "ui/component_palette.h"
 
 namespace trainmem::ui {
@@ -18,20 +20,11 @@ QString bytesText(int64_t bytes, Units units) { return q(formatBytes(bytes, unit
 // "Llama-3.1-8B · 8 × H100-80GB (DP 8, ZeRO-3) · micro-batch 2 × 4 per step · 1F1B"
 QString scenarioPhrase(const Scenario& s) {
     const ParallelConfig& p = s.parallelism;
-    QStringList degrees;
-    if (p.data > 1) degrees << QStringLiteral("DP %1").arg(p.data);
-    if (p.tensor > 1) degrees << QStringLiteral("TP %1%2").arg(p.tensor).arg(p.sequence_parallel ? "+SP" : "");
-    if (p.pipeline > 1) degrees << QStringLiteral("PP %1").arg(p.pipeline);
-    if (p.context > 1) degrees << QStringLiteral("CP %1").arg(p.context);
-    if (p.expert > 1) degrees << QStringLiteral("EP %1").arg(p.expert);
-    if (p.zero_stage > 0) degrees << QStringLiteral("ZeRO-%1").arg(p.zero_stage);
     QStringList parts;
     const std::string& name = s.model.name.empty() ? s.name : s.model.name;
     if (!name.empty()) parts << QString::fromStdString(name);
-    QString gpus = QStringLiteral("%1 × %2").arg(p.totalGpus()).arg(QString::fromStdString(s.hardware.gpu));
-    if (!degrees.isEmpty()) gpus += " (" + degrees.join(", ") + ")";
-    parts << gpus;
-    const int64_t m = p.microbatches > 0 ? p.microbatches : s.training.gradient_accumulation_steps;
+    parts << layoutPhrase(s);
+    const int64_t m = microbatchesPerStep(s);
     parts << QStringLiteral("micro-batch %1 × %2 per step").arg(s.training.micro_batch_size).arg(m);
     if (p.pipeline > 1) {
         QString schedule = q(scheduleName(p.schedule));

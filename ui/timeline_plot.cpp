@@ -11,6 +11,7 @@
 #include <QPolygonF>
 
 #include "core/estimate.h"
+#include "ui/chart_style.h"
 #include "ui/chart_views.h"
 #include "ui/component_palette.h"
 
@@ -20,22 +21,8 @@ namespace {
 
 QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
-// Pixel sizes, as MemoryChart uses: the layout must not depend on the DPI of
-// the device (screen, 72-dpi PDF page, SVG).
-QFont pixelFont(int px, bool bold = false) {
-    QFont f;
-    f.setPixelSize(px);
-    f.setBold(bold);
-    return f;
-}
-
-// MemoryChart's inks, so the tabs read as one app.
-const QColor kInk(0x33, 0x33, 0x33);
-const QColor kMutedInk(0x66, 0x66, 0x66);
-const QColor kCapacity(0xc0, 0x39, 0x2b);
 const QColor kGrid(0xe6, 0xe6, 0xe6);
 const QColor kMeasured(0x11, 0x11, 0x11);
-constexpr double kPad = 14;
 constexpr double kBandHeight = 18;
 
 // 1, 2, 2.5 or 5 times a power of ten, about `intervals` of them up to `top`.

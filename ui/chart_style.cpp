@@ -1,0 +1,53 @@
+#include "ui/chart_style.h"
+
+#include <cmath>
+
+#include <QFontMetricsF>
+
+namespace trainmem::ui {
+
+QFont pixelFont(int px, bool bold) {
+    QFont f;
+    f.setPixelSize(px);
+    f.setBold(bold);
+    return f;
+}
+
+AxisTicks niceTicks(double top) {
+    if (!(top > 0)) return {};
+    const double raw = top / 6;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = magnitude * 10;
+    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+        if (magnitude * m >= raw) {
+            step = magnitude * m;
+            break;
+        }
+    }
+    const int intervals = std::max(1, static_cast<int>(std::ceil(top / step - 1e-9)));
+    return {intervals * step, intervals + 1};
+}
+
+std::vector<LegendRow> legendRows(const std::vector<QString>& names, const QFont& font, double width) {
+    const QFontMetricsF fm(font);
+    std::vector<LegendRow> rows;
+    double x = width + 1;  // the first entry opens a row
+    for (int i = 0; i < static_cast<int>(names.size()); ++i) {
+        const double w = 16 + fm.horizontalAdvance(names[i]) + 14;
+        if (x + w > width) {
+            rows.emplace_back();
+            x = 0;
+        }
+        rows.back().push_back({i, w});
+        x += w;
+    }
+    return rows;
+}
+
+QStringList atMostLines(const QStringList& lines, int max) {
+    if (lines.size() <= max) return lines;
+    const int hidden = static_cast<int>(lines.size()) - (max - 1);
+    return lines.mid(0, max - 1) << QStringLiteral("… and %1 more").arg(hidden);
+}
+
+}  // namespace trainmem::ui

@@ -1,0 +1,39 @@
+#pragma once
+// What every chart of the app shares so the tabs read as one: pixel fonts,
+// inks, padding, value-axis ticks and legend wrapping. No Qt Charts here.
+#include <utility>
+#include <vector>
+
+#include <QColor>
+#include <QFont>
+#include <QString>
+#include <QStringList>
+
+namespace trainmem::ui {
+
+// Pixel sizes, not point sizes: the layout must not depend on the DPI of the
+// device it is rendered to (screen, 72-dpi PDF page, SVG).
+QFont pixelFont(int px, bool bold = false);
+
+inline const QColor kInk(0x33, 0x33, 0x33);
+inline const QColor kMutedInk(0x66, 0x66, 0x66);
+inline const QColor kCapacity(0xc0, 0x39, 0x2b);
+constexpr double kPad = 14;
+
+// Round numbers for a value axis: 1, 2, 2.5 or 5 times a power of ten, at
+// most 8 intervals.
+struct AxisTicks {
+    double max = 1;
+    int count = 2;
+};
+AxisTicks niceTicks(double top);
+
+// Legend entries (index, width) wrapped into rows no wider than `width`:
+// a swatch, the name and a gap per entry.
+using LegendRow = std::vector<std::pair<int, double>>;
+std::vector<LegendRow> legendRows(const std::vector<QString>& names, const QFont& font, double width);
+
+// `lines` cut to at most `max`, the last saying how many more there were.
+QStringList atMostLines(const QStringList& lines, int max);
+
+}  // namespace trainmem::ui
