@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/activations.h"
+#include "tests/core/test_models.h"
 
 namespace trainmem {
 namespace {
@@ -133,19 +134,8 @@ TEST(MegatronProfile, DropoutOffRemovesMasksAndTheDropoutOutput) {
     EXPECT_EQ(la.saved, static_cast<int64_t>(sbh * (32 + 2 * a * s / h)));
 }
 
-// Llama-2-7B shapes: h 4096, 32 heads of 128, SwiGLU 11008, RMSNorm, no bias, no dropout.
-ModelConfig llama7b() {
-    ModelConfig m;
-    m.family = "llama";
-    m.hidden_size = 4096;
-    m.num_layers = 32;
-    m.num_heads = 32;
-    m.num_kv_heads = 32;
-    m.head_dim = 128;
-    m.ffn_hidden_size = 11008;
-    m.vocab_size = 32000;
-    return m;
-}
+// Llama-2-7B shapes (test_models.h): h 4096, 32 heads of 128, SwiGLU 11008, RMSNorm, no bias, no dropout.
+using testing::llama2_7b;
 
 TrainingConfig hfTraining(int64_t micro_batch, int64_t seq, AttentionImpl attention,
                           KernelProfile kernels = KernelProfile::Eager) {
@@ -168,7 +158,7 @@ TEST(EagerProfile, LlamaBlockOpByOpInBf16) {
     const double S = 1024, B = 2, H = 4096, F = 11008, NH = 32;
     const double expected = 2 * (4 * S * B * H + 4 * B * S + 2 * S * B * H) + 6 * 2 * S * B * H +
                             6 * B * NH * S * S + 4 * 2 * S * B * F;
-    const LayerActivations la = layerActivations(llama7b(), hfTraining(2, 1024, AttentionImpl::Eager), {}, false);
+    const LayerActivations la = layerActivations(llama2_7b(), hfTraining(2, 1024, AttentionImpl::Eager), {}, false);
     EXPECT_EQ(la.saved, static_cast<int64_t>(expected));
     // Selective recomputation drops exactly the 6bHs^2.
     EXPECT_EQ(la.saved - la.saved_selective, static_cast<int64_t>(6 * B * NH * S * S));
@@ -184,19 +174,19 @@ TEST(EagerProfile, AutocastKeepsAnFp32StreamAndOneCastPerLinear) {
     const double S = 1024, B = 2, H = 4096, F = 11008, NH = 32;
     TrainingConfig amp = hfTraining(2, 1024, AttentionImpl::Eager);
     amp.precision = Precision::AmpBf16;
-    const LayerActivations la = layerActivations(llama7b(), amp, {}, false);
+    const LayerActivations la = layerActivations(llama2_7b(), amp, {}, false);
     EXPECT_EQ(la.saved, static_cast<int64_t>(34 * S * B * H + 8 * S * B * F + 6 * B * NH * S * S + 8 * B * S));
     EXPECT_EQ(la.checkpoint_input, static_cast<int64_t>(4 * S * B * H));  // the fp32 block input
 }
 
 TEST(FlashAttention, KeepsNoQuadraticTerm) {
     for (KernelProfile k : {KernelProfile::Eager, KernelProfile::Fused, KernelProfile::Megatron}) {
-        const int64_t at2k = layerActivations(llama7b(), hfTraining(1, 2048, AttentionImpl::Flash, k), {}, false).saved;
-        const int64_t at4k = layerActivations(llama7b(), hfTraining(1, 4096, AttentionImpl::Flash, k), {}, false).saved;
+        const int64_t at2k = layerActivations(llama2_7b(), hfTraining(1, 2048, AttentionImpl::Flash, k), {}, false).saved;
+        const int64_t at4k = layerActivations(llama2_7b(), hfTraining(1, 4096, AttentionImpl::Flash, k), {}, false).saved;
         // Everything is linear in s except the 16-byte rng state.
         EXPECT_EQ(at4k - 16, 2 * (at2k - 16)) << kernelProfileName(k);
-        const int64_t eager2k = layerActivations(llama7b(), hfTraining(1, 2048, AttentionImpl::Eager, k), {}, false).saved;
-        const int64_t eager4k = layerActivations(llama7b(), hfTraining(1, 4096, AttentionImpl::Eager, k), {}, false).saved;
+        const int64_t eager2k = layerActivations(llama2_7b(), hfTraining(1, 2048, AttentionImpl::Eager, k), {}, false).saved;
+        const int64_t eager4k = layerActivations(llama2_7b(), hfTraining(1, 4096, AttentionImpl::Eager, k), {}, false).saved;
         EXPECT_GT(eager4k, 2 * eager2k + 1) << kernelProfileName(k);
     }
 }
@@ -210,7 +200,7 @@ TEST(FlashAttention, KeepsQueryKeyValueOutputAndLogsumexp) {
     const double attention = 2 * S * B * H /* qkv input */ + 4 * 2 * S * B * H /* q k v out */ + 4 * B * NH * S + 16;
     const double mlp = 2 * S * B * H + 3 * 2 * S * B * F;
     const LayerActivations la =
-        layerActivations(llama7b(), hfTraining(1, 4096, AttentionImpl::Flash, KernelProfile::Fused), {}, false);
+        layerActivations(llama2_7b(), hfTraining(1, 4096, AttentionImpl::Flash, KernelProfile::Fused), {}, false);
     EXPECT_EQ(la.saved, static_cast<int64_t>(norms + attention + mlp));
     EXPECT_EQ(la.saved, la.saved_selective);  // nothing left for selective recomputation to drop
 }
@@ -218,28 +208,28 @@ TEST(FlashAttention, KeepsQueryKeyValueOutputAndLogsumexp) {
 TEST(GroupedQueryAttention, NarrowsFlashKeysAndValues) {
     // Llama-3-8B-like: 32 query heads, 8 KV heads of 128. Flash keeps k and v
     // KV-wide: 2 tensors x 2 bytes x s*b*(32-8)*128 less than MHA.
-    ModelConfig gqa = llama7b();
+    ModelConfig gqa = llama2_7b();
     gqa.num_kv_heads = 8;
     const TrainingConfig tr = hfTraining(1, 4096, AttentionImpl::Flash);
-    const int64_t mha = layerActivations(llama7b(), tr, {}, false).saved;
+    const int64_t mha = layerActivations(llama2_7b(), tr, {}, false).saved;
     EXPECT_EQ(mha - layerActivations(gqa, tr, {}, false).saved, int64_t{2} * 2 * 4096 * (32 - 8) * 128);
 }
 
 TEST(GroupedQueryAttention, EagerRepeatKvKeepsFullWidthCopies) {
     // HF's repeat_kv materialises H-wide keys and values, which matmul keeps:
     // eager attention saves the same with 8 KV heads as with 32.
-    ModelConfig gqa = llama7b();
+    ModelConfig gqa = llama2_7b();
     gqa.num_kv_heads = 8;
     const TrainingConfig tr = hfTraining(1, 2048, AttentionImpl::Eager);
-    EXPECT_EQ(layerActivations(gqa, tr, {}, false).saved, layerActivations(llama7b(), tr, {}, false).saved);
+    EXPECT_EQ(layerActivations(gqa, tr, {}, false).saved, layerActivations(llama2_7b(), tr, {}, false).saved);
 }
 
 TEST(SequenceParallel, DividesTheBlockByTheTensorDegree) {
     for (KernelProfile k : {KernelProfile::Eager, KernelProfile::Fused, KernelProfile::Megatron}) {
         const TrainingConfig tr = hfTraining(1, 4096, AttentionImpl::Flash, k);
-        const int64_t one = layerActivations(llama7b(), tr, {}, false).saved;
-        const int64_t tp4sp = layerActivations(llama7b(), tr, tensorParallel(4, true), false).saved;
-        const int64_t tp4 = layerActivations(llama7b(), tr, tensorParallel(4, false), false).saved;
+        const int64_t one = layerActivations(llama2_7b(), tr, {}, false).saved;
+        const int64_t tp4sp = layerActivations(llama2_7b(), tr, tensorParallel(4, true), false).saved;
+        const int64_t tp4 = layerActivations(llama2_7b(), tr, tensorParallel(4, false), false).saved;
         // Only the 16-byte rng state of flash attention is not split.
         EXPECT_EQ(tp4sp - 16, (one - 16) / 4) << kernelProfileName(k);
         EXPECT_GT(tp4, tp4sp) << kernelProfileName(k);  // without SP the norms' tensors stay whole
@@ -250,12 +240,12 @@ TEST(ContextParallel, DividesTheSequence) {
     // Flash: a rank keeps its s/c slice; the same as a sequence c times shorter.
     ParallelConfig cp;
     cp.context = 4;
-    const int64_t ring = layerActivations(llama7b(), hfTraining(1, 8192, AttentionImpl::Flash), cp, false).saved;
-    const int64_t shorter = layerActivations(llama7b(), hfTraining(1, 2048, AttentionImpl::Flash), {}, false).saved;
+    const int64_t ring = layerActivations(llama2_7b(), hfTraining(1, 8192, AttentionImpl::Flash), cp, false).saved;
+    const int64_t shorter = layerActivations(llama2_7b(), hfTraining(1, 2048, AttentionImpl::Flash), {}, false).saved;
     EXPECT_EQ(ring, shorter);
     // Its backward also circulates K and V chunks (send + receive, with gradients).
-    EXPECT_GT(layerActivations(llama7b(), hfTraining(1, 8192, AttentionImpl::Flash), cp, false).backward_working,
-              layerActivations(llama7b(), hfTraining(1, 2048, AttentionImpl::Flash), {}, false).backward_working);
+    EXPECT_GT(layerActivations(llama2_7b(), hfTraining(1, 8192, AttentionImpl::Flash), cp, false).backward_working,
+              layerActivations(llama2_7b(), hfTraining(1, 2048, AttentionImpl::Flash), {}, false).backward_working);
 }
 
 TEST(DropoutProbabilityZero, RemovesMasks) {
@@ -275,7 +265,7 @@ TEST(DropoutProbabilityZero, RemovesMasks) {
 }
 
 TEST(ChunkedLoss, LowersTheLossPeak) {
-    ModelConfig m = llama7b();
+    ModelConfig m = llama2_7b();
     m.vocab_size = 128256;
     TrainingConfig standard = hfTraining(1, 8192, AttentionImpl::Flash);
     TrainingConfig chunked = standard;
@@ -295,7 +285,7 @@ TEST(ChunkedLoss, LowersTheLossPeak) {
 
 TEST(FusedLinearCrossEntropy, NeverMaterialisesTheLogits) {
     // Liger: chunk rows = next_pow2(ceil(bs / ceil(V/h))) = next_pow2(ceil(8192/32)) = 256.
-    ModelConfig m = llama7b();
+    ModelConfig m = llama2_7b();
     m.vocab_size = 128256;
     TrainingConfig tr = hfTraining(1, 8192, AttentionImpl::Flash, KernelProfile::Fused);
     const EndActivations e = endActivations(m, tr, {});
@@ -310,8 +300,8 @@ TEST(Lora, FrozenBaseKeepsNoInputsForWeightGradients) {
     lora.finetuning = Finetuning::Lora;
     lora.lora_rank = 16;
     lora.lora_targets = {"q_proj", "v_proj"};
-    const LayerActivations f = layerActivations(llama7b(), full, {}, false);
-    const LayerActivations l = layerActivations(llama7b(), lora, {}, false);
+    const LayerActivations f = layerActivations(llama2_7b(), full, {}, false);
+    const LayerActivations l = layerActivations(llama2_7b(), lora, {}, false);
     // Frozen: the norms' weight-gradient operands (2 x 2sbh), o_proj's input is
     // the flash output (kept anyway), gate/up input (2sbh), down_proj input
     // (2sbf). Added: two rank-16 intermediates (2 x 2*s*16). The q/v adapters
@@ -321,12 +311,12 @@ TEST(Lora, FrozenBaseKeepsNoInputsForWeightGradients) {
     TrainingConfig lora_dropout = lora;
     lora_dropout.lora_dropout = 0.05;
     // With lora_dropout each adapter keeps its own dropped copy and mask instead.
-    EXPECT_EQ(layerActivations(llama7b(), lora_dropout, {}, false).saved - l.saved,
+    EXPECT_EQ(layerActivations(llama2_7b(), lora_dropout, {}, false).saved - l.saved,
               static_cast<int64_t>(2 * (2 * S * H + S * H) - 2 * S * H));
 }
 
 TEST(MixtureOfExperts, ExpertActivationsScaleWithTopK) {
-    ModelConfig m = llama7b();
+    ModelConfig m = llama2_7b();
     m.family = "mixtral";
     m.num_kv_heads = 8;
     MoeConfig moe;
@@ -354,7 +344,7 @@ TEST(Fp8, LinearInputsAreKeptInOneByte) {
     // Megatron block inputs of qkv, fc1 (sbh each), fc2 (sbf) drop from 2 to
     // 1 byte; o_proj keeps an fp8 copy (sbh) beside flash's bf16 output.
     const double S = 4096, H = 4096, F = 11008;
-    EXPECT_EQ(layerActivations(llama7b(), bf16, {}, false).saved - layerActivations(llama7b(), fp8, {}, false).saved,
+    EXPECT_EQ(layerActivations(llama2_7b(), bf16, {}, false).saved - layerActivations(llama2_7b(), fp8, {}, false).saved,
               static_cast<int64_t>(2 * S * H + S * F - S * H));
 }
 
