@@ -23,7 +23,7 @@ using nlohmann::json;
 const std::vector<std::string> kTopLevelKeys = {"scenario", "measured"};
 const std::vector<std::string> kMeasuredKeys = {"allocated_peak_bytes", "reserved_peak_bytes", "device_bytes",
                                                 "peak_phase", "gpu", "driver", "torch", "transformers", "cuda",
-                                                "steps"};
+                                                "steps", "implementation"};
 
 std::string joined(const std::vector<std::string>& names) {
     std::string text;
@@ -195,6 +195,13 @@ Expected<Measurement> measurementFromJson(const json& doc, const std::string& na
     if (!(*steps)->is_number_integer() || (*steps)->get<int64_t>() < 1)
         return r.error("measured.steps", "expected a positive integer (got " + shortValue(**steps) + ")");
     m.steps = (*steps)->get<int64_t>();
+
+    // Optional: older files (and other harnesses) need not say which kernels ran.
+    if (measured.contains("implementation")) {
+        auto implementation = r.text(measured, "implementation", "the kernels that ran, in words", false);
+        if (!implementation) return implementation.error();
+        m.implementation = std::move(implementation.value());
+    }
     return m;
 }
 

@@ -31,6 +31,7 @@ struct Measurement {
     std::string transformers;       // transformers.__version__
     std::string cuda;               // torch.version.cuda
     int64_t steps = 0;              // measured optimizer steps after warm-up
+    std::string implementation;     // optional: e.g. "attention sdpa, experts eager, LoRA by peft 0.17.1"
 };
 
 // The phase names a measurement may give (estimate.h's phaseName() plus

@@ -99,6 +99,7 @@ class RunPlan:
     lora_targets: tuple
     lora_dropout: float
     gpu: str                    # hardware.gpu, to warn when measured on another card
+    routed_experts: bool = False  # a MoE model: transformers 5 must be told to run its experts eagerly
 
 
 def _section(scenario, key):
@@ -210,6 +211,15 @@ def plan_scenario(scenario, name):
         gradient_accumulation_steps=t["gradient_accumulation_steps"], precision=precision, recipe=recipe,
         grad_dtype=grad_dtype, optimizer=optimizer, optimizer_impl=impl, checkpointing=checkpointing == "full",
         attn_implementation=attention, lora_rank=lora_rank, lora_targets=tuple(t["lora_targets"]),
-        lora_dropout=float(t["lora_dropout"]), gpu=str(hardware.get("gpu", "H100-80GB")))
+        lora_dropout=float(t["lora_dropout"]), gpu=str(hardware.get("gpu", "H100-80GB")),
+        routed_experts=has_routed_experts(config))
+
+
+# The HF config keys that give a model routed experts (Mixtral, Qwen2-MoE, DeepSeek).
+EXPERT_COUNT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
+
+
+def has_routed_experts(config):
+    return any(int(config.get(key) or 0) > 1 for key in EXPERT_COUNT_KEYS)
 
 

@@ -4,6 +4,7 @@
     python3 validation/measure_gpu.py --all            # every validation/cases/*.json
     python3 validation/measure_gpu.py CASE.json ...    # chosen cases
     python3 validation/measure_gpu.py --all --dry-run  # map the cases to runs, no GPU needed
+    python3 validation/measure_gpu.py --all --shard 1/2  # half of them (the other: --shard 2/2)
 
 Each case runs in its own process, so the CUDA context and the caching
 allocator start clean. The case's model is built with Hugging Face
@@ -59,14 +60,42 @@ def build_model(plan):
     config = AutoConfig.for_model(plan.model_type, **plan.model_config)
     config.use_cache = False
     dtype = torch_dtype(plan.recipe.weights)
-    version = tuple(int(x) for x in transformers.__version__.split(".")[:2] if x.isdigit())
-    dtype_key = "dtype" if version >= (4, 56) else "torch_dtype"   # renamed in transformers 4.56
+    version = transformers_version(transformers.__version__)
+    options = {"attn_implementation": plan.attn_implementation,
+               "dtype" if version >= (4, 56) else "torch_dtype": dtype}   # renamed in transformers 4.56
+    if plan.routed_experts and version >= (5, 0):
+        # transformers 5 runs MoE experts with torch._grouped_mm by default; the
+        # eager profile is the reference loop over the experts, so ask for it.
+        options["experts_implementation"] = "eager"
     with torch.device("cuda"):
-        model = AutoModelForCausalLM.from_config(config, attn_implementation=plan.attn_implementation,
-                                                 **{dtype_key: dtype})
+        model = AutoModelForCausalLM.from_config(config, **options)
     if any(p.dtype != dtype for p in model.parameters()):
         model.to(dtype)
     return model
+
+
+def transformers_version(text):
+    """(major, minor) of a version string such as "5.17.0" or "4.57.0.dev0"."""
+    parts = []
+    for piece in text.split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit()) if piece[:1].isdigit() else ""
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+def implementation_words(plan, model, lora):
+    """What ran, in words, for the measurement file: the kernels the model really uses."""
+    config = model.config
+    words = [f"attention {getattr(config, '_attn_implementation', plan.attn_implementation)}"]
+    if plan.routed_experts:
+        words.append(f"experts {getattr(config, '_experts_implementation', None) or 'eager'}")
+    if plan.checkpointing:
+        words.append("non-reentrant checkpointing per decoder layer")
+    if lora:
+        words.append(f"LoRA by {lora}")
+    return ", ".join(words)
 
 
 def nvidia_smi(query):
@@ -78,8 +107,9 @@ def nvidia_smi(query):
         return "unknown"
 
 
-def measure_case(case_path, out_dir, warmup, steps):
-    """Runs one case in this process and writes out_dir/NAME.json."""
+def measure_case(case_path, out_dir, warmup, steps, snapshot_dir=None):
+    """Runs one case in this process and writes out_dir/NAME.json (and, with
+    snapshot_dir, the allocator's history of the measured steps as NAME.pickle)."""
     case_path = Path(case_path)
     scenario = json.loads(case_path.read_text())
     plan = plan_scenario(scenario, case_path.stem)
@@ -102,7 +132,8 @@ def measure_case(case_path, out_dir, warmup, steps):
     torch.cuda.empty_cache()
     recorder = PhaseRecorder(CudaMemoryCounters())
     start = time.time()
-    run_steps(model, optimizer, recorder, plan, torch.device("cuda"), model.config.vocab_size, warmup, steps)
+    with memory_history(plan.name, snapshot_dir):
+        run_steps(model, optimizer, recorder, plan, torch.device("cuda"), model.config.vocab_size, warmup, steps)
     if getattr(optimizer, "skipped_steps", 0):
         raise MeasurementError(f"GradScaler skipped {optimizer.skipped_steps} step(s): "
                                f"the optimizer step was not measured")
@@ -121,11 +152,32 @@ def measure_case(case_path, out_dir, warmup, steps):
         "transformers": sys.modules["transformers"].__version__,
         "cuda": torch.version.cuda or "unknown",
         "steps": steps,
+        "implementation": implementation_words(plan, model, lora),
     }}
     write_json_atomically(Path(out_dir) / f"{plan.name}.json", result)
     note = f", LoRA by {lora}" if lora else ""
     print(f"{plan.name}: measured in {time.time() - start:.1f} s{note}")
     return result
+
+
+@contextlib.contextmanager
+def memory_history(name, snapshot_dir):
+    """Records the caching allocator's events while the steps run and dumps them
+    as snapshot_dir/NAME.pickle, the file `trainmem-cli snapshot` reads. Python
+    stacks only: C++ stacks make the file large and slow to symbolise. Recording
+    changes no allocation, so the counters stay those of a plain run."""
+    if not snapshot_dir:
+        yield
+        return
+    torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python",
+                                             max_entries=1_000_000)
+    try:
+        yield
+        path = Path(snapshot_dir) / f"{name}.pickle"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.cuda.memory._dump_snapshot(str(path))
+    finally:
+        torch.cuda.memory._record_memory_history(enabled=None)
 
 
 def write_json_atomically(path, document):
@@ -143,7 +195,21 @@ def case_files(args):
     files = [Path(p) for p in args.cases]
     if args.all:
         files += sorted(CASES.glob("*.json"))
+    if args.shard:
+        index, count = args.shard
+        files = [f for i, f in enumerate(files) if i % count == index - 1]
     return files
+
+
+def shard(text):
+    """--shard K/N: the K-th of N interleaved parts of the case list (1 <= K <= N)."""
+    try:
+        index, count = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected K/N such as 1/2, got {text!r}") from None
+    if not 1 <= index <= count:
+        raise argparse.ArgumentTypeError(f"K must be between 1 and N, got {text!r}")
+    return index, count
 
 
 def gib(n):
@@ -153,6 +219,8 @@ def gib(n):
 def run_child(case, args):
     command = [sys.executable, str(Path(__file__).resolve()), "--one", str(case), "--out", str(args.out),
                "--warmup", str(args.warmup), "--steps", str(args.steps)]
+    if args.snapshot:
+        command += ["--snapshot", str(args.snapshot)]
     start = time.time()
     child = subprocess.run(command, capture_output=True, text=True)
     return child, time.time() - start
@@ -166,6 +234,10 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=1, help="unmeasured steps first (default: %(default)s)")
     parser.add_argument("--steps", type=int, default=3, help="measured steps (default: %(default)s)")
     parser.add_argument("--dry-run", action="store_true", help="map the cases to runs and stop (no GPU)")
+    parser.add_argument("--shard", type=shard, metavar="K/N",
+                        help="run only the K-th of N interleaved parts of the cases (to split a long run)")
+    parser.add_argument("--snapshot", metavar="DIR",
+                        help="also dump each case's allocator history as DIR/NAME.pickle (trainmem-cli snapshot)")
     parser.add_argument("--one", help=argparse.SUPPRESS)   # the child process: one case, here
     args = parser.parse_args(argv)
     if args.warmup < 1 or args.steps < 3:
@@ -173,7 +245,7 @@ def main(argv=None):
 
     if args.one:
         try:
-            measure_case(args.one, args.out, args.warmup, args.steps)
+            measure_case(args.one, args.out, args.warmup, args.steps, args.snapshot)
         except Unsupported as e:
             print(f"{Path(args.one).stem}: unsupported: {e}", file=sys.stderr)
             return EXIT_UNSUPPORTED
@@ -184,7 +256,7 @@ def main(argv=None):
 
     files = case_files(args)
     if not files:
-        parser.error("no cases: give scenario files or --all")
+        parser.error("no cases: give scenario files or --all" + (" (this shard holds none)" if args.shard else ""))
     status = EXIT_OK
     if args.dry_run:
         for case in files:

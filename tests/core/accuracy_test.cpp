@@ -50,6 +50,7 @@ TEST(MeasurementReader, ReadsEveryFieldOfAFile) {
     EXPECT_EQ(m->gpu, "SYNTHETIC (not a real device)");
     EXPECT_EQ(m->torch, "0.0.0+synthetic");
     EXPECT_EQ(m->steps, 3);
+    EXPECT_EQ(m->implementation, "SYNTHETIC: attention sdpa, experts eager");
     EXPECT_EQ(m->scenario.model_preset, "gpt2");
     EXPECT_EQ(m->scenario.training.micro_batch_size, 4);
     EXPECT_EQ(m->scenario.training.precision, Precision::AmpBf16);
@@ -82,6 +83,7 @@ TEST(MeasurementReader, MalformedFilesNameTheFileAndTheKey) {
         {"synthetic-unknown-phase", "measured.peak_phase", "evaluation"},
         {"synthetic-reserved-below-allocated", "measured.reserved_peak_bytes", "at least"},
         {"synthetic-zero-steps", "measured.steps", "positive"},
+        {"synthetic-empty-implementation", "measured.implementation", "must not be empty"},
         {"synthetic-bad-optimizer", "scenario.training.optimizer", "adamx"},
         {"synthetic-missing-measured", "measured", "required"},
         {"synthetic-unknown-top-level-key", "measurement", "unknown key"},
