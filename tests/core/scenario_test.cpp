@@ -13,6 +13,7 @@
 #include "core/names.h"
 #include "core/presets.h"
 #include "core/scenario.h"
+#include "tests/core/every_field_changed.h"
 
 namespace trainmem {
 namespace {
@@ -247,53 +248,7 @@ Scenario everyFieldChanged() {
     Scenario s = llama2();
     s.name = "changed";
     s.description = "every field differs from its default";
-    TrainingConfig& t = s.training;
-    t.micro_batch_size = 3;
-    t.sequence_length = 4096;
-    t.gradient_accumulation_steps = 5;
-    t.precision = Precision::AmpFp16;
-    t.grad_dtype = DType::Fp32;
-    t.optimizer = OptimizerKind::Lion;
-    t.optimizer_impl = OptimizerImpl::ForLoop;
-    t.optimizer_state_dtype = DType::Bf16;
-    t.checkpointing = Checkpointing::EveryK;
-    t.checkpoint_every = 4;
-    t.attention = AttentionImpl::Eager;
-    t.kernels = KernelProfile::Fused;
-    t.loss = LossImpl::Chunked;
-    t.loss_chunks = 16;
-    t.finetuning = Finetuning::Lora;
-    t.lora_rank = 64;
-    t.lora_targets = {"q_proj", "v_proj", "down_proj"};
-    t.lora_dropout = 0.05;
-    t.base_batch_size = 256;
-    t.base_learning_rate = 3e-4;
-    t.warmup_steps = 2000;
-    ParallelConfig& p = s.parallelism;
-    p.data = 4;
-    p.tensor = 2;
-    p.pipeline = 4;
-    p.context = 2;
-    p.expert = 2;
-    p.zero_stage = 3;
-    p.shard_group = 4;
-    p.sequence_parallel = true;
-    p.schedule = PipelineSchedule::Interleaved1F1B;
-    p.virtual_stages = 2;
-    p.microbatches = 5;
-    p.offload_optimizer = true;
-    p.offload_parameters = true;
-    p.gpus = 64;
-    HardwareConfig& h = s.hardware;
-    h.gpu = "custom";
-    h.memory_bytes = 96 * kGiB;
-    h.overheads.cuda_context_bytes = 700 * kMiB;
-    h.overheads.cublas_workspace_bytes = 8'519'680;  // PyTorch's pre-Hopper default, 8.125 MiB
-    h.overheads.nccl_bytes_per_group = 1024 * kMiB;
-    h.overheads.ddp_bucket_bytes = 100 * kMiB;
-    h.overheads.ddp_gradient_as_bucket_view = true;
-    h.overheads.fsdp_prefetch_units = 2;
-    h.overheads.fragmentation = 0.25;
+    testing::changeEveryField(s);
     return s;
 }
 

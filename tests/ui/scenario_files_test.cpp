@@ -5,6 +5,7 @@
 
 #include "core/hf_config.h"
 #include "core/scenario.h"
+#include "tests/core/every_field_changed.h"
 #include "ui/app_settings.h"
 #include "ui/scenario_files.h"
 #include "ui_test_support.h"
@@ -24,53 +25,7 @@ Scenario everyFieldChanged() {
     s.model_preset = "deepseek-v3";
     s.name = "round-trip";
     s.description = "every field changed";
-    TrainingConfig& t = s.training;
-    t.micro_batch_size = 3;
-    t.sequence_length = 3072;
-    t.gradient_accumulation_steps = 5;
-    t.precision = Precision::PureBf16;
-    t.grad_dtype = DType::Fp32;
-    t.optimizer_state_dtype = DType::Bf16;
-    t.optimizer = OptimizerKind::Lion;
-    t.optimizer_impl = OptimizerImpl::ForLoop;
-    t.checkpointing = Checkpointing::EveryK;
-    t.checkpoint_every = 3;
-    t.attention = AttentionImpl::Eager;
-    t.kernels = KernelProfile::Megatron;
-    t.loss = LossImpl::Chunked;
-    t.loss_chunks = 4;
-    t.finetuning = Finetuning::Lora;
-    t.lora_rank = 32;
-    t.lora_targets = {"q_proj", "v_proj"};
-    t.lora_dropout = 0.05;
-    t.base_batch_size = 256;
-    t.base_learning_rate = 3e-4;
-    t.warmup_steps = 2000;
-    ParallelConfig& p = s.parallelism;
-    p.data = 4;
-    p.tensor = 2;
-    p.pipeline = 3;
-    p.context = 2;
-    p.expert = 4;
-    p.zero_stage = 2;
-    p.shard_group = 4;
-    p.sequence_parallel = true;
-    p.schedule = PipelineSchedule::Interleaved1F1B;
-    p.virtual_stages = 2;
-    p.microbatches = 12;
-    p.offload_optimizer = true;
-    p.offload_parameters = true;
-    p.gpus = 48;
-    HardwareConfig& h = s.hardware;
-    h.gpu = "custom";
-    h.memory_bytes = 96 * kGiB;
-    h.overheads.cuda_context_bytes = 700 * kMiB;
-    h.overheads.cublas_workspace_bytes = 16 * kMiB;
-    h.overheads.nccl_bytes_per_group = 800 * kMiB;
-    h.overheads.ddp_bucket_bytes = 50 * kMiB;
-    h.overheads.ddp_gradient_as_bucket_view = true;
-    h.overheads.fsdp_prefetch_units = 2;
-    h.overheads.fragmentation = 0.2;
+    trainmem::testing::changeEveryField(s);
     return s;
 }
 
