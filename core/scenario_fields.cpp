@@ -29,7 +29,7 @@ json numberJson(double x) {
     return x;
 }
 
-Status rangeError(const std::string& path, double max) {
+Error rangeError(const std::string& path, double max) {
     return Error{path, "must be at most " + json(max).dump()};
 }
 
@@ -43,65 +43,125 @@ ScenarioField makeField(std::string_view section, std::string_view key, ValueKin
     return f;
 }
 
+// How each kind of value is written to the file and read back. The JSON
+// type was checked before set() is called (scenario_json.cpp); read() only
+// adds what the type cannot say, such as a unit conversion's range.
+struct IntegerCodec {
+    static constexpr ValueKind kind = ValueKind::Integer;
+    static json write(int64_t v) { return v; }
+    static Expected<int64_t> read(const json& v, const std::string&) { return v.get<int64_t>(); }
+};
+
+struct NumberCodec {
+    static constexpr ValueKind kind = ValueKind::Number;
+    static json write(double v) { return numberJson(v); }
+    static Expected<double> read(const json& v, const std::string&) { return v.get<double>(); }
+};
+
+struct BooleanCodec {
+    static constexpr ValueKind kind = ValueKind::Boolean;
+    static json write(bool v) { return v; }
+    static Expected<bool> read(const json& v, const std::string&) { return v.get<bool>(); }
+};
+
+struct TextCodec {
+    static constexpr ValueKind kind = ValueKind::Text;
+    static json write(const std::string& v) { return v; }
+    static Expected<std::string> read(const json& v, const std::string&) { return v.get<std::string>(); }
+};
+
+struct NameListCodec {
+    static constexpr ValueKind kind = ValueKind::NameList;
+    static json write(const std::vector<std::string>& v) { return v; }
+    static Expected<std::vector<std::string>> read(const json& v, const std::string&) {
+        return v.get<std::vector<std::string>>();
+    }
+};
+
+// Bytes in the Scenario, MiB or GiB in the file.
+template <int64_t Unit, double Max>
+struct ByteCodec {
+    static constexpr ValueKind kind = ValueKind::Number;
+    static json write(int64_t bytes) { return numberJson(static_cast<double>(bytes) / Unit); }
+    static Expected<int64_t> read(const json& v, const std::string& path) {
+        const double amount = v.get<double>();
+        if (std::fabs(amount) > Max) return rangeError(path, Max);
+        return std::llround(amount * Unit);
+    }
+};
+using MibCodec = ByteCodec<kMiB, kMaxMib>;
+using GibCodec = ByteCodec<kGiB, kMaxGib>;
+
+template <class Codec, class Access>
+ScenarioField plainField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f = makeField(section, key, Codec::kind);
+    f.get = [access](const Scenario& s) { return Codec::write(access(s)); };
+    f.set = [access, path = f.path()](Scenario& s, const json& v) -> Status {
+        auto value = Codec::read(v, path);
+        if (!value) return value.error();
+        access(s) = std::move(value.value());
+        return ok();
+    };
+    return f;
+}
+
+// A std::optional member: null in the file is "not set".
+template <class Codec, class Access>
+ScenarioField optionalField(std::string_view section, std::string_view key, Access access) {
+    ScenarioField f = makeField(section, key, Codec::kind, true);
+    f.get = [access](const Scenario& s) { return access(s) ? Codec::write(*access(s)) : json(nullptr); };
+    f.set = [access, path = f.path()](Scenario& s, const json& v) -> Status {
+        if (v.is_null()) {
+            access(s).reset();
+            return ok();
+        }
+        auto value = Codec::read(v, path);
+        if (!value) return value.error();
+        access(s) = std::move(value.value());
+        return ok();
+    };
+    return f;
+}
+
 template <class Access>
 ScenarioField integerField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f = makeField(section, key, ValueKind::Integer);
-    f.get = [access](const Scenario& s) { return json(access(s)); };
-    f.set = [access](Scenario& s, const json& v) -> Status {
-        access(s) = v.get<int64_t>();
-        return ok();
-    };
-    return f;
+    return plainField<IntegerCodec>(section, key, access);
 }
-
 template <class Access>
 ScenarioField optionalIntegerField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f = makeField(section, key, ValueKind::Integer, true);
-    f.get = [access](const Scenario& s) { return access(s) ? json(*access(s)) : json(nullptr); };
-    f.set = [access](Scenario& s, const json& v) -> Status {
-        if (v.is_null())
-            access(s).reset();
-        else
-            access(s) = v.get<int64_t>();
-        return ok();
-    };
-    return f;
+    return optionalField<IntegerCodec>(section, key, access);
 }
-
 template <class Access>
 ScenarioField numberField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f = makeField(section, key, ValueKind::Number);
-    f.get = [access](const Scenario& s) { return numberJson(access(s)); };
-    f.set = [access](Scenario& s, const json& v) -> Status {
-        access(s) = v.get<double>();
-        return ok();
-    };
-    return f;
+    return plainField<NumberCodec>(section, key, access);
 }
-
 template <class Access>
 ScenarioField optionalNumberField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f = makeField(section, key, ValueKind::Number, true);
-    f.get = [access](const Scenario& s) { return access(s) ? numberJson(*access(s)) : json(nullptr); };
-    f.set = [access](Scenario& s, const json& v) -> Status {
-        if (v.is_null())
-            access(s).reset();
-        else
-            access(s) = v.get<double>();
-        return ok();
-    };
-    return f;
+    return optionalField<NumberCodec>(section, key, access);
 }
-
 template <class Access>
 ScenarioField booleanField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f = makeField(section, key, ValueKind::Boolean);
-    f.get = [access](const Scenario& s) { return json(access(s)); };
-    f.set = [access](Scenario& s, const json& v) -> Status {
-        access(s) = v.get<bool>();
-        return ok();
-    };
-    return f;
+    return plainField<BooleanCodec>(section, key, access);
+}
+template <class Access>
+ScenarioField textField(std::string_view section, std::string_view key, Access access) {
+    return plainField<TextCodec>(section, key, access);
+}
+template <class Access>
+ScenarioField nameListField(std::string_view section, std::string_view key, Access access) {
+    return plainField<NameListCodec>(section, key, access);
+}
+template <class Access>
+ScenarioField mibField(std::string_view section, std::string_view key, Access access) {
+    return plainField<MibCodec>(section, key, access);
+}
+template <class Access>
+ScenarioField optionalMibField(std::string_view section, std::string_view key, Access access) {
+    return optionalField<MibCodec>(section, key, access);
+}
+template <class Access>
+ScenarioField optionalGibField(std::string_view section, std::string_view key, Access access) {
+    return optionalField<GibCodec>(section, key, access);
 }
 
 template <class E, class Access>
@@ -129,80 +189,6 @@ ScenarioField dtypeOverrideField(std::string_view section, std::string_view key,
             access(s).reset();
         else
             access(s) = *parseDType(v.get<std::string>());
-        return ok();
-    };
-    return f;
-}
-
-// Bytes in the Scenario, MiB in the file.
-template <class Access>
-ScenarioField mibField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f = makeField(section, key, ValueKind::Number);
-    f.get = [access](const Scenario& s) { return numberJson(static_cast<double>(access(s)) / kMiB); };
-    f.set = [access, path = f.path()](Scenario& s, const json& v) -> Status {
-        const double mib = v.get<double>();
-        if (std::fabs(mib) > kMaxMib) return rangeError(path, kMaxMib);
-        access(s) = std::llround(mib * kMiB);
-        return ok();
-    };
-    return f;
-}
-
-template <class Access>
-ScenarioField optionalMibField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f = makeField(section, key, ValueKind::Number, true);
-    f.get = [access](const Scenario& s) {
-        return access(s) ? numberJson(static_cast<double>(*access(s)) / kMiB) : json(nullptr);
-    };
-    f.set = [access, path = f.path()](Scenario& s, const json& v) -> Status {
-        if (v.is_null()) {
-            access(s).reset();
-            return ok();
-        }
-        const double mib = v.get<double>();
-        if (std::fabs(mib) > kMaxMib) return rangeError(path, kMaxMib);
-        access(s) = std::llround(mib * kMiB);
-        return ok();
-    };
-    return f;
-}
-
-template <class Access>
-ScenarioField optionalGibField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f = makeField(section, key, ValueKind::Number, true);
-    f.get = [access](const Scenario& s) {
-        return access(s) ? numberJson(static_cast<double>(*access(s)) / kGiB) : json(nullptr);
-    };
-    f.set = [access, path = f.path()](Scenario& s, const json& v) -> Status {
-        if (v.is_null()) {
-            access(s).reset();
-            return ok();
-        }
-        const double gib = v.get<double>();
-        if (std::fabs(gib) > kMaxGib) return rangeError(path, kMaxGib);
-        access(s) = std::llround(gib * kGiB);
-        return ok();
-    };
-    return f;
-}
-
-template <class Access>
-ScenarioField textField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f = makeField(section, key, ValueKind::Text);
-    f.get = [access](const Scenario& s) { return json(access(s)); };
-    f.set = [access](Scenario& s, const json& v) -> Status {
-        access(s) = v.get<std::string>();
-        return ok();
-    };
-    return f;
-}
-
-template <class Access>
-ScenarioField nameListField(std::string_view section, std::string_view key, Access access) {
-    ScenarioField f = makeField(section, key, ValueKind::NameList);
-    f.get = [access](const Scenario& s) { return json(access(s)); };
-    f.set = [access](Scenario& s, const json& v) -> Status {
-        access(s) = v.get<std::vector<std::string>>();
         return ok();
     };
     return f;

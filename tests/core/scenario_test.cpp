@@ -436,6 +436,25 @@ TEST(ScenarioRobustness, EveryKeyWithEveryKindOfValueGivesAValueOrANamedError) {
     EXPECT_GT(checked, 5000);
 }
 
+TEST(ScenarioRobustness, AmountsThatWouldOverflowBytesAreRefusedNamingTheKey) {
+    // 2^32 GiB and 2^42 MiB are the largest amounts the file accepts: 4 EiB,
+    // still far inside int64 bytes (8 EiB).
+    for (const char* key : {"hardware.memory_gib", "hardware.cuda_context_mib", "hardware.nccl_mib_per_group"}) {
+        Scenario s = llama2();
+        Status st = applySetting(s, std::string(key) + "=1e30");
+        ASSERT_FALSE(st.ok()) << key;
+        EXPECT_EQ(st.error().field, key);
+        EXPECT_NE(st.error().message.find("must be at most"), std::string::npos) << st.error().text();
+        EXPECT_EQ(s, llama2()) << key << ": a refused setting must leave the scenario as it was";
+    }
+    Scenario s = llama2();
+    ASSERT_TRUE(applySetting(s, "hardware.memory_gib=4294967296").ok());
+    EXPECT_EQ(s.hardware.memory_bytes, int64_t{1} << 62);
+    // null clears an optional amount: the GPU catalogue's capacity applies again.
+    ASSERT_TRUE(applySetting(s, "hardware.memory_gib=null").ok());
+    EXPECT_FALSE(s.hardware.memory_bytes.has_value());
+}
+
 TEST(ScenarioRobustness, ArbitrarySettingTextIsAValueOrANamedError) {
     Scenario s = llama2();
     for (const char* text : {"", "=", "==", ".=", "training.=1", ".micro_batch_size=1", "model.=1", "model.x",
