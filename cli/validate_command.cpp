@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 constexpr const char* kDefaultFolder = "validation/measurements";
 
 const char* const kHelp =
-    "Usage: trainmem-cli validate [DIR] [--format table|json]\n"
+    "Usage: trainmem-cli validate [DIR] [--format table|json|markdown]\n"
     "\n"
     "Compares the estimator with memory measured on a GPU. DIR (default\n"
     "validation/measurements, relative to the current folder) holds one JSON file\n"
@@ -34,6 +34,7 @@ const char* const kHelp =
     "Output:\n"
     "  --format table   aligned text (default)\n"
     "  --format json    every case and the statistics, byte counts as integers\n"
+    "  --format markdown  the table and the machines measured on, for docs/accuracy.md\n"
     "\n"
     "Exit status:\n"
     "  0  every bound holds\n"
@@ -61,7 +62,8 @@ nlohmann::json reportJson(const AccuracyReport& report, const AccuracyBounds& bo
                          {"reserved", {{"measured_bytes", c.measured_reserved},
                                        {"estimated_bytes", c.estimated_reserved},
                                        {"error", c.reserved_error}}},
-                         {"peak_phase", {{"measured", c.measured_phase}, {"estimated", c.estimated_phase}}}});
+                         {"peak_phase", {{"measured", c.measured_phase}, {"estimated", c.estimated_phase}}},
+                         {"measured_on", c.measured_on}});
     return {{"cases", cases},
             {"allocated", statisticsJson(report.allocated)},
             {"reserved", statisticsJson(report.reserved)},
@@ -83,7 +85,7 @@ Expected<int> validateMeasurements(const std::vector<std::string>& raw, std::ost
     }
     auto args = ArgumentList::parse(flags, {{"--format"}});
     if (!args) return args.error();
-    auto format = outputFormat(*args, {"table", "json"});
+    auto format = outputFormat(*args, {"table", "json", "markdown"});
     if (!format) return format.error();
 
     auto measurements = readMeasurementDirectory(folder);
@@ -103,6 +105,8 @@ Expected<int> validateMeasurements(const std::vector<std::string>& raw, std::ost
 
     if (*format == OutputFormat::Json) {
         out << reportJson(report, bounds, violations).dump(2) << "\n";
+    } else if (*format == OutputFormat::Markdown) {
+        out << accuracyMarkdown(report);
     } else {
         out << accuracyTable(report) << "\n";
         if (violations.empty()) {

@@ -258,6 +258,10 @@ Expected<CaseAccuracy> compareWithEstimate(const Measurement& m) {
     c.reserved_error = relativeError(c.estimated_reserved, c.measured_reserved);
     c.measured_phase = m.peak_phase;
     c.estimated_phase = std::string(phaseName(est->peak.peak_phase));
+    c.measured_on = m.gpu;
+    for (const auto& [label, value] : {std::pair{"driver ", &m.driver}, std::pair{"torch ", &m.torch},
+                                       std::pair{"transformers ", &m.transformers}, std::pair{"CUDA ", &m.cuda}})
+        if (!value->empty()) c.measured_on += ", " + std::string(label) + *value;
     return c;
 }
 
@@ -301,7 +305,9 @@ std::vector<std::string> boundViolations(const AccuracyReport& r, const Accuracy
     return out;
 }
 
-std::string accuracyTable(const AccuracyReport& r) {
+namespace {
+
+TextTable accuracyTextTable(const AccuracyReport& r, bool markdown) {
     TextTable t;
     t.header = {"Case",          "Allocated measured", "estimated", "error", "Reserved measured", "estimated",
                 "error",         "Peak measured",      "estimated"};
@@ -312,13 +318,30 @@ std::string accuracyTable(const AccuracyReport& r) {
                           mib(c.measured_reserved), mib(c.estimated_reserved), percent(c.reserved_error),
                           c.measured_phase, c.estimated_phase});
     if (!r.cases.empty()) {
-        t.rows.push_back({});
+        if (!markdown) t.rows.push_back({});  // Markdown has no blank rows inside a table
         t.rows.push_back({"median |error|", "", "", unsignedPercent(r.allocated.median_abs), "", "",
                           unsignedPercent(r.reserved.median_abs), "", ""});
         t.rows.push_back({"worst |error|", "", "", unsignedPercent(r.allocated.worst_abs), "", "",
                           unsignedPercent(r.reserved.worst_abs), "", ""});
     }
-    return renderPlain(t);
+    return t;
+}
+
+}  // namespace
+
+std::string accuracyTable(const AccuracyReport& r) { return renderPlain(accuracyTextTable(r, false)); }
+
+std::string accuracyMarkdown(const AccuracyReport& r) {
+    std::string out = renderMarkdown(accuracyTextTable(r, true));
+    std::vector<std::string> machines;
+    for (const auto& c : r.cases)
+        if (std::find(machines.begin(), machines.end(), c.measured_on) == machines.end())
+            machines.push_back(c.measured_on);
+    if (!machines.empty()) {
+        out += "\nMeasured on:\n";
+        for (const auto& m : machines) out += "- " + m + "\n";
+    }
+    return out;
 }
 
 }  // namespace trainmem

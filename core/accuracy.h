@@ -60,6 +60,7 @@ struct CaseAccuracy {
     double reserved_error = 0;
     std::string measured_phase;
     std::string estimated_phase;    // phaseName() of the estimate's peak
+    std::string measured_on;        // "NVIDIA H200, driver 580.159.03, torch 2.11.0, transformers 5.17.0, CUDA 13.0"
 };
 
 // Estimates the measurement's scenario and compares. Errors (an invalid
@@ -97,5 +98,9 @@ std::vector<std::string> boundViolations(const AccuracyReport& report, const Acc
 // Plain-text table: case, measured, estimated and error for allocated and
 // reserved, the two peak phases, then the median and worst rows.
 std::string accuracyTable(const AccuracyReport& report);
+
+// The same table in Markdown, for docs/accuracy.md, followed by the
+// machines and library versions measured on (each distinct one once).
+std::string accuracyMarkdown(const AccuracyReport& report);
 
 }  // namespace trainmem

@@ -42,7 +42,8 @@ public:
     const fs::path& path() const { return path_; }
 
     // Measured values chosen so that (estimated - measured) / measured equals the given errors.
-    void addCase(const std::string& name, int64_t micro_batch, double allocated_error, double reserved_error) {
+    void addCase(const std::string& name, int64_t micro_batch, double allocated_error, double reserved_error,
+                 const std::string& gpu = "SYNTHETIC") {
         const json scenario = syntheticScenario(micro_batch);
         auto s = scenarioFromJson(scenario);
         ASSERT_TRUE(s.ok()) << s.error().text();
@@ -56,7 +57,7 @@ public:
         write(name, {{"scenario", scenario},
                      {"measured", {{"allocated_peak_bytes", allocated}, {"reserved_peak_bytes", reserved},
                                    {"device_bytes", reserved + 500 * kMiB}, {"peak_phase", "backward"},
-                                   {"gpu", "SYNTHETIC"}, {"driver", ""}, {"torch", "0+synthetic"},
+                                   {"gpu", gpu}, {"driver", ""}, {"torch", "0+synthetic"},
                                    {"transformers", ""}, {"cuda", ""}, {"steps", 3}}}});
     }
     void write(const std::string& name, const json& doc) { std::ofstream(path_ / (name + ".json")) << doc.dump(2); }
@@ -131,6 +132,34 @@ TEST(ValidateCommand, JsonHasEveryCaseTheStatisticsAndTheVerdict) {
     EXPECT_EQ(doc["allocated"]["worst_case"], "case-b");
     EXPECT_EQ(doc["within_bounds"], false);
     EXPECT_EQ(doc["bounds"]["allocated_worst"], 0.05);
+}
+
+TEST(ValidateCommand, MarkdownIsATableForTheDocsWithEachMachineOnce) {
+    MeasurementFolder folder;
+    folder.addCase("case-a", 2, 0.02, 0.04);
+    folder.addCase("case-b", 4, -0.01, -0.08, "SYNTHETIC B");
+    folder.addCase("case-c", 8, 0.01, 0.0);
+    const CliRun r = run({"validate", folder.path().string(), "--format", "markdown"});
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    std::istringstream lines(r.out);
+    std::vector<std::string> rows;
+    for (std::string line; std::getline(lines, line);) rows.push_back(line);
+    ASSERT_GE(rows.size(), 7u) << r.out;
+    EXPECT_EQ(rows[0].rfind("| Case |", 0), 0u) << rows[0];
+    EXPECT_EQ(rows[1].rfind("| --- | ---: |", 0), 0u) << rows[1];  // numbers right-aligned
+    // Three cases, then the median and worst rows, with no blank row between.
+    EXPECT_EQ(rows[2].rfind("| case-a |", 0), 0u) << rows[2];
+    EXPECT_NE(rows[2].find("+2.00%"), std::string::npos) << rows[2];
+    // A pipe inside a cell is escaped, or Markdown would split the cell.
+    EXPECT_EQ(rows[5].rfind(R"(| median \|error\| |)", 0), 0u) << rows[5];
+    EXPECT_EQ(rows[6].rfind(R"(| worst \|error\| |)", 0), 0u) << rows[6];
+    // Each machine once, in the order first seen.
+    const size_t a = r.out.find("- SYNTHETIC, torch 0+synthetic\n");
+    const size_t b = r.out.find("- SYNTHETIC B, torch 0+synthetic\n");
+    EXPECT_NE(a, std::string::npos) << r.out;
+    EXPECT_NE(b, std::string::npos) << r.out;
+    EXPECT_LT(a, b);
+    EXPECT_EQ(r.out.find("- SYNTHETIC, torch", a + 1), std::string::npos) << r.out;
 }
 
 TEST(ValidateCommand, EmptyFolderSaysHowToMeasure) {
