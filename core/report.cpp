@@ -140,7 +140,9 @@ ComponentExplanation explainActivations(const Scenario& s, const Estimate& e) {
     if (s.parallelism.tensor > 1 && s.parallelism.sequence_parallel) scaling += "; ÷ tensor with sequence parallelism";
     if (s.parallelism.context > 1) scaling += "; sequence ÷ " + std::to_string(s.parallelism.context) + " (context)";
     const std::string formula = std::to_string(e.peak.num_layers) + " layers × " +
-                                shortNumber(e.peak.in_flight_microbatches) + " micro-batches in flight × (b=" +
+                                shortNumber(e.peak.in_flight_microbatches) +
+                                (e.peak.in_flight_microbatches == 1 ? " micro-batch" : " micro-batches") +
+                                " in flight × (b=" +
                                 std::to_string(t.micro_batch_size) + ", s=" + std::to_string(t.sequence_length) +
                                 ") = " + formatBytes(e.peak.at_peak[Component::Activations]);
     // What recomputation saves, when it saves something: the activations the

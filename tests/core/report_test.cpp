@@ -96,6 +96,18 @@ TEST(ExplainComponent, SaysWhatScalesAndWithWhichNumbers) {
     EXPECT_EQ(grads.formula, "6.74B × 4 B = 25.10 GiB");
 }
 
+TEST(ExplainComponent, CountsMicroBatchesInFlightInTheRightNumber) {
+    // One GPU holds one micro-batch's activations at its peak...
+    const Loaded one = estimated("llama2-7b-fp32-adam");
+    const std::string single = explainComponent(Component::Activations, one.scenario, one.estimate).formula;
+    EXPECT_NE(single.find("32 layers × 1 micro-batch in flight × (b="), std::string::npos) << single;
+    // ...the first stage of 1F1B one per stage (Narayanan et al. 2021: p micro-batches in flight).
+    const Loaded pipelined = estimated("llama3.1-405b-3d");
+    ASSERT_GT(pipelined.estimate.peak.in_flight_microbatches, 1);
+    const std::string many = explainComponent(Component::Activations, pipelined.scenario, pipelined.estimate).formula;
+    EXPECT_NE(many.find(" micro-batches in flight × (b="), std::string::npos) << many;
+}
+
 TEST(ExplainComponent, NamesTheShardingOfEachState) {
     const Loaded r = estimated("llama3.1-8b-fsdp-8xh100");
     EXPECT_NE(explainComponent(Component::Weights, r.scenario, r.estimate).scaling.find("÷ 8 (ZeRO-3)"),
