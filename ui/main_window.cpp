@@ -8,6 +8,7 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -16,6 +17,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "ui/breakdown_tab.h"
@@ -147,13 +149,46 @@ void MainWindow::buildMenus() {
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     units_group_ = new QActionGroup(this);
-    for (auto [label, units] : {std::pair{tr("Units: &GiB (1024³ bytes)"), Units::GiB}, std::pair{tr("Units: G&B (10⁹ bytes)"), Units::GB}}) {
-        QAction* a = view->addAction(label);
+    struct UnitChoice {
+        QString label, short_label, tip;
+        Units units;
+    };
+    for (const UnitChoice& u : {UnitChoice{tr("Units: &GiB (1024³ bytes)"), tr("GiB"), tr("Sizes in GiB (1024³ bytes)"), Units::GiB},
+                                UnitChoice{tr("Units: G&B (10⁹ bytes)"), tr("GB"), tr("Sizes in GB (10⁹ bytes)"), Units::GB}}) {
+        QAction* a = view->addAction(u.label);
+        a->setIconText(u.short_label);  // what the toggle on the tab bar shows
+        a->setToolTip(u.tip);
         a->setCheckable(true);
-        a->setData(static_cast<int>(units));
+        a->setData(static_cast<int>(u.units));
         units_group_->addAction(a);
-        connect(a, &QAction::triggered, this, [this, units] { setUnits(units); });
+        connect(a, &QAction::triggered, this, [this, units = u.units] { setUnits(units); });
     }
+    // The same two actions as buttons at the right of the tab bar, beside the
+    // numbers they change instead of only in a menu. A button mirrors its
+    // action's check state, so the menu and the toggle cannot disagree, and
+    // both go through setUnits, which saves the choice.
+    units_toggle_ = new QWidget();
+    units_toggle_->setObjectName(QStringLiteral("units_toggle"));
+    units_toggle_->setToolTip(tr("Units of every chart, the table and the status line (also in the View menu)"));
+    auto* toggle_row = new QHBoxLayout(units_toggle_);
+    toggle_row->setContentsMargins(0, 0, 4, 0);
+    toggle_row->setSpacing(0);
+    for (QAction* a : units_group_->actions()) {
+        auto* button = new QToolButton(units_toggle_);
+        button->setDefaultAction(a);
+        button->setToolButtonStyle(Qt::ToolButtonTextOnly);
+        button->setObjectName(QStringLiteral("units_") + a->iconText());
+        toggle_row->addWidget(button);
+    }
+    // A segmented control: the style's own checked look is a faint shade that
+    // hardly tells which unit is on, so the chosen one is filled.
+    units_toggle_->setStyleSheet(QStringLiteral(
+        "QToolButton { border: 1px solid palette(mid); background: palette(base); padding: 2px 9px; }"
+        "QToolButton:hover:!checked { background: palette(midlight); }"
+        "QToolButton:checked { background: palette(highlight); color: palette(highlighted-text); border-color: palette(highlight); }"
+        "#units_GiB { border-top-left-radius: 3px; border-bottom-left-radius: 3px; border-right: none; }"
+        "#units_GB { border-top-right-radius: 3px; border-bottom-right-radius: 3px; }"));
+    tabs_->setCornerWidget(units_toggle_, Qt::TopRightCorner);
     view->addSeparator();
     for (int i = 0; i < tabs_->count(); ++i)
         view->addAction(tabs_->tabText(i), QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)), this,

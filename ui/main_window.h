@@ -41,6 +41,7 @@ public:
     CompareTab* compareTab() { return compare_; }
     TimelineTab* timelineTab() { return timeline_; }
     LayoutFinderPanel* layoutFinder() { return layout_finder_; }
+    QWidget* unitsToggle() { return units_toggle_; }
     QTabWidget* tabs() { return tabs_; }
     PresetPicker* presetPicker() { return presets_; }
     FieldBindings& fieldBindings() { return *bindings_; }
@@ -93,6 +94,7 @@ private:
     EstimateStatus* status_ = nullptr;
     QMenu* recent_menu_ = nullptr;
     QActionGroup* units_group_ = nullptr;
+    QWidget* units_toggle_ = nullptr;  // GiB | GB at the right of the tab bar: units_group_'s actions as buttons
     Units units_ = Units::GiB;
 };
 
