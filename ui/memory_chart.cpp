@@ -18,6 +18,7 @@
 
 #include "ui/chart_style.h"
 #include "ui/component_palette.h"
+#include "ui/painting_export.h"
 
 namespace trainmem::ui {
 
@@ -586,14 +587,8 @@ void MemoryChart::render(const ChartSpec& spec, QPainter& painter, const QRectF&
 }
 
 QImage MemoryChart::renderImage(const ChartSpec& spec, QSize size, qreal scale) {
-    const QSize pixels(qRound(size.width() * scale), qRound(size.height() * scale));
-    QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::white);
-    QPainter painter(&image);
-    render(spec, painter, QRectF(QPointF(0, 0), QSizeF(pixels)), QSizeF(size));
-    painter.end();
-    image.setDevicePixelRatio(scale);
-    return image;
+    return paintingImage([&spec](QPainter& painter, const QRectF& target) { render(spec, painter, target, target.size()); },
+                         size, scale);
 }
 
 }  // namespace trainmem::ui

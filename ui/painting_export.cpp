@@ -1,5 +1,6 @@
 #include "ui/painting_export.h"
 
+#include <QFileInfo>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
@@ -10,8 +11,6 @@ namespace trainmem::ui {
 
 namespace {
 
-// The limits the chart exports apply (chart_export.cpp), so every view
-// accepts the same sizes.
 ExportResult checkSize(QSize size, qreal scale) {
     if (size.width() < 100 || size.height() < 80 || size.width() > 20000 || size.height() > 20000)
         return ExportResult::failure(
@@ -26,6 +25,14 @@ ExportResult cannotWrite(const QSaveFile& file) {
 
 }  // namespace
 
+std::optional<ExportFormat> exportFormatFor(const QString& path) {
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == "png") return ExportFormat::Png;
+    if (suffix == "svg") return ExportFormat::Svg;
+    if (suffix == "pdf") return ExportFormat::Pdf;
+    return std::nullopt;
+}
+
 QImage paintingImage(const Painting& paint, QSize size, qreal scale) {
     QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
     image.setDevicePixelRatio(scale);
@@ -35,14 +42,13 @@ QImage paintingImage(const Painting& paint, QSize size, qreal scale) {
     return image;
 }
 
-ExportResult exportPainting(const Painting& paint, const QString& title, const QString& path, QSize size, qreal scale) {
-    const std::optional<ExportFormat> format = exportFormatFor(path);
-    if (!format) return ExportResult::failure(QStringLiteral("%1: the file name must end in .png, .svg or .pdf").arg(path));
+ExportResult exportPainting(const Painting& paint, ExportFormat format, const ExportMetadata& metadata, const QString& path,
+                            QSize size, qreal scale) {
     if (ExportResult r = checkSize(size, scale); !r) return r;
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly)) return cannotWrite(file);
     const QRectF target(QPointF(0, 0), QSizeF(size));
-    switch (*format) {
+    switch (format) {
         case ExportFormat::Png:
             if (!paintingImage(paint, size, scale).save(&file, "PNG")) {
                 file.cancelWriting();
@@ -54,15 +60,15 @@ ExportResult exportPainting(const Painting& paint, const QString& title, const Q
             svg.setOutputDevice(&file);
             svg.setSize(size);
             svg.setViewBox(QRect(QPoint(0, 0), size));
-            svg.setTitle(title);
-            svg.setDescription(QStringLiteral("trainmem"));
+            svg.setTitle(metadata.title);
+            svg.setDescription(metadata.description);
             QPainter painter(&svg);
             paint(painter, target);
             break;
         }
         case ExportFormat::Pdf: {
             QPdfWriter pdf(&file);
-            pdf.setTitle(title);
+            pdf.setTitle(metadata.title);
             pdf.setCreator(QStringLiteral("trainmem"));
             // One page exactly the picture's size, 1 logical pixel = 1 point.
             pdf.setResolution(72);
@@ -79,6 +85,13 @@ ExportResult exportPainting(const Painting& paint, const QString& title, const Q
     }
     if (!file.commit()) return cannotWrite(file);
     return {};
+}
+
+ExportResult exportPainting(const Painting& paint, const ExportMetadata& metadata, const QString& path, QSize size,
+                            qreal scale) {
+    const std::optional<ExportFormat> format = exportFormatFor(path);
+    if (!format) return ExportResult::failure(QStringLiteral("%1: the file name must end in .png, .svg or .pdf").arg(path));
+    return exportPainting(paint, *format, metadata, path, size, scale);
 }
 
 }  // namespace trainmem::ui

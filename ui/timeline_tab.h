@@ -8,7 +8,7 @@
 #include <QWidget>
 
 #include "core/report.h"
-#include "ui/chart_export.h"
+#include "ui/painting_export.h"
 #include "ui/scenario_document.h"
 #include "ui/snapshot_overlay.h"
 #include "ui/timeline_plot.h"

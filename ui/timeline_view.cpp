@@ -88,7 +88,7 @@ void TimelineView::leaveEvent(QEvent* event) {
 }
 
 ExportResult exportTimeline(const TimelineDrawing& drawing, const QString& path, QSize size, qreal scale) {
-    return exportPainting(paintingOf(drawing), drawing.title, path, size, scale);
+    return exportPainting(paintingOf(drawing), {drawing.title}, path, size, scale);
 }
 
 ExportResult exportScenarioTimeline(const Scenario& scenario, const QString& snapshot_path, const QString& path, QSize size,

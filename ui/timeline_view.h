@@ -6,7 +6,7 @@
 #include <QImage>
 #include <QWidget>
 
-#include "ui/chart_export.h"
+#include "ui/painting_export.h"
 #include "ui/timeline_plot.h"
 
 namespace trainmem::ui {
