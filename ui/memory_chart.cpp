@@ -16,6 +16,7 @@
 #include <QVBoxLayout>
 #include <QtCharts>
 
+#include "ui/chart_callouts.h"
 #include "ui/chart_style.h"
 #include "ui/component_palette.h"
 #include "ui/painting_export.h"
@@ -54,7 +55,7 @@ public:
 
     QGraphicsScene& scene() { return scene_; }
     const ChartSpec& spec() const { return spec_; }
-    const QStringList& texts() const { return texts_; }
+    const QStringList& texts() const { return overlay_.texts(); }
 
     // A spec's bars become one QBarSet per layer (Qt's stacked-bar idiom).
     void setSpec(const ChartSpec& spec) {
@@ -157,9 +158,7 @@ private:
 
 public:
     void layout(QSizeF size) {
-        for (QGraphicsItem* item : overlay_) delete item;
         overlay_.clear();
-        texts_.clear();
         size_ = size;
         scene_.setSceneRect(QRectF(QPointF(0, 0), size));
         chart_->setGeometry(QRectF(QPointF(0, 0), size));
@@ -173,7 +172,7 @@ public:
         category_axis_->setVisible(axes);
 
         const double footer_height = footerHeight();
-        const double legend_height = axes && spec_.legend ? legendHeight(width - 2 * kPad) : 0;
+        const double legend_height = axes && spec_.legend ? legendHeight(legendLayers(), width - 2 * kPad) : 0;
         const double category_height = axes ? categoryLabelHeight() : 0;
         const bool room_above = !spec_.barTopLabels.isEmpty() || spec_.capacity.has_value();
         // Qt Charts places the plot inside the margins, after its own axis
@@ -201,10 +200,10 @@ public:
             placeInsideLabels();
             placeTopLabels();
             if (spec_.callouts)
-                placeCallouts();
+                placeBarCallouts();
             else
                 placeCapacityLabel();
-            if (spec_.legend) placeLegend(plot_.bottom() + category_height + 4, width - 2 * kPad);
+            if (spec_.legend) placeLegend(overlay_, legendLayers(), kPad, plot_.bottom() + category_height + 4, width - 2 * kPad);
         }
         placeFooter(size.height() - kPad - footer_height, width - 2 * kPad);
         placeStaleNotice();
@@ -232,31 +231,14 @@ private:
         return {bottom, bottom + v};
     }
 
-    // --- overlay items --------------------------------------------------------
-    QGraphicsSimpleTextItem* text(const QString& s, const QFont& font, const QColor& color) {
-        auto* item = new QGraphicsSimpleTextItem(s);
-        item->setFont(font);
-        item->setBrush(color);
-        item->setZValue(10);
-        scene_.addItem(item);
-        overlay_.push_back(item);
-        texts_ << s;
-        return item;
-    }
+    // --- overlay items (chart_callouts.h) -----------------------------------
+    QGraphicsSimpleTextItem* text(const QString& s, const QFont& font, const QColor& color) { return overlay_.text(s, font, color); }
     QGraphicsSimpleTextItem* centeredText(const QString& s, const QFont& font, const QColor& color, double cx, double top) {
-        auto* item = text(s, font, color);
-        item->setPos(cx - item->boundingRect().width() / 2, top);
-        return item;
+        return overlay_.centeredText(s, font, color, cx, top);
     }
     template <class Item>
     Item* own(Item* item, double z = 5) {
-        item->setZValue(z);
-        scene_.addItem(item);
-        overlay_.push_back(item);
-        return item;
-    }
-    static QString elided(const QString& s, const QFont& font, double width) {
-        return QFontMetricsF(font).elidedText(s, Qt::ElideRight, std::max(10.0, width));
+        return overlay_.own(item, z);
     }
 
     double placeTitle(double y) {
@@ -353,15 +335,7 @@ private:
     // Call-outs to the right of the single bar, each at its segment's height,
     // pushed apart where segments are thinner than their text. The capacity
     // line gets one too, so its label never sits on the bar.
-    void placeCallouts() {
-        struct Callout {
-            QString title;
-            QString detail;
-            QColor color;
-            double anchor_y;  // segment centre, or the capacity line
-            bool capacity = false;
-            double top = 0;
-        };
+    void placeBarCallouts() {
         std::vector<Callout> items;
         for (int l = static_cast<int>(spec_.layers.size()) - 1; l >= 0; --l) {  // top of the bar first
             const auto [bottom, top] = segment(l, 0);
@@ -373,55 +347,12 @@ private:
             items.push_back({spec_.capacityLabel, QString(), kCapacity, valueY(*spec_.capacity), true});
             std::stable_sort(items.begin(), items.end(), [](const Callout& a, const Callout& b) { return a.anchor_y < b.anchor_y; });
         }
-        if (items.empty()) return;
-
-        const QFont title_font = pixelFont(12, true);
-        const QFont detail_font = pixelFont(11);
-        const double title_h = QFontMetricsF(title_font).height();
-        const double detail_h = QFontMetricsF(detail_font).height();
-        const double gap = 5;
-        const double area_top = plot_.top() - 18;
-        const double area_bottom = plot_.bottom() + 4;
-        const bool details = items.size() * (title_h + detail_h + gap) <= area_bottom - area_top;
-        const double block = title_h + (details ? detail_h : 0);
-        const double step = std::min(block + gap, (area_bottom - area_top) / items.size());
-
-        double next_free = area_top;
-        for (auto& c : items) {
-            c.top = std::max(c.anchor_y - title_h / 2, next_free);
-            next_free = c.top + (c.capacity || c.detail.isEmpty() ? std::min(step, title_h + gap) : step);
-        }
-        double limit = area_bottom;
-        for (auto it = items.rbegin(); it != items.rend(); ++it) {
-            const double h = it->capacity || it->detail.isEmpty() ? std::min(step, title_h + gap) : step;
-            it->top = std::min(it->top, limit - h);
-            limit = it->top;
-        }
-
         const double bar_right = barCenterX(0) + barPixelWidth() / 2;
         const double text_x = std::max(bar_right, plot_.right()) + 40;
-        const double text_width = size_.width() - kPad - text_x;
-        for (const auto& c : items) {
-            const QColor ink = c.color.lightnessF() > 0.75 ? c.color.darker(160) : c.color.darker(115);
-            auto* title = text(elided(c.title, title_font, text_width), title_font, ink);
-            title->setPos(text_x, c.top);
-            title->setToolTip(c.detail.isEmpty() ? c.title : c.title + "\n" + c.detail);
-            if (details && !c.detail.isEmpty()) {
-                auto* detail = text(elided(c.detail, detail_font, text_width), detail_font, ink);
-                detail->setPos(text_x, c.top + title_h);
-                detail->setToolTip(c.detail);
-            }
-            QPainterPath path;
-            const double start_x = c.capacity ? plot_.right() : bar_right;
-            path.moveTo(start_x, c.anchor_y);
-            path.lineTo(std::max(start_x, text_x - 28), c.anchor_y);
-            path.lineTo(text_x - 6, c.top + title_h / 2);
-            auto* leader = own(new QGraphicsPathItem(path));
-            QPen pen(c.color.darker(110));
-            pen.setWidthF(c.capacity ? 2.0 : 1.2);
-            if (c.capacity) pen.setStyle(Qt::DashLine);
-            leader->setPen(pen);
-        }
+        // Down to the bar's label row too: the call-outs are right of the bar,
+        // and every pixel of height saves a wrapped detail from being cut.
+        placeCallouts(overlay_, items, plot_.top() - 18, plot_.bottom() + categoryLabelHeight(), bar_right, plot_.right(),
+                      text_x, size_.width() - kPad - text_x);
     }
 
     // The legend lists the layers that have something to show.
@@ -430,34 +361,6 @@ private:
         for (const auto& layer : spec_.layers)
             if (anyPositive(layer)) out.push_back(&layer);
         return out;
-    }
-    std::vector<LegendRow> legendLayout(double width) const {
-        std::vector<QString> names;
-        for (const ChartLayer* layer : legendLayers()) names.push_back(layer->name);
-        return legendRows(names, pixelFont(11), width);
-    }
-    double legendHeight(double width) const {
-        return static_cast<double>(legendLayout(width).size()) * (QFontMetricsF(pixelFont(11)).height() + 4);
-    }
-    void placeLegend(double top, double width) {
-        const QFont f = pixelFont(11);
-        const QFontMetricsF fm(f);
-        const std::vector<const ChartLayer*> layers = legendLayers();
-        double y = top - (fm.height() + 4);
-        for (const LegendRow& row : legendLayout(width)) {  // rows centred
-            y += fm.height() + 4;
-            double row_width = 0;
-            for (const auto& [index, w] : row) row_width += w;
-            double cx = kPad + (width - row_width) / 2;
-            for (const auto& [index, w] : row) {
-                const ChartLayer* layer = layers[static_cast<size_t>(index)];
-                auto* swatch = own(new QGraphicsRectItem(cx, y + (fm.height() - 11) / 2, 11, 11));
-                swatch->setBrush(layer->color);
-                swatch->setPen(QPen(layer->color.darker(120), 0.8));
-                text(layer->name, f, kInk)->setPos(cx + 16, y);
-                cx += w;
-            }
-        }
     }
     static bool anyPositive(const ChartLayer& layer) {
         return std::any_of(layer.values.begin(), layer.values.end(), [](double v) { return v > 0; });
@@ -520,8 +423,7 @@ private:
     QBarCategoryAxis* category_axis_ = nullptr;
     QStackedBarSeries* bars_ = nullptr;
     QLineSeries* capacity_ = nullptr;
-    std::vector<QGraphicsItem*> overlay_;
-    QStringList texts_;
+    ChartOverlay overlay_{scene_};  // after scene_, which owns its items
     ChartSpec spec_;
     QSizeF size_;
     QRectF plot_;
