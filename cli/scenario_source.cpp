@@ -87,10 +87,4 @@ Expected<Scenario> scenarioFromArguments(const ArgumentList& args) {
     return scenario;
 }
 
-Status applySettings(Scenario& scenario, const std::vector<std::string>& settings) {
-    for (const auto& setting : settings)
-        if (auto applied = applySetting(scenario, setting); !applied) return applied;
-    return ok();
-}
-
 }  // namespace trainmem::cli

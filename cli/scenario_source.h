@@ -16,7 +16,5 @@ std::string settingsHelp();
 
 // Builds the scenario (not yet validated: estimate() does that).
 Expected<Scenario> scenarioFromArguments(const ArgumentList& args);
-// Applies "k=v" settings in order; the error names the key.
-Status applySettings(Scenario& scenario, const std::vector<std::string>& settings);
 
 }  // namespace trainmem::cli

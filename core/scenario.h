@@ -52,6 +52,10 @@ Status saveScenarioFile(const Scenario& scenario, const std::filesystem::path& p
 // HF config keys). Parses the value by the key's type; errors name the key.
 Status applySetting(Scenario& scenario, std::string_view key_equals_value);
 Status applySetting(Scenario& scenario, std::string_view key, std::string_view value);
+// Several "section.key=value" settings, all or nothing. The model.* keys are
+// applied together as one config.json edit (their order does not matter:
+// n_embd=128 before n_head=4 is as good as after), then the others in order.
+Status applySettings(Scenario& scenario, const std::vector<std::string>& settings);
 // Every key applySetting accepts, "section.key", for help texts and completion.
 const std::vector<std::string>& settingKeys();
 

@@ -25,27 +25,51 @@ json modelValue(std::string_view text) {
 }
 
 // Round trip through the config.json form, so any key of any family works
-// exactly as it would in a config.json file.
-Status applyModelSetting(Scenario& s, const std::string& key, std::string_view text) {
-    const std::string path = "model." + key;
-    if (key.empty()) return Error{path, "missing a config.json key after \"model.\""};
+// exactly as it would in a config.json file. Several keys are one edit:
+// config.json keys constrain each other (n_head must divide n_embd), so they
+// are checked together, in whatever order they were given.
+Status applyModelSettings(Scenario& s, const std::vector<std::pair<std::string, std::string_view>>& edits) {
     const json exported = exportHuggingFaceConfig(s.model);
     json config = exported;
-    const bool known = config.contains(key);
-    config[key] = modelValue(text);
+    for (const auto& [key, text] : edits) {
+        if (key.empty()) return Error{"model.", "missing a config.json key after \"model.\""};
+        config[key] = modelValue(text);
+    }
     auto imported = importHuggingFaceConfig(config);
     if (!imported) return imported.error();
-    if (!known && imported->model == s.model) {
+    // A key the model does not have is refused when it changes nothing: a typo
+    // must not pass silently.
+    for (const auto& [key, text] : edits) {
+        if (exported.contains(key)) continue;
+        json without = config;
+        without.erase(key);
+        auto other = importHuggingFaceConfig(without);
+        if (!other || other->model != imported->model) continue;
         std::vector<std::string> keys;
         for (const auto& [k, v] : exported.items()) keys.push_back(k);
         std::vector<std::string_view> views(keys.begin(), keys.end());
         std::string hint;
         if (auto near = closestName(key, views); !near.empty()) hint = " (did you mean model." + std::string(near) + "?)";
-        return Error{path, "not a config.json key this model uses" + hint + "; keys: " + joinNames(views)};
+        return Error{"model." + key, "not a config.json key this model uses" + hint + "; keys: " + joinNames(views)};
     }
     if (imported->model != s.model) s.model_preset.clear();  // no longer the preset's numbers
     s.model = std::move(imported->model);
     return ok();
+}
+
+Status applyModelSetting(Scenario& s, const std::string& key, std::string_view text) {
+    return applyModelSettings(s, {{key, text}});
+}
+
+// "key=value" -> (key, value), spaces around the key ignored.
+Expected<std::pair<std::string_view, std::string_view>> splitSetting(std::string_view key_equals_value) {
+    const auto eq = key_equals_value.find('=');
+    if (eq == std::string_view::npos)
+        return Error{std::string(key_equals_value), "expected key=value, e.g. training.micro_batch_size=4"};
+    std::string_view key = key_equals_value.substr(0, eq);
+    while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
+    while (!key.empty() && key.front() == ' ') key.remove_prefix(1);
+    return std::pair{key, key_equals_value.substr(eq + 1)};
 }
 
 Status applyFieldSetting(Scenario& s, const ScenarioField& field, std::string_view text) {
@@ -96,13 +120,33 @@ Status applySetting(Scenario& s, std::string_view key, std::string_view value) {
 }
 
 Status applySetting(Scenario& s, std::string_view key_equals_value) {
-    const auto eq = key_equals_value.find('=');
-    if (eq == std::string_view::npos)
-        return Error{std::string(key_equals_value), "expected key=value, e.g. training.micro_batch_size=4"};
-    std::string_view key = key_equals_value.substr(0, eq);
-    while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
-    while (!key.empty() && key.front() == ' ') key.remove_prefix(1);
-    return applySetting(s, key, key_equals_value.substr(eq + 1));
+    auto split = splitSetting(key_equals_value);
+    if (!split) return split.error();
+    return applySetting(s, split->first, split->second);
+}
+
+Status applySettings(Scenario& s, const std::vector<std::string>& settings) {
+    try {
+        Scenario edited = s;  // all or nothing
+        std::vector<std::pair<std::string, std::string_view>> model_edits;
+        std::vector<std::pair<std::string_view, std::string_view>> others;
+        for (const auto& text : settings) {
+            auto split = splitSetting(text);
+            if (!split) return split.error();
+            if (split->first.starts_with("model."))
+                model_edits.emplace_back(std::string(split->first.substr(6)), split->second);
+            else
+                others.push_back(*split);
+        }
+        if (!model_edits.empty())
+            if (auto r = applyModelSettings(edited, model_edits); !r) return r;
+        for (const auto& [key, value] : others)
+            if (auto r = applySettingUnchecked(edited, key, value); !r) return r;
+        s = std::move(edited);
+        return ok();
+    } catch (const std::exception& e) {
+        return Error{"", std::string("cannot apply the settings: ") + e.what()};
+    }
 }
 
 const std::vector<std::string>& settingKeys() {

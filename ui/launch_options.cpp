@@ -121,8 +121,9 @@ Expected<Scenario> launchScenario(const LaunchOptions& o) {
     }
     if (!base) return base;
     Scenario s = std::move(base).value();
-    for (const QString& setting : o.settings)
-        if (Status st = applySetting(s, setting.toStdString()); !st) return st.error();
+    std::vector<std::string> settings;
+    for (const QString& setting : o.settings) settings.push_back(setting.toStdString());
+    if (Status st = applySettings(s, settings); !st) return st.error();
     return s;
 }
 

@@ -72,6 +72,16 @@ TEST(CliEstimate, TableForAPreset) {
         EXPECT_NE(r.out.find(text), std::string::npos) << text;
 }
 
+TEST(CliEstimate, ModelSettingsDependingOnEachOtherWorkInEitherOrder) {
+    // A toy GPT-2: 128 wide with 4 heads. Either key alone is an invalid model.
+    for (const auto& [first, second] : {std::pair{"model.n_embd=128", "model.n_head=4"},
+                                        std::pair{"model.n_head=4", "model.n_embd=128"}}) {
+        const CliRun r = run({"estimate", "--preset", "gpt2", "--set", first, "--set", second, "--format=json"});
+        ASSERT_EQ(r.status, 0) << first << ": " << r.err;
+        EXPECT_EQ(json::parse(r.out)["scenario"]["model"]["n_embd"], 128);
+    }
+}
+
 TEST(CliEstimate, JsonHasIntegerBytesAndASummingBreakdown) {
     const CliRun r = run({"estimate", "--preset", "llama-2-7b", "--set", "training.micro_batch_size=2", "--format=json"});
     ASSERT_EQ(r.status, 0) << r.err;

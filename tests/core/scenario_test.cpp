@@ -455,6 +455,52 @@ TEST(ScenarioRobustness, AmountsThatWouldOverflowBytesAreRefusedNamingTheKey) {
     EXPECT_FALSE(s.hardware.memory_bytes.has_value());
 }
 
+TEST(ScenarioSettings, ModelKeysAreCheckedTogetherWhateverTheirOrder) {
+    // GPT-2 small has 12 heads of 64: n_embd=128 alone leaves 12 heads that do
+    // not divide it, n_head=4 alone 4 heads of 192. Both together are valid.
+    auto gpt2 = loadPreset("gpt2");
+    ASSERT_TRUE(gpt2.ok()) << gpt2.error().text();
+    for (const auto& order : {std::vector<std::string>{"model.n_embd=128", "model.n_head=4"},
+                              std::vector<std::string>{"model.n_head=4", "model.n_embd=128"}}) {
+        Scenario s = *gpt2;
+        Status st = applySettings(s, order);
+        ASSERT_TRUE(st.ok()) << order.front() << ": " << st.error().text();
+        EXPECT_EQ(s.model.hidden_size, 128);
+        EXPECT_EQ(s.model.num_heads, 4);
+        EXPECT_EQ(s.model.head_dim, 32);
+        EXPECT_TRUE(s.model_preset.empty()) << "no longer the preset's numbers";
+    }
+    // One at a time, the first is refused, naming the key that does not divide.
+    Scenario one = *gpt2;
+    Status st = applySetting(one, "model.n_embd=128");
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().field, "model.n_head");
+}
+
+TEST(ScenarioSettings, ABatchIsAllOrNothingAndNamesTheBadKey) {
+    const Scenario before = llama2();
+    Scenario s = before;
+    Status st = applySettings(s, {"training.micro_batch_size=8", "model.num_hidden_layers=0"});
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().field, "model.num_hidden_layers");
+    EXPECT_EQ(s, before);
+    st = applySettings(s, {"model.hidden_size=5120", "training.precision=fp64"});
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().field, "training.precision");
+    EXPECT_EQ(s, before);
+    // A misspelt model key in a batch is named, with the near miss.
+    st = applySettings(s, {"model.hidden_size=5120", "model.num_hiden_layers=40"});
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().field, "model.num_hiden_layers");
+    EXPECT_NE(st.error().message.find("did you mean model.num_hidden_layers"), std::string::npos)
+        << st.error().text();
+    EXPECT_EQ(s, before);
+    // Text that is no setting at all.
+    st = applySettings(s, {"training.micro_batch_size"});
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error().message.find("key=value"), std::string::npos);
+}
+
 TEST(ScenarioRobustness, ArbitrarySettingTextIsAValueOrANamedError) {
     Scenario s = llama2();
     for (const char* text : {"", "=", "==", ".=", "training.=1", ".micro_batch_size=1", "model.=1", "model.x",
