@@ -14,15 +14,22 @@
 
 namespace {
 
-bool asksForHelp(int argc, char** argv) {
+bool hasArgument(int argc, char** argv, const char* name) {
     for (int i = 1; i < argc; ++i)
-        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
+        if (std::strcmp(argv[i], name) == 0) return true;
     return false;
 }
+
+bool asksForHelp(int argc, char** argv) { return hasArgument(argc, argv, "--help") || hasArgument(argc, argv, "-h"); }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Before Qt exists: no display, no platform plugin, nothing else on the output.
+    if (hasArgument(argc, argv, "--version")) {
+        std::printf("trainmem %s\n", TRAINMEM_VERSION);
+        return 0;
+    }
     const bool headless = trainmem::ui::wantsHeadlessExport(argc, argv);
     // Decided before QApplication exists: that is when the platform is chosen.
     // Help and exports need no display; a window does, and without one Qt

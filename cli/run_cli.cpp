@@ -20,7 +20,7 @@ void printUsage(std::ostream& out) {
     for (const auto& c : cliCommands()) width = std::max(width, c.name.size());
     for (const auto& c : cliCommands())
         out << "  " << c.name << std::string(width - c.name.size() + 2, ' ') << c.summary << "\n";
-    out << "\nRun trainmem-cli COMMAND --help for a command's options.\n";
+    out << "\nRun trainmem-cli COMMAND --help for a command's options; trainmem-cli --version prints the version.\n";
 }
 
 // Errors are one line whatever a message holds.
@@ -50,6 +50,10 @@ int runCli(std::vector<std::string> args, std::ostream& out, std::ostream& err) 
             return kExitUsage;
         }
         const std::string name = args.front();
+        if (name == "--version") {
+            out << "trainmem-cli " << TRAINMEM_VERSION << "\n";
+            return kExitOk;
+        }
         if (name == "--help" || name == "-h" || name == "help") {
             if (name == "help" && args.size() > 1) {
                 if (const CliCommand* c = findCommand(args[1])) {

@@ -17,6 +17,7 @@ QString launchUsage() {
         "                [--snapshot SNAPSHOT.pickle]\n"
         "                [--export OUT.png|OUT.svg|OUT.pdf [--view breakdown|stages|optimizers|compare|timeline]\n"
         "                 [--width W] [--height H] [--scale S]] [--presets DIR]\n"
+        "       trainmem --help | --version\n"
         "Without --export the window opens on the given scenario (default: the first scenario preset).\n"
         "--snapshot sets a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot) over the timeline view.\n");
 }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -40,6 +41,15 @@ void expectRefused(const std::vector<std::string>& args, const std::string& expe
 }
 
 // ---------------------------------------------------------------- help
+
+TEST(Cli, VersionPrintsTheProjectVersionOnStdout) {
+    const CliRun r = run({"--version"});
+    EXPECT_EQ(r.status, 0);
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    EXPECT_EQ(r.out, "trainmem-cli " TRAINMEM_VERSION "\n");
+    // The version is the project's, as CMake's project() declares it: MAJOR.MINOR.PATCH.
+    EXPECT_TRUE(std::regex_match(std::string(TRAINMEM_VERSION), std::regex(R"(\d+\.\d+\.\d+)"))) << TRAINMEM_VERSION;
+}
 
 TEST(CliHelp, UsageListsTheCommands) {
     const CliRun r = run({"--help"});
