@@ -180,11 +180,26 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     acc.loss[Component::CommBuffers] -= all_to_all;
     acc.loss[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::Loss);
 
+    // The head's backward (log-softmax and nll gradients, the logits' gradient)
+    // runs and frees its buffers before the first block's backward starts, so
+    // the two are separate moments (measured: validation/step_truth.py).
+    MemoryBreakdown& bh = acc.backward_head;
+    bh = fw;
+    bh[Component::CommBuffers] += scatter;
+    bh[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::HeadBackward);
+
+    // The first block's backward: its working memory (+ its recomputed
+    // activations), the head's weight gradient already allocated.
+    if (st.has_lm_head && full_ft && !acc.grads_in_forward && par.zero_stage < 2) {
+        const int64_t head = lay.lm_head.params > 0 ? lay.lm_head.params : lay.embedding.matrix_params;
+        acc.head_gradients = roundBytes(static_cast<double>(head) / static_cast<double>(par.tensor) * bytesOf(plan.gradients));
+    }
     MemoryBreakdown& bs = acc.backward_start;
     bs = fw;
     bs[Component::CommBuffers] += scatter;
+    bs[Component::Gradients] += acc.head_gradients;
     bs[Component::Activations] = roundBytes(act.one_microbatch * in_flight + act.recompute_block + act.backward_working);
-    bs[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::HeadBackward);
+    bs[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::Between);
 
     // Backward of one chunk (the whole stage, or 1/v of it when interleaved)
     // frees that chunk; the rest stays in flight.
@@ -240,6 +255,7 @@ int64_t endsBytes(const StepAccount& a, double micro_alive, double heads_saved, 
 StagePeak stagePeak(const StepAccount& a) {
     const StagePeak candidates[] = {{Phase::Forward, &a.forward},
                                     {Phase::Loss, &a.loss},
+                                    {Phase::Backward, &a.backward_head},
                                     {Phase::Backward, &a.backward_start},
                                     {Phase::Backward, &a.backward_end},
                                     {Phase::Backward, &a.backward_next},

@@ -30,7 +30,8 @@ struct StepAccount {
     MemoryBreakdown resident;       // weights, master, optimizer states, workspace, comm buffers
     MemoryBreakdown forward;        // end of the forward pass of the peak micro-batch
     MemoryBreakdown loss;           // worst moment of the loss (last stage; = forward elsewhere)
-    MemoryBreakdown backward_start; // head backward + first block backward (+ recompute)
+    MemoryBreakdown backward_head;  // the head's backward at its worst (last stage; = forward elsewhere)
+    MemoryBreakdown backward_start; // first block's backward (+ recompute), after the head's has freed its buffers
     MemoryBreakdown backward_end;   // all gradients, other micro-batches still in flight
     // The next backward right after (GPipe, or 1F1B with m <= in flight):
     // all gradients exist and the head's backward runs again. Zero when the
@@ -52,6 +53,8 @@ struct StepAccount {
     double final_norm_saved = 0;
     double loss_peak = 0;         // the current micro-batch's loss, at its worst (includes its logits)
     double loss_backward_peak = 0;// the current micro-batch's head backward, at its worst
+    int64_t head_gradients = 0;   // LM head's weight gradient, allocated by the head's backward (0 when it
+                                  // is frozen, when gradients already exist, or under ZeRO-2/3)
 };
 
 // The embedding, final-norm, logits and loss buffers alive with
@@ -66,7 +69,7 @@ StepAccount accountStep(const Scenario& scenario, const StepInputs& inputs, int6
 // activations in flight (fractions for partial passes and chunks).
 int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive);
 
-// The worst of the account's moments (backward_next counts as Backward).
+// The worst of the account's moments (backward_head and backward_next count as Backward).
 struct StagePeak {
     Phase phase;
     const MemoryBreakdown* breakdown;

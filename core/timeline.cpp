@@ -140,6 +140,11 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
         if (head_chunk) heads_saved = std::max(0.0, heads_saved - 1.0);  // this micro-batch's head runs backward now
         const double alive = static_cast<double>(chunks_alive) / vd;
         const double grads_before = grads;
+        if (head_chunk) {  // the head's backward, before the first block's (as in accountStep)
+            time += 1;
+            sample(Phase::Backward, pass.microbatch, -1, alive * micro_act, alive,
+                   endsBytes(acc, alive, heads_saved, EndsMoment::HeadBackward), comm_backward);
+        }
         for (int64_t k = chunk_blocks - 1; k >= 0; --k) {
             time += acc.recompute_block > 0 ? 3 : 2;
             const bool first_block = k == chunk_blocks - 1;
@@ -153,11 +158,13 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
             grads = std::max(grads_before, std::min(1.0, static_cast<double>(backward_chunks_done) + done));
             const double saved = (static_cast<double>(chunks_alive - 1) + left) / vd;
             const double activations = saved * micro_act + acc.recompute_block + acc.backward_working;
-            const int64_t ends = first_block && head_chunk
-                                     ? endsBytes(acc, alive, heads_saved, EndsMoment::HeadBackward)
-                                     : endsBytes(acc, saved, heads_saved, EndsMoment::Between);
+            const int64_t ends = endsBytes(acc, saved, heads_saved, EndsMoment::Between);
             sample(Phase::Backward, pass.microbatch, first_layer + k, activations, saved, ends,
                    comm_backward);
+            if (head_chunk && grads == 0.0) {  // the LM head's gradient, allocated by the head's backward
+                MemoryBreakdown& b = tl.samples.back().bytes;
+                b[Component::Gradients] += acc.head_gradients;
+            }
         }
         --chunks_alive;
         ++backward_chunks_done;
