@@ -205,9 +205,18 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     // frees that chunk; the rest stays in flight.
     const double v = par.schedule == PipelineSchedule::Interleaved1F1B ? static_cast<double>(par.virtual_stages) : 1.0;
     const double others = std::max(0.0, in_flight - 1.0 / v);
+    // The embedding's backward runs after the last block's: its gradient is
+    // not allocated yet while that block runs backward (untied embeddings; a
+    // tied one got its gradient from the head's backward). With several
+    // micro-batches per step a later backward ends with it allocated, so
+    // this is for one micro-batch per step only.
+    if (st.index == 0 && full_ft && in.microbatches == 1 && !acc.grads_in_forward && par.zero_stage < 2 &&
+        lay.lm_head.params > 0)
+        acc.late_embedding_gradients =
+            roundBytes(static_cast<double>(lay.embedding.params) / static_cast<double>(par.tensor) * bytesOf(plan.gradients));
     MemoryBreakdown& be = acc.backward_end;
     be = base;
-    be[Component::Gradients] = ms.gpu.gradients;
+    be[Component::Gradients] = ms.gpu.gradients - acc.late_embedding_gradients;
     be[Component::GatheredWeights] = gathered;
     be[Component::CommBuffers] += scatter + all_to_all;
     be[Component::WeightCopies] = weightCopiesAlive(amp_copies, lasting_copies, others);

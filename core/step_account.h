@@ -55,6 +55,8 @@ struct StepAccount {
     double loss_backward_peak = 0;// the current micro-batch's head backward, at its worst
     int64_t head_gradients = 0;   // LM head's weight gradient, allocated by the head's backward (0 when it
                                   // is frozen, when gradients already exist, or under ZeRO-2/3)
+    int64_t late_embedding_gradients = 0;  // first stage: the (untied) embedding's gradient, allocated by
+                                           // the embedding's backward after the last block's; 0 as above
 };
 
 // The embedding, final-norm, logits and loss buffers alive with

@@ -161,10 +161,11 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
             const int64_t ends = endsBytes(acc, saved, heads_saved, EndsMoment::Between);
             sample(Phase::Backward, pass.microbatch, first_layer + k, activations, saved, ends,
                    comm_backward);
-            if (head_chunk && grads == 0.0) {  // the LM head's gradient, allocated by the head's backward
-                MemoryBreakdown& b = tl.samples.back().bytes;
+            MemoryBreakdown& b = tl.samples.back().bytes;
+            if (head_chunk && grads == 0.0)  // the LM head's gradient, allocated by the head's backward
                 b[Component::Gradients] += acc.head_gradients;
-            }
+            if (grads_before == 0.0 && grads >= 1.0)  // the embedding's comes after the last block's backward
+                b[Component::Gradients] -= acc.late_embedding_gradients;
         }
         --chunks_alive;
         ++backward_chunks_done;
