@@ -52,6 +52,7 @@ StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc) {
     if (acc.stage.has_lm_head) keep(Phase::Loss, acc.loss);
     keep(Phase::Backward, acc.backward_head);
     keep(Phase::Backward, acc.backward_start);
+    keep(Phase::Backward, acc.backward_recompute);
     keep(Phase::Backward, acc.backward_end);
     keep(Phase::Backward, acc.backward_next);
     keep(Phase::OptimizerStep, acc.step);

@@ -32,6 +32,8 @@ struct StepAccount {
     MemoryBreakdown loss;           // worst moment of the loss (last stage; = forward elsewhere)
     MemoryBreakdown backward_head;  // the head's backward at its worst (last stage; = forward elsewhere)
     MemoryBreakdown backward_start; // first block's backward (+ recompute), after the head's has freed its buffers
+    MemoryBreakdown backward_recompute; // every-k with the last block kept: the first recomputed block's
+                                        // backward (zero otherwise)
     MemoryBreakdown backward_end;   // all gradients, other micro-batches still in flight
     // The next backward right after (GPipe, or 1F1B with m <= in flight):
     // all gradients exist and the head's backward runs again. Zero when the
@@ -55,8 +57,11 @@ struct StepAccount {
     double loss_backward_peak = 0;// the current micro-batch's head backward, at its worst
     int64_t head_gradients = 0;   // LM head's weight gradient, allocated by the head's backward (0 when it
                                   // is frozen, when gradients already exist, or under ZeRO-2/3)
-    int64_t late_embedding_gradients = 0;  // first stage: the (untied) embedding's gradient, allocated by
-                                           // the embedding's backward after the last block's; 0 as above
+    // Gradients not yet allocated at the worst moment of the stage's last
+    // block backward (one micro-batch per step, gradients not kept between
+    // steps): that block's own, but its MLP output projection's (computed
+    // first), and on the first stage the untied embedding's (computed last).
+    int64_t late_gradients = 0;
 };
 
 // The embedding, final-norm, logits and loss buffers alive with
@@ -71,7 +76,7 @@ StepAccount accountStep(const Scenario& scenario, const StepInputs& inputs, int6
 // activations in flight (fractions for partial passes and chunks).
 int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive);
 
-// The worst of the account's moments (backward_head and backward_next count as Backward).
+// The worst of the account's moments (every backward_* counts as Backward).
 struct StagePeak {
     Phase phase;
     const MemoryBreakdown* breakdown;

@@ -162,10 +162,16 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
             sample(Phase::Backward, pass.microbatch, first_layer + k, activations, saved, ends,
                    comm_backward);
             MemoryBreakdown& b = tl.samples.back().bytes;
-            if (head_chunk && grads == 0.0)  // the LM head's gradient, allocated by the head's backward
+            if (acc.late_gradients > 0 && grads_before == 0.0 && chunk_blocks > 1) {
+                // As accountStep: the head's gradient at the first block, all
+                // but the late ones at the last, linear in between.
+                const double head = static_cast<double>(acc.head_gradients);
+                const double ramp = static_cast<double>(chunk_blocks - 1 - k) / static_cast<double>(chunk_blocks - 1);
+                b[Component::Gradients] =
+                    roundBytes(head + (static_cast<double>(grads_full - acc.late_gradients) - head) * ramp);
+            } else if (head_chunk && grads == 0.0) {  // the LM head's gradient, allocated by the head's backward
                 b[Component::Gradients] += acc.head_gradients;
-            if (grads_before == 0.0 && grads >= 1.0)  // the embedding's comes after the last block's backward
-                b[Component::Gradients] -= acc.late_embedding_gradients;
+            }
         }
         --chunks_alive;
         ++backward_chunks_done;
