@@ -106,8 +106,14 @@ def apply_checkpointing(model, training):
     policy = training["activation_checkpointing"]
     if policy == "none":
         return
+    if policy == "selective" and training["attention"] == "flash":
+        # Megatron's selective recomputation recomputes the attention core;
+        # a flash kernel keeps none of it anyway (trainmem: "with flash
+        # nothing is left to drop"), so the run checkpoints nothing.
+        return
     if policy not in ("full", "every-k"):
-        raise Unsupported(f"training.activation_checkpointing: {policy!r} is not run by this script")
+        raise Unsupported(f"training.activation_checkpointing: {policy!r} with {training['attention']!r} "
+                          f"attention is not run by this script")
     k = training.get("checkpoint_every", 1) if policy == "every-k" else 1
     for i, block in enumerate(model.layers):
         if i % k == 0:

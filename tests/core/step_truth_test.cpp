@@ -92,7 +92,7 @@ TEST(StepGroundTruth, FileCoversTheGrid) {
     EXPECT_EQ(precisions, (std::set<std::string>{"amp-bf16", "fp32", "mixed-bf16", "pure-bf16"}));
     EXPECT_EQ(optimizers, (std::set<std::string>{"adagrad", "adam", "adamw", "lion", "rmsprop", "sgd", "sgd-momentum"}));
     EXPECT_EQ(impls, (std::set<std::string>{"for-loop", "foreach"}));
-    EXPECT_EQ(checkpointing, (std::set<std::string>{"every-k", "full", "none"}));
+    EXPECT_EQ(checkpointing, (std::set<std::string>{"every-k", "full", "none", "selective"}));
     EXPECT_EQ(finetuning, (std::set<std::string>{"full", "lora"}));
     EXPECT_EQ(attention, (std::set<std::string>{"eager", "flash"}));
     EXPECT_GE(families.size(), 4u);
