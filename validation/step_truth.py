@@ -30,6 +30,7 @@ import argparse
 import copy
 import json
 import os
+import platform
 import sys
 import time
 
@@ -207,8 +208,30 @@ def measure(scenario, measured_steps=1):
             peak_phase = name
     if peak_phase == "forward" and any(a <= peak_time <= z for a, z in loss_ops):
         peak_phase = "loss"
-    return {"peak_bytes": peak, "peak_phase": peak_phase, "phase_peak_bytes": per_phase, "steps": measured_steps,
+    # The ops running at the peak, outermost first: says what the peak is, and
+    # shows when it falls inside a CPU stand-in (FlashAttentionBackward).
+    enclosing = sorted(((z - a, n) for a, z, n in spans
+                        if a <= peak_time <= z and n != "[memory]" and not n.startswith("trainmem")
+                        and window[0] <= a),
+                       key=lambda x: -x[0])
+    peak_ops = []
+    for _, n in enclosing:
+        if n not in peak_ops:
+            peak_ops.append(n)
+    return {"peak_bytes": peak, "peak_phase": peak_phase, "peak_ops": peak_ops[:6],
+            "phase_peak_bytes": per_phase, "steps": measured_steps,
             "parameter_bytes": sum(p.numel() * p.element_size() for p in model.parameters())}
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
 
 
 def main(argv=None):
@@ -232,6 +255,8 @@ def main(argv=None):
     doc = {
         "generator": "validation/step_truth.py",
         "torch": torch.__version__,
+        "machine": f"{platform.machine()} {cpu_model()}, Python {platform.python_version()}, "
+                   f"{torch.get_num_threads()} intra-op thread",
         "method": "torch.profiler (CPU, profile_memory=True): running sum of the [memory] events of one measured "
                   "step after a warm-up step, from before the model was built; requested bytes",
         "cases": results,
