@@ -140,10 +140,12 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
         if (head_chunk) heads_saved = std::max(0.0, heads_saved - 1.0);  // this micro-batch's head runs backward now
         const double alive = static_cast<double>(chunks_alive) / vd;
         const double grads_before = grads;
-        if (head_chunk) {  // the head's backward, before the first block's (as in accountStep)
-            time += 1;
+        // The head's backward, before the first block's (as in accountStep),
+        // half-way there: the blocks keep their places on the time axis.
+        if (head_chunk) {
             sample(Phase::Backward, pass.microbatch, -1, alive * micro_act, alive,
                    endsBytes(acc, alive, heads_saved, EndsMoment::HeadBackward), comm_backward);
+            tl.samples.back().time = time + 1;
         }
         for (int64_t k = chunk_blocks - 1; k >= 0; --k) {
             time += acc.recompute_block > 0 ? 3 : 2;
