@@ -218,6 +218,7 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     // have run backward (their saved tensors freed, their gradients made).
     if (tr.checkpointing == Checkpointing::EveryK && !act.last_recomputed && act.first_recompute_layer >= 0) {
         MemoryBreakdown& br = acc.backward_recompute;
+        acc.backward_recompute_layer = act.first_recompute_layer;
         br = bs;
         if (full_ft && !acc.grads_in_forward && par.zero_stage < 2) {
             double above = 0;

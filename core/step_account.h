@@ -34,6 +34,7 @@ struct StepAccount {
     MemoryBreakdown backward_start; // first block's backward (+ recompute), after the head's has freed its buffers
     MemoryBreakdown backward_recompute; // every-k with the last block kept: the first recomputed block's
                                         // backward (zero otherwise)
+    int64_t backward_recompute_layer = -1;  // that block (-1: no such moment)
     MemoryBreakdown backward_end;   // all gradients, other micro-batches still in flight
     // The next backward right after (GPipe, or 1F1B with m <= in flight):
     // all gradients exist and the head's backward runs again. Zero when the

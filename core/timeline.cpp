@@ -159,7 +159,11 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
             // persistent buffer anyway).
             grads = std::max(grads_before, std::min(1.0, static_cast<double>(backward_chunks_done) + done));
             const double saved = (static_cast<double>(chunks_alive - 1) + left) / vd;
-            const double activations = saved * micro_act + acc.recompute_block + acc.backward_working;
+            const int64_t layer = first_layer + k;
+            const bool recomputed = s.training.checkpointing == Checkpointing::Full ||
+                                    (s.training.checkpointing == Checkpointing::EveryK &&
+                                     layer % std::max<int64_t>(s.training.checkpoint_every, 1) == 0);
+            const double activations = saved * micro_act + (recomputed ? acc.recompute_block : 0.0) + acc.backward_working;
             const int64_t ends = endsBytes(acc, saved, heads_saved, EndsMoment::Between);
             sample(Phase::Backward, pass.microbatch, first_layer + k, activations, saved, ends,
                    comm_backward);
@@ -174,6 +178,9 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
             } else if (head_chunk && grads == 0.0) {  // the LM head's gradient, allocated by the head's backward
                 b[Component::Gradients] += acc.head_gradients;
             }
+            // every-k: the first recomputed block's backward is one of the
+            // account's moments; its sample is that moment.
+            if (layer == acc.backward_recompute_layer && backward_chunks_done == 0) b = acc.backward_recompute;
         }
         --chunks_alive;
         ++backward_chunks_done;

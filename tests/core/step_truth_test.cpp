@@ -27,6 +27,7 @@
 
 #include "core/estimate.h"
 #include "core/scenario.h"
+#include "core/timeline.h"
 
 namespace trainmem {
 namespace {
@@ -151,6 +152,22 @@ TEST(StepGroundTruth, EveryCaseWithinTwoPercentOfTheMeasuredPeak) {
     if (table) std::fclose(table);
     std::printf("step ground truth: %zu cases, largest relative error %+.2f%% (%s)\n", doc.at("cases").size(),
                 100.0 * worst, worst_name.c_str());
+}
+
+// The step timeline peaks where and as high as the estimate, on these small
+// models too (their peaks are in other moments than the presets').
+TEST(StepGroundTruth, TimelinePeaksAtTheEstimate) {
+    const json& doc = truth();
+    ASSERT_TRUE(doc.is_object() && doc.contains("cases")) << "cannot read " << truthPath();
+    for (const json& c : doc.at("cases")) {
+        const std::string name = c.at("scenario").at("name").get<std::string>();
+        Expected<Scenario> s = scenarioFromJson(c.at("scenario"));
+        ASSERT_TRUE(s.ok()) << name;
+        const Expected<Estimate> e = estimate(*s);
+        const Expected<StepTimeline> tl = stepTimeline(*s);
+        ASSERT_TRUE(e.ok() && tl.ok()) << name;
+        EXPECT_EQ(tl->peak_bytes(), e->peak.allocated_bytes) << name;
+    }
 }
 
 }  // namespace

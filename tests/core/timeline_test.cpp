@@ -14,11 +14,12 @@ using testing::scenarioOf;
 std::vector<Scenario> sweep() {
     std::vector<Scenario> out;
     for (auto precision : {Precision::AmpBf16, Precision::MixedBf16, Precision::PureBf16, Precision::Fp8Mixed})
-        for (auto ckpt : {Checkpointing::None, Checkpointing::Full, Checkpointing::Selective})
+        for (auto ckpt : {Checkpointing::None, Checkpointing::Full, Checkpointing::Selective, Checkpointing::EveryK})
             for (int64_t accumulation : {1, 4}) {
                 Scenario s = scenarioOf(llama2_7b());
                 s.training.precision = precision;
                 s.training.checkpointing = ckpt;
+                s.training.checkpoint_every = 2;  // every-k: blocks 0, 2, ..., 30; the last (31) is kept
                 s.training.gradient_accumulation_steps = accumulation;
                 s.training.sequence_length = 4096;
                 out.push_back(s);
