@@ -193,7 +193,8 @@ def measure(scenario, measured_steps=1):
     curve = live_curve(events)
     spans = [(e.start_us(), e.start_us() + e.duration_us(), e.name()) for e in events]
     window = next((a, z) for a, z, n in spans if n == "trainmem-measured")
-    phases = [(a, z, n[len(PHASE_MARK):]) for a, z, n in spans if n.startswith(PHASE_MARK) and window[0] <= a <= window[1]]
+    phases = [(a, z, n[len(PHASE_MARK):]) for a, z, n in spans
+              if n.startswith(PHASE_MARK) and window[0] <= a <= window[1]]
     loss_ops = [(a, z) for a, z, n in spans if n in LOSS_OPS and window[0] <= a <= window[1]]
     peak, peak_time = -1, None
     for time_us, live in curve:
