@@ -52,7 +52,14 @@ double backwardTransient(const ActivationShape& a) {
         mlp = mid * act * per_expert * width + act * routed * static_cast<double>(a.h);
         mlp = std::max(mlp, mid * act * T * static_cast<double>(a.shared_ffn));
     } else {
-        mlp = mid * act * T * static_cast<double>(a.ffn);
+        // The down projection's backward runs first and frees the input it
+        // saved (the product, T·f) before mul's backward makes the gradients
+        // of gate and up: that saved tensor is already counted in the block's
+        // saved bytes, so the net transient is one T·f smaller (measured:
+        // validation/step_truth.py, recomputed Llama blocks).
+        const bool down_input_freed = a.mlp == MlpKind::Gated && a.profile == KernelProfile::Eager &&
+                                      a.keepsInput(LinearRole::Down);
+        mlp = (down_input_freed ? mid - 1.0 : mid) * act * T * static_cast<double>(a.ffn);
     }
     double ring = 0;
     if (a.cp > 1) {

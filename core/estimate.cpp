@@ -40,6 +40,22 @@ StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc) {
     e.peak_phase = peak.phase;
     e.at_peak = *peak.breakdown;
     e.allocated_bytes = e.at_peak.total();
+    // Every moment holds the same workspace, so leaving it out moves no peak.
+    auto exact = [](const MemoryBreakdown& b) { return b.total() - b[Component::Workspace]; };
+    e.exact_allocated_bytes = exact(e.at_peak);
+    auto& phases = e.exact_phase_bytes;
+    auto keep = [&](Phase p, const MemoryBreakdown& b) {
+        int64_t& slot = phases[static_cast<size_t>(p)];
+        slot = std::max(slot, exact(b));
+    };
+    keep(Phase::Forward, acc.forward);
+    if (acc.stage.has_lm_head) keep(Phase::Loss, acc.loss);
+    keep(Phase::Backward, acc.backward_head);
+    keep(Phase::Backward, acc.backward_start);
+    keep(Phase::Backward, acc.backward_recompute);
+    keep(Phase::Backward, acc.backward_end);
+    keep(Phase::Backward, acc.backward_next);
+    keep(Phase::OptimizerStep, acc.step);
     e.reserved_bytes = roundUpTo2MiB(roundBytes(static_cast<double>(e.allocated_bytes) * (1.0 + ov.fragmentation)));
     e.device_bytes = e.reserved_bytes + ov.cuda_context_bytes + communicators(s.parallelism) * ov.nccl_bytes_per_group;
     return e;

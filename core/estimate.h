@@ -65,6 +65,12 @@ struct StageEstimate {
     Phase peak_phase = Phase::Forward;
     MemoryBreakdown at_peak;      // sums to allocated_bytes
     int64_t allocated_bytes = 0;  // comparable to torch.cuda.max_memory_allocated
+    // The allocated peak in exact requested bytes, without what only a CUDA
+    // run holds (the cuBLAS workspace): comparable to the live bytes PyTorch's
+    // profiler records on the CPU (validation/step_truth.py). Also the worst
+    // moment of each phase, indexed by Phase (Loss is 0 on stages without the head).
+    int64_t exact_allocated_bytes = 0;
+    std::array<int64_t, 4> exact_phase_bytes{};
     int64_t reserved_bytes = 0;   // comparable to torch.cuda.max_memory_reserved
     int64_t device_bytes = 0;     // comparable to nvidia-smi
 };

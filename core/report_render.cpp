@@ -122,6 +122,7 @@ json estimateToJson(const Scenario& s, const Estimate& e) {
                            {"optimizer_states", ms.optimizer_states},
                            {"master_weights", ms.master_weights}};
     doc["peak"] = {{"allocated_bytes", e.peak.allocated_bytes},
+                   {"exact_allocated_bytes", e.peak.exact_allocated_bytes},
                    {"reserved_bytes", e.peak.reserved_bytes},
                    {"device_bytes", e.peak.device_bytes},
                    {"stage", e.peak.stage},

@@ -18,6 +18,13 @@ struct StageActivations {
     double recompute_block = 0;
     double backward_working = 0;
     double recompute_fraction = 0;
+    bool last_recomputed = false;  // the stage's last block (the first to run backward) is recomputed
+    // every-k when the last block is not recomputed: the first recomputed
+    // block's backward, with what is still kept below it, and the blocks
+    // above it (whose gradients exist by then).
+    double first_recompute_kept = 0;
+    double first_recompute_block = 0;
+    int64_t first_recompute_layer = -1;
 };
 
 StageActivations stageActivations(const Scenario& s, const StepInputs& in, const PipelineStage& st) {
@@ -30,9 +37,13 @@ StageActivations stageActivations(const Scenario& s, const StepInputs& in, const
         a.no_recompute += static_cast<double>(la.saved);
         const bool checkpointed = tr.checkpointing == Checkpointing::Full ||
                                   (tr.checkpointing == Checkpointing::EveryK && l % k == 0);
+        a.last_recomputed = checkpointed;
         if (checkpointed) {
             a.one_microbatch += static_cast<double>(la.checkpoint_input);
             a.recompute_block = std::max(a.recompute_block, static_cast<double>(la.saved));
+            a.first_recompute_kept = a.one_microbatch - static_cast<double>(la.checkpoint_input);
+            a.first_recompute_block = static_cast<double>(la.saved);
+            a.first_recompute_layer = l;
             ++recomputed;
         } else if (tr.checkpointing == Checkpointing::Selective) {
             a.one_microbatch += static_cast<double>(la.saved_selective);
@@ -180,19 +191,68 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     acc.loss[Component::CommBuffers] -= all_to_all;
     acc.loss[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::Loss);
 
+    // The head's backward (log-softmax and nll gradients, the logits' gradient)
+    // runs and frees its buffers before the first block's backward starts, so
+    // the two are separate moments (measured: validation/step_truth.py).
+    MemoryBreakdown& bh = acc.backward_head;
+    bh = fw;
+    bh[Component::CommBuffers] += scatter;
+    bh[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::HeadBackward);
+
+    // The first block's backward: its working memory (+ its recomputed
+    // activations), the head's weight gradient already allocated.
+    if (st.has_lm_head && full_ft && !acc.grads_in_forward && par.zero_stage < 2) {
+        const int64_t head = lay.lm_head.params > 0 ? lay.lm_head.params : lay.embedding.matrix_params;
+        acc.head_gradients = roundBytes(static_cast<double>(head) / static_cast<double>(par.tensor) * bytesOf(plan.gradients));
+    }
     MemoryBreakdown& bs = acc.backward_start;
     bs = fw;
     bs[Component::CommBuffers] += scatter;
-    bs[Component::Activations] = roundBytes(act.one_microbatch * in_flight + act.recompute_block + act.backward_working);
-    bs[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::HeadBackward);
+    bs[Component::Gradients] += acc.head_gradients;
+    // every-k may leave the last block unrecomputed: nothing is recomputed yet.
+    const double first_recompute = tr.checkpointing != Checkpointing::EveryK || act.last_recomputed ? act.recompute_block : 0.0;
+    bs[Component::Activations] = roundBytes(act.one_microbatch * in_flight + first_recompute + act.backward_working);
+    bs[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::Between);
+
+    // ... then the first recomputed block's backward: the blocks above it
+    // have run backward (their saved tensors freed, their gradients made).
+    if (tr.checkpointing == Checkpointing::EveryK && !act.last_recomputed && act.first_recompute_layer >= 0) {
+        MemoryBreakdown& br = acc.backward_recompute;
+        acc.backward_recompute_layer = act.first_recompute_layer;
+        br = bs;
+        if (full_ft && !acc.grads_in_forward && par.zero_stage < 2) {
+            double above = 0;
+            for (int64_t l = act.first_recompute_layer + 1; l < st.first_layer + st.num_layers; ++l)
+                above += static_cast<double>((s.model.isMoeLayer(l) ? lay.moe_layer : lay.dense_layer).total().params);
+            br[Component::Gradients] += roundBytes(above / static_cast<double>(par.tensor) * bytesOf(plan.gradients));
+        }
+        const double others_alive = (in_flight - 1.0) * act.one_microbatch;
+        br[Component::Activations] =
+            roundBytes(others_alive + act.first_recompute_kept + act.first_recompute_block + act.backward_working);
+    }
 
     // Backward of one chunk (the whole stage, or 1/v of it when interleaved)
     // frees that chunk; the rest stays in flight.
     const double v = par.schedule == PipelineSchedule::Interleaved1F1B ? static_cast<double>(par.virtual_stages) : 1.0;
     const double others = std::max(0.0, in_flight - 1.0 / v);
+    // Gradients appear as backward produces them. While the stage's last
+    // block runs backward at its worst (its MLP, the first part of a block to
+    // run backward), its own gradients are not allocated yet but for the MLP
+    // output projection's, and the embedding's backward has not run (an
+    // untied embedding; a tied one got its gradient from the head's
+    // backward). Measured: validation/step_truth.py. With several
+    // micro-batches per step a later backward ends with all of them
+    // allocated, so this is for one micro-batch per step only.
+    if (full_ft && in.microbatches == 1 && !acc.grads_in_forward && par.zero_stage < 2 && st.num_layers > 0) {
+        const LayerParameters& block = s.model.isMoeLayer(st.first_layer) ? lay.moe_layer : lay.dense_layer;
+        const int64_t output_projection = s.model.isMoeLayer(st.first_layer) ? 0 : block.dense_mlp.largest_tensor;
+        double late = static_cast<double>(block.total().params - output_projection);
+        if (st.index == 0 && lay.lm_head.params > 0) late += static_cast<double>(lay.embedding.params);
+        acc.late_gradients = roundBytes(late / static_cast<double>(par.tensor) * bytesOf(plan.gradients));
+    }
     MemoryBreakdown& be = acc.backward_end;
     be = base;
-    be[Component::Gradients] = ms.gpu.gradients;
+    be[Component::Gradients] = ms.gpu.gradients - acc.late_gradients;
     be[Component::GatheredWeights] = gathered;
     be[Component::CommBuffers] += scatter + all_to_all;
     be[Component::WeightCopies] = weightCopiesAlive(amp_copies, lasting_copies, others);
@@ -240,7 +300,9 @@ int64_t endsBytes(const StepAccount& a, double micro_alive, double heads_saved, 
 StagePeak stagePeak(const StepAccount& a) {
     const StagePeak candidates[] = {{Phase::Forward, &a.forward},
                                     {Phase::Loss, &a.loss},
+                                    {Phase::Backward, &a.backward_head},
                                     {Phase::Backward, &a.backward_start},
+                                    {Phase::Backward, &a.backward_recompute},
                                     {Phase::Backward, &a.backward_end},
                                     {Phase::Backward, &a.backward_next},
                                     {Phase::OptimizerStep, &a.step}};

@@ -30,7 +30,11 @@ struct StepAccount {
     MemoryBreakdown resident;       // weights, master, optimizer states, workspace, comm buffers
     MemoryBreakdown forward;        // end of the forward pass of the peak micro-batch
     MemoryBreakdown loss;           // worst moment of the loss (last stage; = forward elsewhere)
-    MemoryBreakdown backward_start; // head backward + first block backward (+ recompute)
+    MemoryBreakdown backward_head;  // the head's backward at its worst (last stage; = forward elsewhere)
+    MemoryBreakdown backward_start; // first block's backward (+ recompute), after the head's has freed its buffers
+    MemoryBreakdown backward_recompute; // every-k with the last block kept: the first recomputed block's
+                                        // backward (zero otherwise)
+    int64_t backward_recompute_layer = -1;  // that block (-1: no such moment)
     MemoryBreakdown backward_end;   // all gradients, other micro-batches still in flight
     // The next backward right after (GPipe, or 1F1B with m <= in flight):
     // all gradients exist and the head's backward runs again. Zero when the
@@ -52,6 +56,13 @@ struct StepAccount {
     double final_norm_saved = 0;
     double loss_peak = 0;         // the current micro-batch's loss, at its worst (includes its logits)
     double loss_backward_peak = 0;// the current micro-batch's head backward, at its worst
+    int64_t head_gradients = 0;   // LM head's weight gradient, allocated by the head's backward (0 when it
+                                  // is frozen, when gradients already exist, or under ZeRO-2/3)
+    // Gradients not yet allocated at the worst moment of the stage's last
+    // block backward (one micro-batch per step, gradients not kept between
+    // steps): that block's own, but its MLP output projection's (computed
+    // first), and on the first stage the untied embedding's (computed last).
+    int64_t late_gradients = 0;
 };
 
 // The embedding, final-norm, logits and loss buffers alive with
@@ -66,7 +77,7 @@ StepAccount accountStep(const Scenario& scenario, const StepInputs& inputs, int6
 // activations in flight (fractions for partial passes and chunks).
 int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive);
 
-// The worst of the account's moments (backward_next counts as Backward).
+// The worst of the account's moments (every backward_* counts as Backward).
 struct StagePeak {
     Phase phase;
     const MemoryBreakdown* breakdown;

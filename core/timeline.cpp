@@ -140,6 +140,13 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
         if (head_chunk) heads_saved = std::max(0.0, heads_saved - 1.0);  // this micro-batch's head runs backward now
         const double alive = static_cast<double>(chunks_alive) / vd;
         const double grads_before = grads;
+        // The head's backward, before the first block's (as in accountStep),
+        // half-way there: the blocks keep their places on the time axis.
+        if (head_chunk) {
+            sample(Phase::Backward, pass.microbatch, -1, alive * micro_act, alive,
+                   endsBytes(acc, alive, heads_saved, EndsMoment::HeadBackward), comm_backward);
+            tl.samples.back().time = time + 1;
+        }
         for (int64_t k = chunk_blocks - 1; k >= 0; --k) {
             time += acc.recompute_block > 0 ? 3 : 2;
             const bool first_block = k == chunk_blocks - 1;
@@ -152,12 +159,28 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
             // persistent buffer anyway).
             grads = std::max(grads_before, std::min(1.0, static_cast<double>(backward_chunks_done) + done));
             const double saved = (static_cast<double>(chunks_alive - 1) + left) / vd;
-            const double activations = saved * micro_act + acc.recompute_block + acc.backward_working;
-            const int64_t ends = first_block && head_chunk
-                                     ? endsBytes(acc, alive, heads_saved, EndsMoment::HeadBackward)
-                                     : endsBytes(acc, saved, heads_saved, EndsMoment::Between);
+            const int64_t layer = first_layer + k;
+            const bool recomputed = s.training.checkpointing == Checkpointing::Full ||
+                                    (s.training.checkpointing == Checkpointing::EveryK &&
+                                     layer % std::max<int64_t>(s.training.checkpoint_every, 1) == 0);
+            const double activations = saved * micro_act + (recomputed ? acc.recompute_block : 0.0) + acc.backward_working;
+            const int64_t ends = endsBytes(acc, saved, heads_saved, EndsMoment::Between);
             sample(Phase::Backward, pass.microbatch, first_layer + k, activations, saved, ends,
                    comm_backward);
+            MemoryBreakdown& b = tl.samples.back().bytes;
+            if (acc.late_gradients > 0 && grads_before == 0.0 && chunk_blocks > 1) {
+                // As accountStep: the head's gradient at the first block, all
+                // but the late ones at the last, linear in between.
+                const double head = static_cast<double>(acc.head_gradients);
+                const double ramp = static_cast<double>(chunk_blocks - 1 - k) / static_cast<double>(chunk_blocks - 1);
+                b[Component::Gradients] =
+                    roundBytes(head + (static_cast<double>(grads_full - acc.late_gradients) - head) * ramp);
+            } else if (head_chunk && grads == 0.0) {  // the LM head's gradient, allocated by the head's backward
+                b[Component::Gradients] += acc.head_gradients;
+            }
+            // every-k: the first recomputed block's backward is one of the
+            // account's moments; its sample is that moment.
+            if (layer == acc.backward_recompute_layer && backward_chunks_done == 0) b = acc.backward_recompute;
         }
         --chunks_alive;
         ++backward_chunks_done;

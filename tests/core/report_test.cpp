@@ -126,7 +126,7 @@ TEST(EstimateJson, HoldsEveryRequiredKeyWithIntegerBytes) {
             EXPECT_TRUE(doc["parameters"][key].is_number_integer()) << key;
         for (const char* key : {"weights", "gradients", "optimizer_states", "master_weights"})
             EXPECT_TRUE(doc["model_states"][key].is_number_integer()) << key;
-        for (const char* key : {"allocated_bytes", "reserved_bytes", "device_bytes", "stage"})
+        for (const char* key : {"allocated_bytes", "exact_allocated_bytes", "reserved_bytes", "device_bytes", "stage"})
             EXPECT_TRUE(doc["peak"][key].is_number_integer()) << key;
         EXPECT_TRUE(doc["peak"]["phase"].is_string());
         for (const char* key : {"host_bytes", "capacity_bytes", "headroom_bytes", "effective_batch", "total_gpus"})

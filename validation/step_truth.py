@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Whole-step CPU ground truth for trainmem's allocated peak.
+
+Every case of validation/step_cases.json is a trainmem scenario (a Hugging
+Face config.json for the model, scenario keys for training). This script
+builds the model with validation/hf_blocks.py (the same blocks, and the same
+config.json keys, as the activation truth validation/saved_tensors.py), trains
+it on the CPU one real step at a time -- a warm-up step, then measured steps:
+forward, loss, backward, optimizer step, zero_grad -- under PyTorch's
+profiler with profile_memory=True, and writes the peak of live bytes and the
+phase it happened in.
+
+The live-bytes curve is the running sum, in time order, of the profiler's
+`[memory]` events (kineto results; each a signed byte count with a time
+stamp): every CPU allocation and free. Profiling starts before the model is
+built, so the curve is the absolute number of bytes the run holds: weights,
+gradients, optimizer states and master weights included, nothing before.
+Bytes are the bytes each tensor asked for (no allocator rounding).
+
+Output (--out, default validation/step_truth/step_truth.json): for every case
+its complete scenario and `measured`: `peak_bytes`, `peak_phase`
+("forward", "loss", "backward", "optimizer step"), per-phase maxima
+(`phase_peak_bytes`), `steps`. The C++ test tests/core/step_truth_test.cpp
+estimates each scenario through the scenario reader and holds
+Estimate.peak.exact_allocated_bytes within 2% of peak_bytes.
+
+Needs only PyTorch (Debian's python3-torch 1.13); downloads nothing.
+"""
+import argparse
+import copy
+import json
+import os
+import platform
+import sys
+import time
+
+import torch
+from torch.profiler import ProfilerActivity, profile, record_function
+from torch.utils.checkpoint import checkpoint
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from harness_plan import Unsupported, plan_scenario  # noqa: E402
+from harness_torch import autocast_context, build_training_optimizer, torch_dtype  # noqa: E402
+from hf_blocks import CausalLM, apply_lora  # noqa: E402
+
+CASES = os.path.join(HERE, "step_cases.json")
+PHASE_MARK = "trainmem-phase:"
+# Ops of the cross-entropy in hf_blocks' CausalLM.forward (ForCausalLMLoss):
+# a peak inside one of them is the loss's, not the forward's.
+LOSS_OPS = ("aten::cross_entropy_loss", "aten::log_softmax", "aten::_log_softmax", "aten::nll_loss_nd",
+            "aten::nll_loss", "aten::nll_loss_forward")
+
+
+def load_cases(path=CASES):
+    """The case file: shared models and training defaults, then one row per case.
+    A row names a model and the training keys it changes; the result is a
+    complete scenario, written out with the measurement."""
+    with open(path) as f:
+        doc = json.load(f)
+    cases = []
+    for row in doc["cases"]:
+        training = dict(doc["training_defaults"])
+        training.update(row.get("training", {}))
+        model = copy.deepcopy(doc["models"][row["model"]])
+        model.update(row.get("model_changes", {}))
+        scenario = {
+            "format": "trainmem-scenario", "version": 1, "name": row["name"],
+            "description": f"Whole-step CPU ground truth (validation/step_truth.py), model {row['model']}",
+            "model": model, "training": training, "parallelism": {}, "hardware": {"gpu": "H100-80GB"},
+        }
+        case = {"scenario": scenario}
+        if "cpu_differs" in row:
+            case["cpu_differs"] = row["cpu_differs"]
+        cases.append(case)
+    return cases
+
+
+def blocks_config(scenario):
+    """hf_blocks' CausalLM reads the config.json keys themselves; it also wants
+    the attention implementation, the q/k/v bias flag and LoRA's settings."""
+    c = dict(scenario["model"])
+    t = scenario["training"]
+    c["attention"] = t["attention"]
+    c["qkv_bias"] = bool(c.get("attention_bias", False))
+    if t["finetuning"] == "lora":
+        c["lora_rank"], c["lora_dropout"], c["lora_targets"] = t["lora_rank"], t["lora_dropout"], t["lora_targets"]
+    return c
+
+
+class CheckpointedBlock(torch.nn.Module):
+    """A block whose forward runs under torch.utils.checkpoint, as
+    CausalLM.forward(checkpointing=True) runs every block (reentrant, as
+    Hugging Face's gradient checkpointing did before use_reentrant=False)."""
+
+    def __init__(self, block):
+        super().__init__()
+        self.block = block
+
+    def forward(self, *args):
+        return checkpoint(self.block, *args, use_reentrant=True)
+
+
+def apply_checkpointing(model, training):
+    """none / full / every-k as trainmem defines them (core/step_account.cpp):
+    full checkpoints every block, every-k the blocks l with l % k == 0."""
+    policy = training["activation_checkpointing"]
+    if policy == "none":
+        return
+    if policy == "selective" and training["attention"] == "flash":
+        # Megatron's selective recomputation recomputes the attention core;
+        # a flash kernel keeps none of it anyway (trainmem: "with flash
+        # nothing is left to drop"), so the run checkpoints nothing.
+        return
+    if policy not in ("full", "every-k"):
+        raise Unsupported(f"training.activation_checkpointing: {policy!r} with {training['attention']!r} "
+                          f"attention is not run by this script")
+    k = training.get("checkpoint_every", 1) if policy == "every-k" else 1
+    for i, block in enumerate(model.layers):
+        if i % k == 0:
+            model.layers[i] = CheckpointedBlock(block)
+    if training["finetuning"] != "full":
+        model.input_requires_grad = True  # PEFT's enable_input_require_grads
+
+
+def build(scenario):
+    # The recipe, the optimizer and the master-weight wrapper are those of the
+    # GPU harness (harness_plan.py, harness_torch.py); checkpointing is applied
+    # block by block here, so the plan is asked without it.
+    for_plan = copy.deepcopy(scenario)
+    for_plan["training"]["activation_checkpointing"] = "none"
+    plan = plan_scenario(for_plan, scenario["name"])
+    torch.manual_seed(0)
+    c = blocks_config(scenario)
+    model = CausalLM(c)
+    if plan.recipe.weights != "fp32":
+        model = model.to(torch_dtype(plan.recipe.weights))
+    if plan.lora_rank:
+        apply_lora(model, c)
+        if plan.recipe.autocast:
+            # trainmem keeps a frozen base in the compute dtype (core/stage_parameters.cpp:
+            # "a frozen base in 16-bit"); the adapters train in fp32 under autocast.
+            with torch.no_grad():
+                for p in model.parameters():
+                    if not p.requires_grad:
+                        p.data = p.data.to(torch_dtype(plan.recipe.autocast))
+    apply_checkpointing(model, scenario["training"])
+    model.train()
+    optimizer = build_training_optimizer(plan, model)
+    return plan, model, optimizer
+
+
+def train_step(plan, model, optimizer, batches):
+    """One optimizer step: per micro-batch forward + loss (hf_blocks' CausalLM
+    returns ForCausalLMLoss's loss) and backward; then step and zero_grad."""
+    for input_ids in batches:
+        with record_function(PHASE_MARK + "forward"):
+            with autocast_context(plan, "cpu"):
+                loss = model(input_ids, input_ids, False) / len(batches)
+        with record_function(PHASE_MARK + "backward"):
+            optimizer.backward(loss)
+            del loss
+    with record_function(PHASE_MARK + "optimizer step"):
+        optimizer.step()
+    with record_function(PHASE_MARK + "zero_grad"):
+        optimizer.zero_grad()
+
+
+def live_curve(events):
+    """(time, live bytes) after every [memory] event, in time order."""
+    mem = sorted((e.start_us(), i, e.nbytes()) for i, e in enumerate(events) if e.name() == "[memory]")
+    live, curve = 0, []
+    for t, _, n in mem:
+        live += n
+        curve.append((t, live))
+    return curve
+
+
+def measure(scenario, measured_steps=1):
+    t = scenario["training"]
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        plan, model, optimizer = build(scenario)
+        g = torch.Generator().manual_seed(0)
+        vocab = scenario["model"].get("vocab_size")
+        batches = [torch.randint(0, vocab, (t["micro_batch_size"], t["sequence_length"]), generator=g)
+                   for _ in range(t["gradient_accumulation_steps"])]
+        with record_function("trainmem-warmup"):
+            train_step(plan, model, optimizer, batches)
+        with record_function("trainmem-measured"):
+            for _ in range(measured_steps):
+                train_step(plan, model, optimizer, batches)
+    events = prof.profiler.kineto_results.events()
+    curve = live_curve(events)
+    spans = [(e.start_us(), e.start_us() + e.duration_us(), e.name()) for e in events]
+    window = next((a, z) for a, z, n in spans if n == "trainmem-measured")
+    phases = [(a, z, n[len(PHASE_MARK):]) for a, z, n in spans
+              if n.startswith(PHASE_MARK) and window[0] <= a <= window[1]]
+    loss_ops = [(a, z) for a, z, n in spans if n in LOSS_OPS and window[0] <= a <= window[1]]
+    peak, peak_time = -1, None
+    for time_us, live in curve:
+        if window[0] <= time_us <= window[1] and live > peak:
+            peak, peak_time = live, time_us
+    per_phase = {}
+    peak_phase = None
+    for a, z, name in phases:
+        m = max((live for time_us, live in curve if a <= time_us <= z), default=0)
+        per_phase[name] = max(per_phase.get(name, 0), m)
+        if a <= peak_time <= z:
+            peak_phase = name
+    if peak_phase == "forward" and any(a <= peak_time <= z for a, z in loss_ops):
+        peak_phase = "loss"
+    # The ops running at the peak, outermost first: says what the peak is, and
+    # shows when it falls inside a CPU stand-in (FlashAttentionBackward).
+    enclosing = sorted(((z - a, n) for a, z, n in spans
+                        if a <= peak_time <= z and n != "[memory]" and not n.startswith("trainmem")
+                        and window[0] <= a),
+                       key=lambda x: -x[0])
+    peak_ops = []
+    for _, n in enclosing:
+        if n not in peak_ops:
+            peak_ops.append(n)
+    return {"peak_bytes": peak, "peak_phase": peak_phase, "peak_ops": peak_ops[:6],
+            "phase_peak_bytes": per_phase, "steps": measured_steps,
+            "parameter_bytes": sum(p.numel() * p.element_size() for p in model.parameters())}
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", default=CASES)
+    parser.add_argument("--out", default=os.path.join(HERE, "step_truth", "step_truth.json"))
+    parser.add_argument("--only", help="run the cases whose name contains this")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    started = time.time()
+    results = []
+    for case in load_cases(args.cases):
+        scenario = case["scenario"]
+        if args.only and args.only not in scenario["name"]:
+            continue
+        t0 = time.time()
+        m = measure(scenario)
+        results.append({**case, "measured": m})
+        print(f"{scenario['name']:48s} {m['peak_bytes']:>10d} {m['peak_phase']:14s} {time.time() - t0:5.1f} s",
+              flush=True)
+    doc = {
+        "generator": "validation/step_truth.py",
+        "torch": torch.__version__,
+        "machine": f"{platform.machine()} {cpu_model()}, Python {platform.python_version()}, "
+                   f"{torch.get_num_threads()} intra-op thread",
+        "method": "torch.profiler (CPU, profile_memory=True): running sum of the [memory] events of one measured "
+                  "step after a warm-up step, from before the model was built; requested bytes",
+        "cases": results,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print(f"step_truth.py: {len(results)} cases in {time.time() - started:.1f} s -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
