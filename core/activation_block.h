@@ -148,8 +148,9 @@ private:
         streamInput(a.fused_qkv ? "qkv projection" : "q_proj / k_proj / v_proj", "input (norm output)",
                     kQ | kK | kV, a.fused_qkv ? 1 : 0, n, T);
         if (a.qk_norm) {
-            norm("q_norm", q, T * a.heads, false);
-            norm("k_norm", kv, T * a.kv_heads, false);
+            // Per head: one rstd per token and head; over the projection: per token.
+            norm("q_norm", q, a.qk_norm_per_head ? T * a.heads : T, false);
+            norm("k_norm", kv, a.qk_norm_per_head ? T * a.kv_heads : T, false);
         }
         if (a.flash) {
             flashCore(q, kv, T * a.kv_heads * a.v_head_dim, out);

@@ -37,6 +37,7 @@ struct ActivationShape {
     NormKind norm = NormKind::RMSNorm;
     int64_t norms_per_block = 2;
     bool qk_norm = false;
+    bool qk_norm_per_head = true;  // RMSNorm(head_dim) per head (Qwen3), else over the projection (OLMo 2)
     MlpKind mlp = MlpKind::Gated;
     ActivationFn act = ActivationFn::Fused;
 

@@ -91,7 +91,7 @@ std::string knownTypes() {
 
 class ModelImporter {
 public:
-    ModelImporter(const json& config, std::string type, const FamilyDefaults& d, bool known)
+    ModelImporter(const json& config, std::string type, const FamilySpec& d, bool known)
         : r_(config), type_(std::move(type)), d_(d), known_(known) {}
 
     Expected<ImportedModel> run() {
@@ -119,7 +119,7 @@ private:
     // it is unusual), or that an unknown model_type must state.
     int64_t size(ModelField f, int64_t fallback) {
         const std::string_view k = key(f);
-        if (const std::optional<int64_t> alias = gpt2Alias(f)) return *alias;
+        if (const std::optional<int64_t> alias = attributeMapAlias(f)) return *alias;
         if (r_.present(k)) return r_.integer(k, 0);
         if (fallback <= 0 || !known_) {
             r_.fail(k, "required");
@@ -135,8 +135,8 @@ private:
     // n_head and n_positions; set after __init__, they win when both are
     // given (PretrainedConfig.__init__ sets the remaining kwargs last).
     // intermediate_size for n_inner is this importer's convenience.
-    std::optional<int64_t> gpt2Alias(ModelField f) {
-        if (type_ != "gpt2") return std::nullopt;
+    std::optional<int64_t> attributeMapAlias(ModelField f) {
+        if (!d_.attribute_map_aliases) return std::nullopt;
         const std::string_view alias = configKey("llama", f);
         if (alias == key(f) || !r_.present(alias)) return std::nullopt;
         return r_.integer(alias, 0);
@@ -158,10 +158,10 @@ private:
         m.num_layers = size(ModelField::NumLayers, d_.num_layers);
         m.num_heads = size(ModelField::NumHeads, d_.num_heads);
         m.vocab_size = size(ModelField::Vocab, d_.vocab_size);
-        if (type_ == "gpt2") {
+        if (d_.inner_defaults_to_4h) {
             // n_inner None means 4 * n_embd (GPT2MLP in modeling_gpt2.py).
             const std::string_view k = key(ModelField::Intermediate);
-            const std::optional<int64_t> alias = gpt2Alias(ModelField::Intermediate);
+            const std::optional<int64_t> alias = attributeMapAlias(ModelField::Intermediate);
             m.ffn_hidden_size = alias ? *alias : r_.present(k) ? r_.integer(k, 0) : 4 * m.hidden_size;
         } else {
             m.ffn_hidden_size = size(ModelField::Intermediate, d_.intermediate_size);
@@ -172,7 +172,7 @@ private:
         else
             m.num_kv_heads = r_.integer(kv, d_.num_kv_heads);
         const std::string_view mp = key(ModelField::MaxPositions);
-        const std::optional<int64_t> mp_alias = gpt2Alias(ModelField::MaxPositions);
+        const std::optional<int64_t> mp_alias = attributeMapAlias(ModelField::MaxPositions);
         m.max_position_embeddings = mp_alias ? *mp_alias : r_.integer(mp, d_.max_positions);
         const std::string_view hd = key(ModelField::HeadDim);
         if (r_.present(hd)) {
@@ -195,7 +195,6 @@ private:
     // a model differs from its family's convention.
     void readStructure() {
         ModelConfig& m = out_.model;
-        const bool gpt2 = type_ == "gpt2";
         m.tied_embeddings = r_.boolean("tie_word_embeddings", d_.tie_word_embeddings);
         m.hidden_act = std::string(d_.hidden_act);
         for (std::string_view k : {d_.act_key, std::string_view("hidden_activation"), std::string_view("hidden_act")})
@@ -203,14 +202,14 @@ private:
                 m.hidden_act = *a;
                 break;
             }
-        m.mlp = gpt2 ? MlpKind::Plain : MlpKind::Gated;
+        m.mlp = d_.mlp;
         if (std::optional<std::string> t = r_.text("mlp_type")) {
             if (*t == "gated" || *t == "plain")
                 m.mlp = *t == "gated" ? MlpKind::Gated : MlpKind::Plain;
             else
                 r_.fail("mlp_type", "must be \"gated\" or \"plain\" (got \"" + *t + "\")");
         }
-        m.norm = gpt2 ? NormKind::LayerNorm : NormKind::RMSNorm;
+        m.norm = d_.norm;
         if (std::optional<std::string> t = r_.text("norm_type")) {
             if (*t == "rmsnorm" || *t == "layernorm")
                 m.norm = *t == "rmsnorm" ? NormKind::RMSNorm : NormKind::LayerNorm;
@@ -218,23 +217,23 @@ private:
                 r_.fail("norm_type", "must be \"rmsnorm\" or \"layernorm\" (got \"" + *t + "\")");
         }
         m.norms_per_block = r_.integer("norms_per_block", d_.norms_per_block);
-        m.qk_norm = r_.boolean("qk_norm", false);
-        m.learned_positions = r_.boolean("learned_position_embeddings", gpt2);
+        m.qk_norm = r_.boolean("qk_norm", d_.qk_norm);
+        m.learned_positions = r_.boolean("learned_position_embeddings", d_.learned_positions);
         m.attention_qkv_bias = d_.qkv_bias;
-        m.attention_output_bias = gpt2;
+        m.attention_output_bias = d_.output_bias;
         if (d_.reads_attention_bias && r_.present("attention_bias")) {
             m.attention_qkv_bias = r_.boolean("attention_bias", false);
             m.attention_output_bias = m.attention_qkv_bias;
         }
         m.attention_qkv_bias = r_.boolean("qkv_bias", m.attention_qkv_bias);
         m.attention_output_bias = r_.boolean("attention_output_bias", m.attention_output_bias);
-        m.mlp_bias = r_.boolean("mlp_bias", gpt2);
+        m.mlp_bias = r_.boolean("mlp_bias", d_.mlp_bias);
     }
 
     void readDropout() {
         ModelConfig& m = out_.model;
         // GPT2Config defaults every dropout to 0.1; the other families to 0.
-        const double fallback = type_ == "gpt2" ? 0.1 : 0.0;
+        const double fallback = d_.dropout;
         m.attention_dropout = r_.number(key(ModelField::AttentionDropout), fallback);
         const std::string_view resid = key(ModelField::HiddenDropout);
         m.hidden_dropout = r_.present(resid) ? r_.number(resid, fallback) : r_.number("hidden_dropout", fallback);
@@ -296,7 +295,7 @@ private:
         e.shared_experts = r_.isNull("n_shared_experts") ? 0 : r_.integer("n_shared_experts", shared_default);
         e.shared_expert_gate = r_.boolean("shared_expert_gate", d_.shared_expert_gate);
         // DeepSeek-V3 routes with a score-correction bias ("noaux_tc"); V2 can too.
-        bool score_bias = type_ == "deepseek_v3";
+        bool score_bias = d_.router_score_bias;
         if (std::optional<std::string> method = r_.text("topk_method")) score_bias = *method == "noaux_tc";
         e.router_score_bias = r_.boolean("router_score_bias", score_bias);
         e.capacity_factor = r_.number("capacity_factor", 0.0);
@@ -321,7 +320,7 @@ private:
 
     ConfigReader r_;
     std::string type_;
-    const FamilyDefaults& d_;
+    const FamilySpec& d_;
     bool known_;
     ImportedModel out_;
 };
@@ -338,8 +337,8 @@ Expected<ImportedModel> importHuggingFaceConfig(const json& config) {
                                              " (another model_type is read as a Llama-style decoder)"};
     if (!it->is_string()) return Error{"model.model_type", "must be a string (got " + it->dump() + ")"};
     const std::string type = it->get<std::string>();
-    const FamilyDefaults* known = familyDefaults(type);
-    ModelImporter importer(config, type, known ? *known : llamaStyleDefaults(), known != nullptr);
+    const FamilySpec* known = findFamily(type);
+    ModelImporter importer(config, type, known ? *known : llamaStyleFamily(), known != nullptr);
     return importer.run();
 }
 
