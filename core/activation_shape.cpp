@@ -53,7 +53,7 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
     const FamilySpec& family = familyOf(m.family);
     a.softmax_fp32 = family.softmax_fp32;
     a.fused_qkv = family.modules != ModuleNaming::Llama;
-    a.gemma_norm = family.gemma_norm;
+    a.norm_weight_fp32 = family.norm_weight_fp32;
     a.attn_softcap = family.attention_softcap;
     a.rope = family.rope && !m.learned_positions;
     a.additive_mask = family.additive_mask;
@@ -61,6 +61,7 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
     a.norms_per_block = std::max<int64_t>(m.norms_per_block, 2);
     a.qk_norm = m.qk_norm;
     a.qk_norm_per_head = family.qk_norm_span == QkNormSpan::PerHead;
+    a.post_norm = family.norm_placement == NormPlacement::Post;
     a.mlp = m.mlp;
     a.act = activationFn(m.hidden_act);
 

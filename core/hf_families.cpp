@@ -56,17 +56,30 @@ const FamilySpec kFamilies[] = {
     {.model_type = "qwen3_moe", .experts_key = "num_experts", .moe_layer_keys = MoeLayerKeys::Qwen,
      .vocab_size = 151936, .hidden_size = 2048, .intermediate_size = 6144, .num_layers = 24, .num_kv_heads = 4,
      .max_positions = 32768, .qk_norm = true, .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 768},
+    // Olmo2Config (transformers 4.47): vocab_size=50304, untied. Olmo2DecoderLayer
+    // norms the outputs of attention and MLP (post_attention_layernorm,
+    // post_feedforward_layernorm), not their inputs; Olmo2Attention's q_norm
+    // and k_norm are Olmo2RMSNorm(H * head_dim) and (KV * head_dim) over the
+    // whole projections; Olmo2RMSNorm multiplies by its weight in fp32.
+    {.model_type = "olmo2", .vocab_size = 50304, .norm_placement = NormPlacement::Post, .qk_norm = true,
+     .qk_norm_span = QkNormSpan::Projection, .norm_weight_fp32 = true},
+    // SmolLM3Config (transformers 4.53): tie_word_embeddings=True (the
+    // SmolLM3-3B config.json leaves the key out), GQA with 4 KV heads; every
+    // fourth layer skips the rotary embedding (no_rope_layers), which keeps
+    // nothing per block either way.
+    {.model_type = "smollm3", .vocab_size = 128256, .hidden_size = 2048, .num_layers = 36, .num_heads = 16,
+     .num_kv_heads = 4, .max_positions = 32768, .tie_word_embeddings = true, .writes_mlp_bias = true},
     // GemmaConfig: head_dim=256, tie_word_embeddings=True; GemmaRMSNorm
     // computes in fp32 and scales by (1 + weight).
     {.model_type = "gemma", .vocab_size = 256000, .hidden_size = 3072, .intermediate_size = 24576,
      .num_layers = 28, .num_heads = 16, .num_kv_heads = 16, .head_dim = 256, .max_positions = 8192,
-     .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .gemma_norm = true},
+     .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norm_weight_fp32 = true},
     // Gemma2Config: pre- and post-norms around attention and MLP (4 per
     // block), tanh soft-capping of attention logits and final logits.
     {.model_type = "gemma2", .act_key = "hidden_activation", .vocab_size = 256000, .hidden_size = 2304,
      .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
      .max_positions = 8192, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
-     .gemma_norm = true, .attention_softcap = true, .final_logit_softcap = true},
+     .norm_weight_fp32 = true, .attention_softcap = true, .final_logit_softcap = true},
     // Phi3Config: fused qkv_proj / gate_up_proj without biases.
     {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},

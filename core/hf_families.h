@@ -28,6 +28,12 @@ enum class MoeLayerKeys {
     Qwen,      // mlp_only_layers, decoder_sparse_step
 };
 
+// Where a block's two norms sit.
+enum class NormPlacement {
+    Pre,   // on the inputs of attention and MLP (Llama; Gemma-2 adds post-norms with norms_per_block 4)
+    Post,  // on the outputs of attention and MLP, before the residual add (OLMo 2)
+};
+
 // Where q/k normalisation applies (when the model has it).
 enum class QkNormSpan {
     PerHead,     // RMSNorm(head_dim) on every head: Qwen3, Gemma 3 (d weights each for q and k)
@@ -74,6 +80,7 @@ struct FamilySpec {
     MlpKind mlp = MlpKind::Gated;
     NormKind norm = NormKind::RMSNorm;
     int64_t norms_per_block = 2;        // Gemma-2/3: pre and post around attention and MLP (4)
+    NormPlacement norm_placement = NormPlacement::Pre;
     bool learned_positions = false;     // GPT-2's wpe
     bool qkv_bias = false;              // family convention (Qwen2: always; Qwen2-MoE: the qkv_bias key's default)
     bool output_bias = false;           // o_proj / c_proj bias by convention (GPT-2)
@@ -101,7 +108,7 @@ struct FamilySpec {
     bool softmax_fp32 = true;           // softmax(dtype=float32) then cast back (all but GPT-2)
     bool additive_mask = true;          // a 4-D additive causal mask (GPT-2 uses its bool buffer)
     bool rope = true;                   // rotary embedding (GPT-2: learned positions)
-    bool gemma_norm = false;            // GemmaRMSNorm keeps the fp32 normalised tensor
+    bool norm_weight_fp32 = false;      // the RMSNorm weight multiplies in fp32 (Gemma, OLMo 2): it keeps the fp32 normalised tensor
     bool attention_softcap = false;     // Gemma-2 tanh soft-capping of the attention logits
     bool final_logit_softcap = false;   // Gemma-2 tanh soft-capping of the logits
     bool writes_dropout_keys = false;   // the config carries resid_pdrop / embd_pdrop (GPT-2, Phi-3)

@@ -13,13 +13,15 @@ import saved_tensor_ledger as ledger
 from saved_tensor_ledger import autocast_fp32, dropout, layer_norm, mean_last_dim, op
 
 from hf_ops import (Conv1D, FlashAttention, GemmaRMSNorm, GPT2LayerNorm, LlamaRMSNorm,  # noqa: F401
-                    LoraLinear, activation, apply_rotary_pos_emb, repeat_kv, rotate_half)
+                    LoraLinear, Olmo2RMSNorm, activation, apply_rotary_pos_emb, repeat_kv, rotate_half)
 
 
 class LlamaAttention(nn.Module):
     """modeling_llama LlamaAttention + eager_attention_forward (also Mistral,
-    Qwen2 with q/k/v biases, Qwen3 with per-head q/k RMSNorm, Gemma, Gemma-2
-    with tanh soft-capping of the logits, Mixtral)."""
+    Qwen2 with q/k/v biases, Qwen3 with per-head q/k RMSNorm, OLMo 2 with
+    q/k RMSNorm over the whole projections (modeling_olmo2 Olmo2Attention,
+    transformers 4.47), Gemma, Gemma-2 with tanh soft-capping of the logits,
+    Mixtral)."""
 
     def __init__(self, c):
         super().__init__()
@@ -40,13 +42,27 @@ class LlamaAttention(nn.Module):
         if self.qk_norm:
             self.q_norm = LlamaRMSNorm(d)
             self.k_norm = LlamaRMSNorm(d)
+        self.qk_norm_projection = c["model_type"] == "olmo2"
+        if self.qk_norm_projection:
+            self.q_norm = Olmo2RMSNorm(nh * d)
+            self.k_norm = Olmo2RMSNorm(kv * d)
 
     def forward(self, x, cos, sin, mask):
         b, s, _ = x.shape
-        with op("q_proj"):
-            q = self.q_proj(x).view(b, s, -1, self.d)
-        with op("k_proj"):
-            k = self.k_proj(x).view(b, s, -1, self.d)
+        if self.qk_norm_projection:
+            with op("q_proj"):
+                q = self.q_proj(x)
+            with op("q_norm"):
+                q = self.q_norm(q).view(b, s, -1, self.d)
+            with op("k_proj"):
+                k = self.k_proj(x)
+            with op("k_norm"):
+                k = self.k_norm(k).view(b, s, -1, self.d)
+        else:
+            with op("q_proj"):
+                q = self.q_proj(x).view(b, s, -1, self.d)
+            with op("k_proj"):
+                k = self.k_proj(x).view(b, s, -1, self.d)
         if self.qk_norm:
             with op("q_norm"):
                 q = self.q_norm(q)
@@ -290,17 +306,23 @@ class DeepseekV3MoE(nn.Module):
 
 class LlamaBlock(nn.Module):
     """LlamaDecoderLayer; Gemma2DecoderLayer adds norms on the outputs of
-    attention and MLP (post_attention / pre_feedforward / post_feedforward)."""
+    attention and MLP (post_attention / pre_feedforward / post_feedforward);
+    Olmo2DecoderLayer has only the norms on the outputs."""
 
     def __init__(self, c, index):
         super().__init__()
         h = c["hidden_size"]
         norm = GemmaRMSNorm if c["model_type"] in ("gemma", "gemma2") else LlamaRMSNorm
         self.sandwich = c["model_type"] == "gemma2"
-        self.input_layernorm = norm(h)
+        self.post_norm = c["model_type"] == "olmo2"
+        if self.post_norm:
+            norm = Olmo2RMSNorm
+        else:
+            self.input_layernorm = norm(h)
         self.post_attention_layernorm = norm(h)
         if self.sandwich:
             self.pre_feedforward_layernorm = norm(h)
+        if self.sandwich or self.post_norm:
             self.post_feedforward_layernorm = norm(h)
         deepseek = c["model_type"] == "deepseek_v3"
         self.self_attn = DeepseekV3Attention(c) if deepseek else LlamaAttention(c)
@@ -316,6 +338,16 @@ class LlamaBlock(nn.Module):
 
     def forward(self, x, cos, sin, mask):
         residual = x
+        if self.post_norm:
+            x = self.self_attn(x, cos, sin, mask)
+            with op("post_attention_layernorm"):
+                x = self.post_attention_layernorm(x)
+            x = residual + x
+            residual = x
+            x = self.mlp(x)
+            with op("post_feedforward_layernorm"):
+                x = self.post_feedforward_layernorm(x)
+            return residual + x
         with op("input_layernorm"):
             x = self.input_layernorm(x)
         x = self.self_attn(x, cos, sin, mask)
@@ -422,7 +454,8 @@ class CausalLM(nn.Module):
             h, n_layers, V = c["hidden_size"], c["num_hidden_layers"], c["vocab_size"]
             self.embed_tokens = nn.Embedding(V, h)
             self.layers = nn.ModuleList([LlamaBlock(c, i) for i in range(n_layers)])
-            self.norm = (GemmaRMSNorm if c["model_type"] in ("gemma", "gemma2") else LlamaRMSNorm)(h)
+            final_norm = {"gemma": GemmaRMSNorm, "gemma2": GemmaRMSNorm, "olmo2": Olmo2RMSNorm}
+            self.norm = final_norm.get(c["model_type"], LlamaRMSNorm)(h)
             self.lm_head = nn.Linear(h, V, bias=False)
             if c.get("tie_word_embeddings"):
                 self.lm_head.weight = self.embed_tokens.weight

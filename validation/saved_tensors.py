@@ -89,6 +89,8 @@ FAMILIES = {
                   intermediate_size=192, hidden_act="gelu_pytorch_tanh", tie_word_embeddings=True),
     "qwen3": dict(model_type="qwen3", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
                   intermediate_size=160, hidden_act="silu", tie_word_embeddings=True),
+    "olmo2": dict(model_type="olmo2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                  intermediate_size=160, hidden_act="silu", tie_word_embeddings=False),
     "gemma2": dict(model_type="gemma2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
                    intermediate_size=128, hidden_act="gelu_pytorch_tanh", attn_logit_softcapping=50.0,
                    final_logit_softcapping=30.0, query_pre_attn_scalar=16, tie_word_embeddings=True),
