@@ -74,9 +74,22 @@ private:
             fail(key, "must be an integer below 2^63 (got " + v.dump() + ")");
             return 0;
         }
-        if (v.is_number_integer()) return v.get<int64_t>();
-        fail(key, "must be an integer (got " + v.dump() + ")");
-        return 0;
+        if (!v.is_number_integer()) {
+            fail(key, "must be an integer (got " + v.dump() + ")");
+            return 0;
+        }
+        // Refused here, under the key the user wrote, before any arithmetic
+        // or loop of the importer can use it (validate() checks the rest).
+        const int64_t i = v.get<int64_t>();
+        if (i > kMaxModelSize) {
+            fail(key, "must be at most " + std::to_string(kMaxModelSize) + " (got " + std::to_string(i) + ")");
+            return 0;
+        }
+        if (i < -kMaxModelSize) {
+            fail(key, "must be zero or a positive integer (got " + std::to_string(i) + ")");
+            return 0;
+        }
+        return i;
     }
 
     const json& c_;
@@ -273,10 +286,27 @@ private:
     void readMoe() {
         ModelConfig& m = out_.model;
         const std::string_view ek = expertsKey();
-        if (ek.empty() || r_.isNull(ek)) return;  // dense (DeepSeek: n_routed_experts null)
+        if (ek.empty()) return;
+        const bool defining = d_.num_experts > 0;  // the family is a mixture of experts
+        if (r_.isNull(ek)) {
+            // DeepSeek: n_routed_experts null builds dense MLPs; elsewhere the
+            // modeling code cannot build the block.
+            if (defining && !d_.experts_null_is_dense)
+                r_.fail(ek, "must be a positive integer: every " + type_ +
+                                " mixture-of-experts layer has this many experts (got null)");
+            return;
+        }
         MoeConfig e;
         e.num_experts = r_.present(ek) ? r_.integer(ek, 0) : size(ModelField::NumExperts, d_.num_experts);
-        if (e.num_experts == 0) return;  // Qwen2-MoE with num_experts 0 builds dense MLPs
+        if (e.num_experts == 0) {
+            // Qwen2-MoE / Qwen3-MoE build dense MLPs when num_experts is 0
+            // (their decoder layers test num_experts > 0); Mixtral's block
+            // cannot route to no expert.
+            if (defining && !d_.zero_experts_is_dense)
+                r_.fail(ek, "must be a positive integer: every " + type_ +
+                                " mixture-of-experts layer has this many experts (got 0)");
+            return;
+        }
         const std::string_view top = key(ModelField::ExpertsPerToken);
         if (r_.present(top))
             e.experts_per_token = r_.integer(top, 0);
@@ -304,6 +334,8 @@ private:
     }
 
     void readMoeLayers(MoeConfig& e) {
+        // The layer count is within limits before any walk over the layers.
+        if (r_.failed() || out_.model.num_layers <= 0) return;
         MoeLayerSelection sel;
         sel.first_k_dense_replace = r_.integer("first_k_dense_replace", d_.first_dense_layers);
         sel.moe_layer_freq = r_.integer("moe_layer_freq", 1);

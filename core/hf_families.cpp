@@ -1,5 +1,6 @@
 #include "core/hf_families.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/hf_config.h"
@@ -45,7 +46,7 @@ const FamilySpec kFamilies[] = {
      .qkv_bias_key = true, .vocab_size = 151936, .hidden_size = 2048, .intermediate_size = 5632, .num_layers = 24,
      .num_heads = 16, .num_kv_heads = 16, .max_positions = 32768, .qkv_bias = true, .reads_attention_bias = false,
      .num_experts = 60, .experts_per_token = 4, .moe_intermediate = 1408, .shared_intermediate = 5632,
-     .shared_expert_gate = true},
+     .shared_expert_gate = true, .zero_experts_is_dense = true},
     // Qwen3Config (transformers 4.51): head_dim=128, attention_bias=False;
     // Qwen3Attention adds q_norm / k_norm = Qwen3RMSNorm(head_dim) on every head.
     {.model_type = "qwen3", .vocab_size = 151936, .intermediate_size = 22016, .num_kv_heads = 32, .head_dim = 128,
@@ -55,7 +56,8 @@ const FamilySpec kFamilies[] = {
     // experts are Qwen3MoeMLP (gate_proj / up_proj / down_proj); per-head q/k norms.
     {.model_type = "qwen3_moe", .experts_key = "num_experts", .moe_layer_keys = MoeLayerKeys::Qwen,
      .vocab_size = 151936, .hidden_size = 2048, .intermediate_size = 6144, .num_layers = 24, .num_kv_heads = 4,
-     .max_positions = 32768, .qk_norm = true, .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 768},
+     .max_positions = 32768, .qk_norm = true, .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 768,
+     .zero_experts_is_dense = true},
     // Olmo2Config (transformers 4.47): vocab_size=50304, untied. Olmo2DecoderLayer
     // norms the outputs of attention and MLP (post_attention_layernorm,
     // post_feedforward_layernorm), not their inputs; Olmo2Attention's q_norm
@@ -160,11 +162,11 @@ MoeLayerFit fitMoeLayers(int64_t L, const MoeLayerSelection& k) {
         // Qwen2-MoE's rule: layers step-1, 2*step-1, ...
         return {{step - 1 > L ? L : step - 1, step}, true};
     }
+    std::vector<int64_t> dense_layers = k.mlp_only_layers;  // sorted: each test is a binary search
+    std::sort(dense_layers.begin(), dense_layers.end());
     auto isMoe = [&](int64_t i) {
         if (i < fkd || i % f1 != 0 || (i + 1) % step != 0) return false;
-        for (int64_t d : k.mlp_only_layers)
-            if (d == i) return false;
-        return true;
+        return !std::binary_search(dense_layers.begin(), dense_layers.end(), i);
     };
     std::vector<int64_t> moe;
     for (int64_t i = 0; i < L; ++i)

@@ -101,6 +101,7 @@ struct FamilySpec {
     bool shared_expert_gate = false;
     bool router_score_bias = false;     // DeepSeek-V3 e_score_correction_bias
     bool experts_null_is_dense = false; // DeepSeek: n_routed_experts null = a dense model
+    bool zero_experts_is_dense = false; // Qwen-MoE: num_experts 0 = a dense model (num_experts > 0 test)
     bool expert_w123 = false;           // Mixtral names expert matrices w1 (gate), w3 (up), w2 (down)
     bool fp32_router = false;           // DeepSeek: router on an fp32 copy of its input, fp32 routing weights
 

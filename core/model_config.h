@@ -38,6 +38,11 @@ struct MlaConfig {
     bool operator==(const MlaConfig&) const = default;
 };
 
+// The largest value any size, count or index of a model may have. No public
+// model comes near it; it keeps every product of two sizes (and the parameter
+// total validate() checks) far inside int64_t.
+inline constexpr int64_t kMaxModelSize = int64_t{1} << 24;
+
 struct ModelConfig {
     std::string name;                  // display name, e.g. "Llama-3.1-8B"
     std::string family;                // HF model_type; its traits are its row in hf_families.h (unknown: Llama-style)
