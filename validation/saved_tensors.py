@@ -28,13 +28,22 @@ what the estimator models, and says so (see validation/README.md):
     flash_attn's FlashAttnFunc saves (q, k, v, out, fp32 logsumexp, rng state)
     and recomputes attention in backward.
 
-Needs only PyTorch (Debian's python3-torch 1.13 works); downloads nothing.
+Every case's model is the one trainmem's importer makes of its config.json:
+the script runs `trainmem-cli estimate --model-config <case config.json>
+--format json` (--cli, default build/app/trainmem-cli) and builds its blocks
+from the "model" object (validation/hf_blocks.py), so that the importer, the
+C++ ground-truth test and these blocks cannot drift apart.
+
+Needs only PyTorch (Debian's python3-torch 1.13 works) and the built CLI;
+downloads nothing.
 """
 import argparse
 import json
 import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -182,14 +191,37 @@ def grid():
     return cases
 
 
-def measure(case):
+def imported_model(cli, config):
+    """The model trainmem's importer makes of `config` (a config.json dict)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(config, f)
+        path = f.name
+    try:
+        run = subprocess.run([cli, "estimate", "--model-config", path, "--format", "json"],
+                             capture_output=True, text=True, check=False)
+    finally:
+        os.unlink(path)
+    if run.returncode != 0:
+        raise RuntimeError(f"{cli} could not import {config}: {run.stderr.strip()}")
+    doc = json.loads(run.stdout)
+    if doc["warnings"]:
+        raise RuntimeError(f"importing {config} warned: {doc['warnings']}")
+    return doc["model"]
+
+
+def measure(case, cli):
     record = ledger.begin()
     torch.manual_seed(0)
-    c = case["c"]
+    c = dict(imported_model(cli, case["model"]))
+    c["attention"] = case["training"]["attention"]
+    c["config"] = case["model"]
+    for key in ("lora_rank", "lora_dropout", "lora_targets"):
+        if key in case["training"]:
+            c[key] = case["training"][key]
     model = CausalLM(c)
     if case["dtype"] == "bf16":
         model = model.to(torch.bfloat16)
-    if "lora_rank" in c:
+    if case["training"]["finetuning"] == "lora":
         apply_lora(model, c)
     model.train()
     record.exclude_module(model)
@@ -210,12 +242,14 @@ def main(argv=None):
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(here, "activations", "saved_tensors.json"))
+    parser.add_argument("--cli", default=os.path.join(here, "..", "build", "app", "trainmem-cli"),
+                        help="trainmem-cli, whose importer turns each case's config.json into the model")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     started = time.time()
     results = []
     for case in grid():
-        m = measure(case)
+        m = measure(case, args.cli)
         results.append({
             "name": case["name"],
             "model": case["model"],
