@@ -82,6 +82,15 @@ const FamilySpec kFamilies[] = {
      .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
      .max_positions = 8192, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
      .norm_weight_fp32 = true, .attention_softcap = true, .final_logit_softcap = true},
+    // Gemma3TextConfig (transformers 4.50), the text model of Gemma 3 (the 1B
+    // checkpoint is text-only): Gemma-2's four norms per block plus per-head
+    // q_norm / k_norm (Gemma3RMSNorm(head_dim)); attn_logit_softcapping and
+    // final_logit_softcapping default to None, so nothing is soft-capped; five
+    // sliding-window layers per global one, which keep the same tensors.
+    {.model_type = "gemma3_text", .act_key = "hidden_activation", .vocab_size = 262208, .hidden_size = 2304,
+     .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
+     .max_positions = 131072, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
+     .qk_norm = true, .norm_weight_fp32 = true},
     // Phi3Config: fused qkv_proj / gate_up_proj without biases.
     {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},

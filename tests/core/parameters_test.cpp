@@ -70,6 +70,11 @@ const PublishedCount kPublished[] = {
     {"qwen3-30b-a3b", 30'532'122'624},
     {"smollm3-3b", 3'075'098'624},
     {"olmo-2-7b", 7'298'617'344},
+    // Phi-4 (a Phi-3 architecture), Mistral Small 3 and Gemma 3 1B (tied):
+    // the Hub's safetensors / GGUF parameter totals.
+    {"phi-4", 14'659'507'200},
+    {"mistral-small-24b", 23'572'403'200},
+    {"gemma-3-1b", 999'885'952},
 };
 
 TEST(PublishedParameterCounts, EveryPresetMatchesTheCountOfTheModelItDescribes) {
