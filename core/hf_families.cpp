@@ -71,6 +71,10 @@ const FamilySpec kFamilies[] = {
     // nothing per block either way.
     {.model_type = "smollm3", .vocab_size = 128256, .hidden_size = 2048, .num_layers = 36, .num_heads = 16,
      .num_kv_heads = 4, .max_positions = 32768, .tie_word_embeddings = true, .writes_mlp_bias = true},
+    // GraniteConfig (transformers 4.45+): LlamaConfig's defaults and blocks;
+    // its embedding, attention, residual and logits multipliers scale by
+    // Python numbers, which keep no tensor.
+    {.model_type = "granite", .writes_mlp_bias = true},
     // GemmaConfig: head_dim=256, tie_word_embeddings=True; GemmaRMSNorm
     // computes in fp32 and scales by (1 + weight).
     {.model_type = "gemma", .vocab_size = 256000, .hidden_size = 3072, .intermediate_size = 24576,

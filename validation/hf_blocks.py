@@ -49,6 +49,7 @@ class LlamaAttention(nn.Module):
         self.o_proj = nn.Linear(nh * d, h, bias=c["attention_output_bias"])
         # Gemma-2 scales by query_pre_attn_scalar; the values do not change what is saved.
         self.scaling = c["config"].get("query_pre_attn_scalar", d) ** -0.5
+        self.scaling = c["config"].get("attention_multiplier", self.scaling)  # Granite
         self.dropout = c["attention_dropout"]
         self.flash = c["attention"] == "flash"
         self.softcap = c["config"].get("attn_logit_softcapping", 50.0) if c["attention_softcap"] else None
@@ -336,6 +337,8 @@ class LlamaBlock(nn.Module):
             self.pre_feedforward_layernorm = norm(h)
         if self.sandwich or self.post_norm:
             self.post_feedforward_layernorm = norm(h)
+        # GraniteDecoderLayer scales both branches by residual_multiplier (a Python float).
+        self.residual_multiplier = c["config"].get("residual_multiplier")
         self.self_attn = DeepseekV3Attention(c) if c["mla"] else LlamaAttention(c)
         moe = c["moe"]
         if moe and moe["moe_layers"][index]:
@@ -369,12 +372,15 @@ class LlamaBlock(nn.Module):
             with op("post_feedforward_layernorm"):
                 x = self.post_feedforward_layernorm(x)
             return residual + x
-        x = residual + x
+        x = residual + self.scale_residual(x)
         residual = x
         with op("post_attention_layernorm"):
             x = self.post_attention_layernorm(x)
         x = self.mlp(x)
-        return residual + x
+        return residual + self.scale_residual(x)
+
+    def scale_residual(self, x):
+        return x if self.residual_multiplier is None else x * self.residual_multiplier
 
 
 class GPT2Block(nn.Module):
@@ -488,6 +494,8 @@ class CausalLM(nn.Module):
                 x = dropout(x, self.c["embedding_dropout"])
             else:
                 x = self.embed_tokens(input_ids)
+                if "embedding_multiplier" in self.c["config"]:
+                    x = x * self.c["config"]["embedding_multiplier"]  # GraniteModel
                 if self.input_requires_grad:
                     x.requires_grad_(True)
                 if self.c["read_as"] in ("gemma", "gemma2"):  # GemmaModel scales by sqrt(hidden_size)
@@ -509,6 +517,9 @@ class CausalLM(nn.Module):
             x = self.norm(x)
         with op("lm_head"):
             logits = self.lm_head(x)
+        if "logits_scaling" in self.c["config"]:
+            with op("logits scaling"):
+                logits = logits / self.c["config"]["logits_scaling"]  # GraniteForCausalLM
         cap = self.c["config"].get("final_logit_softcapping", 30.0) if self.c["final_logit_softcap"] else None
         if cap:
             with op("final logit softcap"):

@@ -80,6 +80,9 @@ def hf_model_keys(c):
                   "topk_group", "routed_scaling_factor", "first_k_dense_replace"):
             out[k] = c[k]
         out["norm_topk_prob"] = True
+    if c["model_type"] == "granite":
+        for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
+            out[k] = c[k]
     if c["model_type"] == "mixtral":
         out["num_local_experts"] = c["num_local_experts"]
         out["num_experts_per_tok"] = c["num_experts_per_tok"]
@@ -100,6 +103,9 @@ FAMILIES = {
                   intermediate_size=160, hidden_act="silu", tie_word_embeddings=True),
     "olmo2": dict(model_type="olmo2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
                   intermediate_size=160, hidden_act="silu", tie_word_embeddings=False),
+    "granite": dict(model_type="granite", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                    intermediate_size=160, hidden_act="silu", embedding_multiplier=12.0, attention_multiplier=0.0625,
+                    residual_multiplier=0.22, logits_scaling=16.0, tie_word_embeddings=True),
     "gemma2": dict(model_type="gemma2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
                    intermediate_size=128, hidden_act="gelu_pytorch_tanh", attn_logit_softcapping=50.0,
                    final_logit_softcapping=30.0, query_pre_attn_scalar=16, tie_word_embeddings=True),

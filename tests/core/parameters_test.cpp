@@ -75,6 +75,8 @@ const PublishedCount kPublished[] = {
     {"phi-4", 14'659'507'200},
     {"mistral-small-24b", 23'572'403'200},
     {"gemma-3-1b", 999'885'952},
+    // Granite 3.3 8B (tied): the Hub's safetensors total.
+    {"granite-3.3-8b", 8'170'864'640},
 };
 
 TEST(PublishedParameterCounts, EveryPresetMatchesTheCountOfTheModelItDescribes) {
