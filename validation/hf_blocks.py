@@ -38,9 +38,11 @@ class LlamaAttention(nn.Module):
     transformers 4.47), Gemma, Gemma-2 with tanh soft-capping of the logits,
     Mixtral)."""
 
-    def __init__(self, c):
+    def __init__(self, c, index):
         super().__init__()
         h, nh, kv, d = c["hidden_size"], c["num_heads"], c["num_kv_heads"], c["head_dim"]
+        # SmolLM3Attention: no rotary embedding where no_rope_layers[layer] is 0 (NoPE).
+        self.use_rope = c["config"].get("no_rope_layers", [1] * (index + 1))[index] != 0
         bias = c["attention_qkv_bias"]
         self.nh, self.kv, self.d = nh, kv, d
         self.q_proj = nn.Linear(h, nh * d, bias=bias)
@@ -86,8 +88,9 @@ class LlamaAttention(nn.Module):
         q, k = q.transpose(1, 2), k.transpose(1, 2)
         with op("v_proj"):
             v = self.v_proj(x).view(b, s, -1, self.d).transpose(1, 2)
-        with op("rotary"):
-            q, k = apply_rotary_pos_emb(q, k, cos, sin)
+        if self.use_rope:
+            with op("rotary"):
+                q, k = apply_rotary_pos_emb(q, k, cos, sin)
         if self.flash:
             with op("flash attention"):
                 if torch.is_autocast_cpu_enabled():
@@ -143,7 +146,9 @@ class GatedMLP(nn.Module):
 
 
 class MixtralSparseMoeBlock(nn.Module):
-    """modeling_mixtral MixtralSparseMoeBlock: a loop over the experts."""
+    """modeling_mixtral MixtralSparseMoeBlock: a loop over the experts (also
+    modeling_qwen3_moe Qwen3MoeSparseMoeBlock with norm_topk_prob true, whose
+    experts are named gate_proj / up_proj / down_proj: the same ops)."""
 
     def __init__(self, c):
         super().__init__()
@@ -339,7 +344,7 @@ class LlamaBlock(nn.Module):
             self.post_feedforward_layernorm = norm(h)
         # GraniteDecoderLayer scales both branches by residual_multiplier (a Python float).
         self.residual_multiplier = c["config"].get("residual_multiplier")
-        self.self_attn = DeepseekV3Attention(c) if c["mla"] else LlamaAttention(c)
+        self.self_attn = DeepseekV3Attention(c) if c["mla"] else LlamaAttention(c, index)
         moe = c["moe"]
         if moe and moe["moe_layers"][index]:
             self.mlp = DeepseekV3MoE(c) if moe["router"] == "sigmoid_fp32" else MixtralSparseMoeBlock(c)

@@ -83,6 +83,13 @@ def hf_model_keys(c):
     if c["model_type"] == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             out[k] = c[k]
+    if c["model_type"] == "qwen3_moe":
+        for k in ("moe_intermediate_size", "num_experts", "num_experts_per_tok", "norm_topk_prob",
+                  "decoder_sparse_step", "mlp_only_layers"):
+            out[k] = c[k]
+    if c["model_type"] == "smollm3":
+        out["no_rope_layers"] = c["no_rope_layers"]
+        del out["tie_word_embeddings"]  # SmolLM3-3B's config.json leaves it out: tied by the class default
     if c["model_type"] == "mixtral":
         out["num_local_experts"] = c["num_local_experts"]
         out["num_experts_per_tok"] = c["num_experts_per_tok"]
@@ -106,6 +113,13 @@ FAMILIES = {
     "granite": dict(model_type="granite", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
                     intermediate_size=160, hidden_act="silu", embedding_multiplier=12.0, attention_multiplier=0.0625,
                     residual_multiplier=0.22, logits_scaling=16.0, tie_word_embeddings=True),
+    "qwen3_moe": dict(model_type="qwen3_moe", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                      head_dim=16, intermediate_size=160, moe_intermediate_size=48, num_experts=4,
+                      num_experts_per_tok=2, norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[],
+                      hidden_act="silu", tie_word_embeddings=False),
+    "smollm3": dict(model_type="smollm3", hidden_size=64, num_attention_heads=4, num_key_value_heads=1, head_dim=16,
+                    intermediate_size=160, hidden_act="silu", num_hidden_layers=3, no_rope_layers=[1, 1, 0],
+                    tie_word_embeddings=True),  # three layers: two share the rotary tables, one is NoPE
     "gemma2": dict(model_type="gemma2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
                    intermediate_size=128, hidden_act="gelu_pytorch_tanh", attn_logit_softcapping=50.0,
                    final_logit_softcapping=30.0, query_pre_attn_scalar=16, tie_word_embeddings=True),
@@ -132,7 +146,7 @@ def make_case(family, dtype, attention, ckpt, dropout_on=False, lora=None, batch
         p = 0.1 if dropout_on else 0.0
         c["attn_pdrop"] = c["resid_pdrop"] = c["embd_pdrop"] = p
     else:
-        c["num_hidden_layers"] = layers
+        c["num_hidden_layers"] = c.get("num_hidden_layers", layers)
         c["max_position_embeddings"] = 64
         c["attention_dropout"] = 0.1 if dropout_on else 0.0
     if lora:
