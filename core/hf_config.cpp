@@ -150,7 +150,8 @@ private:
     // intermediate_size for n_inner is this importer's convenience.
     std::optional<int64_t> attributeMapAlias(ModelField f) {
         if (!d_.attribute_map_aliases) return std::nullopt;
-        const std::string_view alias = configKey("llama", f);
+        // The generic names are the Llama-style row's (an unknown model_type's).
+        const std::string_view alias = configKey(llamaStyleFamily().model_type, f);
         if (alias == key(f) || !r_.present(alias)) return std::nullopt;
         return r_.integer(alias, 0);
     }
