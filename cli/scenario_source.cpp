@@ -1,8 +1,7 @@
 #include "cli/scenario_source.h"
 
 #include "core/hardware.h"
-#include "core/hf_config.h"
-#include "core/presets.h"
+#include "core/scenario_source.h"
 
 namespace trainmem::cli {
 
@@ -60,31 +59,13 @@ std::string settingsHelp() {
 }
 
 Expected<Scenario> scenarioFromArguments(const ArgumentList& args) {
-    const int sources = int(args.has("--preset")) + int(args.has("--model-config")) + int(args.has("--scenario"));
-    if (sources == 0) return Error{"", "no scenario: give --preset NAME, --model-config FILE or --scenario FILE"};
-    if (sources > 1) return Error{"", "give only one of --preset, --model-config and --scenario"};
-
-    Expected<Scenario> scenario = Error{};
-    if (auto name = args.value("--preset")) {
-        scenario = loadPreset(*name);
-    } else if (auto file = args.value("--model-config")) {
-        auto config = readJsonFile(*file);
-        if (!config) return config.error();
-        auto imported = importHuggingFaceConfig(*config);
-        if (!imported) {
-            Error e = imported.error();
-            e.message += " (in " + *file + ")";
-            return e;
-        }
-        Scenario s = scenarioForModel(imported->model);
-        s.warnings = imported->warnings;
-        scenario = std::move(s);
-    } else if (auto path = args.value("--scenario")) {
-        scenario = loadScenarioFile(*path);
-    }
-    if (!scenario) return scenario;
-    if (auto applied = applySettings(*scenario, args.values("--set")); !applied) return applied.error();
-    return scenario;
+    // The app reads the same flags into the same ScenarioSource (core/scenario_source.h).
+    ScenarioSource source;
+    for (const char* flag : {"--preset", "--model-config", "--scenario"})
+        if (auto value = args.value(flag))
+            if (Status st = source.set(flag, *value); !st) return st.error();
+    source.settings = args.values("--set");
+    return scenarioFromSource(source);
 }
 
 }  // namespace trainmem::cli

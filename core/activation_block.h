@@ -58,7 +58,7 @@ void normTensors(const ActivationShape& a, std::string_view op, int64_t n, int64
     else
         emit(op, "input upcast to fp32", n, 4.0);
     emit(op, "rstd (fp32)", rows, 4.0);
-    if (!a.frozen_base) emit(op, "normalised input (weight gradient)", n, a.gemma_norm ? 4.0 : input_bytes);
+    if (!a.frozen_base) emit(op, "normalised input (weight gradient)", n, a.norm_weight_fp32 ? 4.0 : input_bytes);
 }
 
 template <class Visit>
@@ -143,13 +143,16 @@ private:
         const int64_t q = T * a.heads * a.head_dim;
         const int64_t kv = T * a.kv_heads * a.head_dim;
         const int64_t out = T * a.heads * a.v_head_dim;
-        norm("input_layernorm", n, rows());
+        if (!a.post_norm) norm("input_layernorm", n, rows());
 
-        streamInput(a.fused_qkv ? "qkv projection" : "q_proj / k_proj / v_proj", "input (norm output)",
-                    kQ | kK | kV, a.fused_qkv ? 1 : 0, n, T);
+        // Post-norm blocks (OLMo 2) project the residual stream itself.
+        streamInput(a.fused_qkv ? "qkv projection" : "q_proj / k_proj / v_proj",
+                    a.post_norm ? "input (residual stream)" : "input (norm output)", kQ | kK | kV,
+                    a.fused_qkv ? 1 : 0, n, T);
         if (a.qk_norm) {
-            norm("q_norm", q, T * a.heads, false);
-            norm("k_norm", kv, T * a.kv_heads, false);
+            // Per head: one rstd per token and head; over the projection: per token.
+            norm("q_norm", q, a.qk_norm_per_head ? T * a.heads : T, false);
+            norm("k_norm", kv, a.qk_norm_per_head ? T * a.kv_heads : T, false);
         }
         if (a.flash) {
             flashCore(q, kv, T * a.kv_heads * a.v_head_dim, out);
@@ -166,6 +169,8 @@ private:
         adapters("o_proj", kO, 0, out, T);
         if (a.hidden_dropout > 0) emit("attention output dropout", "mask", n, 1);
         if (a.norms_per_block >= 4) norm("post_attention_layernorm", n, rows());
+        // OLMo 2: the norm reads o_proj's output, not the residual stream.
+        if (a.post_norm) norm("post_attention_layernorm", n, rows(), /*on_stream=*/false);
     }
 
     // flash_attn FlashAttnFunc.forward: ctx.save_for_backward(q, k, v,
@@ -243,13 +248,15 @@ private:
     void mlpHalf() {
         const ActivationShape& a = a_;
         const int64_t n = a.hiddenTokens();
-        norm(a.norms_per_block >= 4 ? "pre_feedforward_layernorm" : "post_attention_layernorm", n, rows());
+        if (!a.post_norm)
+            norm(a.norms_per_block >= 4 ? "pre_feedforward_layernorm" : "post_attention_layernorm", n, rows());
         if (a.moe)
             moe();
         else
             mlp(kDenseMlpOps, a.tokens, a.ffn, /*input_listed=*/false, /*input_is_norm_output=*/true);
         if (a.hidden_dropout > 0) emit("mlp output dropout", "mask", n, 1);
         if (a.norms_per_block >= 4) norm("post_feedforward_layernorm", n, rows());
+        if (a.post_norm) norm("post_feedforward_layernorm", n, rows(), /*on_stream=*/false);
     }
 
     // One MLP over `r` token rows of width w (already / t). The input is the

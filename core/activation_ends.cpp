@@ -5,6 +5,7 @@
 #include "core/activation_block.h"
 #include "core/activation_shape.h"
 #include "core/activations.h"
+#include "core/hf_families.h"
 
 namespace trainmem {
 namespace {
@@ -107,7 +108,7 @@ EndActivations endActivations(const ModelConfig& model, const TrainingConfig& tr
     // contiguous, so the padded storage of s + 1 labels is what is kept).
     e.logits_saved = 4 * TV + 8 * (T + (a.b == 1 ? 1 : 0));
     int64_t softcap = 0;
-    if (model.family == "gemma2") softcap = tensorBytes(TV, act);  // tanh(logits / cap) kept by tanh
+    if (familyOf(model.family).final_logit_softcap) softcap = tensorBytes(TV, act);  // tanh(logits / cap) kept by tanh
     e.logits_saved += softcap;
     const int64_t upcast = a.fp32_compute ? 0 : 4 * TV;  // .float() is a copy unless already fp32
     e.loss_peak = e.logits_saved + tensorBytes(TV, act) + upcast + softcap;

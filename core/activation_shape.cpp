@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "core/block_linears.h"
+#include "core/hf_families.h"
 
 namespace trainmem {
 namespace {
@@ -49,15 +50,18 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
     ActivationShape a;
     a.profile = tr.kernels;
     a.flash = tr.attention == AttentionImpl::Flash;
-    a.softmax_fp32 = m.family != "gpt2";
-    a.fused_qkv = m.family == "gpt2" || m.family == "phi3";
-    a.gemma_norm = m.family == "gemma" || m.family == "gemma2";
-    a.attn_softcap = m.family == "gemma2";
-    a.rope = m.family != "gpt2" && !m.learned_positions;
-    a.additive_mask = m.family != "gpt2";
+    const FamilySpec& family = familyOf(m.family);
+    a.softmax_fp32 = family.softmax_fp32;
+    a.fused_qkv = family.modules != ModuleNaming::Llama;
+    a.norm_weight_fp32 = family.norm_weight_fp32;
+    a.attn_softcap = family.attention_softcap;
+    a.rope = family.rope && !m.learned_positions;
+    a.additive_mask = family.additive_mask;
     a.norm = m.norm;
     a.norms_per_block = std::max<int64_t>(m.norms_per_block, 2);
     a.qk_norm = m.qk_norm;
+    a.qk_norm_per_head = family.qk_norm_span == QkNormSpan::PerHead;
+    a.post_norm = family.norm_placement == NormPlacement::Post;
     a.mlp = m.mlp;
     a.act = activationFn(m.hidden_act);
 
@@ -102,7 +106,7 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
         a.expert_ffn = ceilDiv(e.expert_ffn, a.tp);
         a.shared_ffn = ceilDiv(sharedExpertWidth(m), a.tp);
         a.shared_gate = e.shared_expert_gate;
-        a.fp32_router = m.family == "deepseek_v2" || m.family == "deepseek_v3";
+        a.fp32_router = family.fp32_router;
         a.capacity = e.capacity_factor > 0 ? e.capacity_factor : 1.0;
     }
     if (m.mla) {

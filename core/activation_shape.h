@@ -30,13 +30,15 @@ struct ActivationShape {
     // Family conventions of the Hugging Face modeling files.
     bool softmax_fp32 = true;    // eager softmax(dtype=float32) then cast back (all but GPT-2)
     bool fused_qkv = false;      // one qkv matmul (GPT-2 c_attn, Phi-3 qkv_proj)
-    bool gemma_norm = false;     // Gemma RMSNorm keeps the fp32 normalised tensor for the weight gradient
+    bool norm_weight_fp32 = false;  // the norm weight multiplies in fp32 (Gemma, OLMo 2): the fp32 normalised tensor is kept
     bool attn_softcap = false;   // Gemma-2 tanh soft-capping of the attention logits
     bool rope = true;            // rotary embedding (all but GPT-2)
     bool additive_mask = true;   // eager attention adds a 4-D causal mask (GPT-2 uses its bool buffer)
     NormKind norm = NormKind::RMSNorm;
     int64_t norms_per_block = 2;
     bool qk_norm = false;
+    bool post_norm = false;        // norms on the outputs of attention and MLP only (OLMo 2)
+    bool qk_norm_per_head = true;  // RMSNorm(head_dim) per head (Qwen3), else over the projection (OLMo 2)
     MlpKind mlp = MlpKind::Gated;
     ActivationFn act = ActivationFn::Fused;
 

@@ -1,5 +1,7 @@
 #include "core/block_linears.h"
 
+#include "core/hf_families.h"
+
 namespace trainmem {
 namespace {
 
@@ -7,8 +9,10 @@ namespace {
 // Conv1D c_attn (modeling_gpt2.py, GPT2Attention) and Phi-3's qkv_proj and
 // gate_up_proj (modeling_phi3.py, Phi3Attention / Phi3MLP). The parameter
 // count is the same as unfused; the tensor shapes (and LoRA adapters) differ.
-bool fusedQkv(const ModelConfig& m) { return m.family == "gpt2" || m.family == "phi3"; }
-bool fusedGateUp(const ModelConfig& m) { return m.family == "phi3"; }
+ModuleNaming naming(const ModelConfig& m) { return familyOf(m.family).modules; }
+bool fusedQkv(const ModelConfig& m) { return naming(m) != ModuleNaming::Llama; }
+bool fusedGateUp(const ModelConfig& m) { return naming(m) == ModuleNaming::Phi3; }
+bool expertW123(const ModelConfig& m) { return familyOf(m.family).expert_w123; }
 
 void addAttention(BlockLinears& out, const ModelConfig& m) {
     const int64_t h = m.hidden_size;
@@ -36,7 +40,7 @@ void addAttention(BlockLinears& out, const ModelConfig& m) {
     const int64_t q = m.num_heads * m.head_dim;
     const int64_t kv = m.num_kv_heads * m.head_dim;
     if (fusedQkv(m)) {
-        const bool gpt2 = m.family == "gpt2";
+        const bool gpt2 = naming(m) == ModuleNaming::Gpt2;
         const std::string_view qkv = gpt2 ? "c_attn" : "qkv_proj";
         out.add({qkv, BlockPart::Attention, h, q + 2 * kv, 1, m.attention_qkv_bias, {qkv, "q_proj", "k_proj", "v_proj"}});
         if (gpt2)
@@ -59,20 +63,20 @@ void addMlp(BlockLinears& out, const ModelConfig& m, BlockPart part, int64_t w, 
     if (m.mlp == MlpKind::Gated) {
         if (fusedGateUp(m)) {
             out.add({"gate_up_proj", part, h, 2 * w, copies, bias, {"gate_up_proj", "gate_proj", "up_proj"}});
-        } else if (part == BlockPart::RoutedExperts && m.family == "mixtral") {
+        } else if (part == BlockPart::RoutedExperts && expertW123(m)) {
             out.add({"w1", part, h, w, copies, bias, {"w1", "gate_proj"}});
             out.add({"w3", part, h, w, copies, bias, {"w3", "up_proj"}});
         } else {
             out.add({"gate_proj", part, h, w, copies, bias, {"gate_proj"}});
             out.add({"up_proj", part, h, w, copies, bias, {"up_proj"}});
         }
-        if (part == BlockPart::RoutedExperts && m.family == "mixtral")
+        if (part == BlockPart::RoutedExperts && expertW123(m))
             out.add({"w2", part, w, h, copies, bias, {"w2", "down_proj"}});
         else
             out.add({"down_proj", part, w, h, copies, bias, {"down_proj"}});
         return;
     }
-    if (m.family == "gpt2") {
+    if (naming(m) == ModuleNaming::Gpt2) {
         out.add({"c_fc", part, h, w, copies, bias, {"c_fc", "up_proj", "gate_proj"}});
         out.add({"c_proj", part, w, h, copies, bias, {"c_proj", "down_proj"}});
         return;

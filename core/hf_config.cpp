@@ -74,9 +74,22 @@ private:
             fail(key, "must be an integer below 2^63 (got " + v.dump() + ")");
             return 0;
         }
-        if (v.is_number_integer()) return v.get<int64_t>();
-        fail(key, "must be an integer (got " + v.dump() + ")");
-        return 0;
+        if (!v.is_number_integer()) {
+            fail(key, "must be an integer (got " + v.dump() + ")");
+            return 0;
+        }
+        // Refused here, under the key the user wrote, before any arithmetic
+        // or loop of the importer can use it (validate() checks the rest).
+        const int64_t i = v.get<int64_t>();
+        if (i > kMaxModelSize) {
+            fail(key, "must be at most " + std::to_string(kMaxModelSize) + " (got " + std::to_string(i) + ")");
+            return 0;
+        }
+        if (i < -kMaxModelSize) {
+            fail(key, "must be zero or a positive integer (got " + std::to_string(i) + ")");
+            return 0;
+        }
+        return i;
     }
 
     const json& c_;
@@ -91,7 +104,7 @@ std::string knownTypes() {
 
 class ModelImporter {
 public:
-    ModelImporter(const json& config, std::string type, const FamilyDefaults& d, bool known)
+    ModelImporter(const json& config, std::string type, const FamilySpec& d, bool known)
         : r_(config), type_(std::move(type)), d_(d), known_(known) {}
 
     Expected<ImportedModel> run() {
@@ -119,7 +132,7 @@ private:
     // it is unusual), or that an unknown model_type must state.
     int64_t size(ModelField f, int64_t fallback) {
         const std::string_view k = key(f);
-        if (const std::optional<int64_t> alias = gpt2Alias(f)) return *alias;
+        if (const std::optional<int64_t> alias = attributeMapAlias(f)) return *alias;
         if (r_.present(k)) return r_.integer(k, 0);
         if (fallback <= 0 || !known_) {
             r_.fail(k, "required");
@@ -135,9 +148,10 @@ private:
     // n_head and n_positions; set after __init__, they win when both are
     // given (PretrainedConfig.__init__ sets the remaining kwargs last).
     // intermediate_size for n_inner is this importer's convenience.
-    std::optional<int64_t> gpt2Alias(ModelField f) {
-        if (type_ != "gpt2") return std::nullopt;
-        const std::string_view alias = configKey("llama", f);
+    std::optional<int64_t> attributeMapAlias(ModelField f) {
+        if (!d_.attribute_map_aliases) return std::nullopt;
+        // The generic names are the Llama-style row's (an unknown model_type's).
+        const std::string_view alias = configKey(llamaStyleFamily().model_type, f);
         if (alias == key(f) || !r_.present(alias)) return std::nullopt;
         return r_.integer(alias, 0);
     }
@@ -158,10 +172,10 @@ private:
         m.num_layers = size(ModelField::NumLayers, d_.num_layers);
         m.num_heads = size(ModelField::NumHeads, d_.num_heads);
         m.vocab_size = size(ModelField::Vocab, d_.vocab_size);
-        if (type_ == "gpt2") {
+        if (d_.inner_defaults_to_4h) {
             // n_inner None means 4 * n_embd (GPT2MLP in modeling_gpt2.py).
             const std::string_view k = key(ModelField::Intermediate);
-            const std::optional<int64_t> alias = gpt2Alias(ModelField::Intermediate);
+            const std::optional<int64_t> alias = attributeMapAlias(ModelField::Intermediate);
             m.ffn_hidden_size = alias ? *alias : r_.present(k) ? r_.integer(k, 0) : 4 * m.hidden_size;
         } else {
             m.ffn_hidden_size = size(ModelField::Intermediate, d_.intermediate_size);
@@ -172,7 +186,7 @@ private:
         else
             m.num_kv_heads = r_.integer(kv, d_.num_kv_heads);
         const std::string_view mp = key(ModelField::MaxPositions);
-        const std::optional<int64_t> mp_alias = gpt2Alias(ModelField::MaxPositions);
+        const std::optional<int64_t> mp_alias = attributeMapAlias(ModelField::MaxPositions);
         m.max_position_embeddings = mp_alias ? *mp_alias : r_.integer(mp, d_.max_positions);
         const std::string_view hd = key(ModelField::HeadDim);
         if (r_.present(hd)) {
@@ -195,7 +209,6 @@ private:
     // a model differs from its family's convention.
     void readStructure() {
         ModelConfig& m = out_.model;
-        const bool gpt2 = type_ == "gpt2";
         m.tied_embeddings = r_.boolean("tie_word_embeddings", d_.tie_word_embeddings);
         m.hidden_act = std::string(d_.hidden_act);
         for (std::string_view k : {d_.act_key, std::string_view("hidden_activation"), std::string_view("hidden_act")})
@@ -203,14 +216,14 @@ private:
                 m.hidden_act = *a;
                 break;
             }
-        m.mlp = gpt2 ? MlpKind::Plain : MlpKind::Gated;
+        m.mlp = d_.mlp;
         if (std::optional<std::string> t = r_.text("mlp_type")) {
             if (*t == "gated" || *t == "plain")
                 m.mlp = *t == "gated" ? MlpKind::Gated : MlpKind::Plain;
             else
                 r_.fail("mlp_type", "must be \"gated\" or \"plain\" (got \"" + *t + "\")");
         }
-        m.norm = gpt2 ? NormKind::LayerNorm : NormKind::RMSNorm;
+        m.norm = d_.norm;
         if (std::optional<std::string> t = r_.text("norm_type")) {
             if (*t == "rmsnorm" || *t == "layernorm")
                 m.norm = *t == "rmsnorm" ? NormKind::RMSNorm : NormKind::LayerNorm;
@@ -218,23 +231,23 @@ private:
                 r_.fail("norm_type", "must be \"rmsnorm\" or \"layernorm\" (got \"" + *t + "\")");
         }
         m.norms_per_block = r_.integer("norms_per_block", d_.norms_per_block);
-        m.qk_norm = r_.boolean("qk_norm", false);
-        m.learned_positions = r_.boolean("learned_position_embeddings", gpt2);
+        m.qk_norm = r_.boolean("qk_norm", d_.qk_norm);
+        m.learned_positions = r_.boolean("learned_position_embeddings", d_.learned_positions);
         m.attention_qkv_bias = d_.qkv_bias;
-        m.attention_output_bias = gpt2;
+        m.attention_output_bias = d_.output_bias;
         if (d_.reads_attention_bias && r_.present("attention_bias")) {
             m.attention_qkv_bias = r_.boolean("attention_bias", false);
             m.attention_output_bias = m.attention_qkv_bias;
         }
         m.attention_qkv_bias = r_.boolean("qkv_bias", m.attention_qkv_bias);
         m.attention_output_bias = r_.boolean("attention_output_bias", m.attention_output_bias);
-        m.mlp_bias = r_.boolean("mlp_bias", gpt2);
+        m.mlp_bias = r_.boolean("mlp_bias", d_.mlp_bias);
     }
 
     void readDropout() {
         ModelConfig& m = out_.model;
         // GPT2Config defaults every dropout to 0.1; the other families to 0.
-        const double fallback = type_ == "gpt2" ? 0.1 : 0.0;
+        const double fallback = d_.dropout;
         m.attention_dropout = r_.number(key(ModelField::AttentionDropout), fallback);
         const std::string_view resid = key(ModelField::HiddenDropout);
         m.hidden_dropout = r_.present(resid) ? r_.number(resid, fallback) : r_.number("hidden_dropout", fallback);
@@ -274,10 +287,27 @@ private:
     void readMoe() {
         ModelConfig& m = out_.model;
         const std::string_view ek = expertsKey();
-        if (ek.empty() || r_.isNull(ek)) return;  // dense (DeepSeek: n_routed_experts null)
+        if (ek.empty()) return;
+        const bool defining = d_.num_experts > 0;  // the family is a mixture of experts
+        if (r_.isNull(ek)) {
+            // DeepSeek: n_routed_experts null builds dense MLPs; elsewhere the
+            // modeling code cannot build the block.
+            if (defining && !d_.experts_null_is_dense)
+                r_.fail(ek, "must be a positive integer: every " + type_ +
+                                " mixture-of-experts layer has this many experts (got null)");
+            return;
+        }
         MoeConfig e;
         e.num_experts = r_.present(ek) ? r_.integer(ek, 0) : size(ModelField::NumExperts, d_.num_experts);
-        if (e.num_experts == 0) return;  // Qwen2-MoE with num_experts 0 builds dense MLPs
+        if (e.num_experts == 0) {
+            // Qwen2-MoE / Qwen3-MoE build dense MLPs when num_experts is 0
+            // (their decoder layers test num_experts > 0); Mixtral's block
+            // cannot route to no expert.
+            if (defining && !d_.zero_experts_is_dense)
+                r_.fail(ek, "must be a positive integer: every " + type_ +
+                                " mixture-of-experts layer has this many experts (got 0)");
+            return;
+        }
         const std::string_view top = key(ModelField::ExpertsPerToken);
         if (r_.present(top))
             e.experts_per_token = r_.integer(top, 0);
@@ -296,7 +326,7 @@ private:
         e.shared_experts = r_.isNull("n_shared_experts") ? 0 : r_.integer("n_shared_experts", shared_default);
         e.shared_expert_gate = r_.boolean("shared_expert_gate", d_.shared_expert_gate);
         // DeepSeek-V3 routes with a score-correction bias ("noaux_tc"); V2 can too.
-        bool score_bias = type_ == "deepseek_v3";
+        bool score_bias = d_.router_score_bias;
         if (std::optional<std::string> method = r_.text("topk_method")) score_bias = *method == "noaux_tc";
         e.router_score_bias = r_.boolean("router_score_bias", score_bias);
         e.capacity_factor = r_.number("capacity_factor", 0.0);
@@ -305,6 +335,8 @@ private:
     }
 
     void readMoeLayers(MoeConfig& e) {
+        // The layer count is within limits before any walk over the layers.
+        if (r_.failed() || out_.model.num_layers <= 0) return;
         MoeLayerSelection sel;
         sel.first_k_dense_replace = r_.integer("first_k_dense_replace", d_.first_dense_layers);
         sel.moe_layer_freq = r_.integer("moe_layer_freq", 1);
@@ -321,7 +353,7 @@ private:
 
     ConfigReader r_;
     std::string type_;
-    const FamilyDefaults& d_;
+    const FamilySpec& d_;
     bool known_;
     ImportedModel out_;
 };
@@ -338,8 +370,8 @@ Expected<ImportedModel> importHuggingFaceConfig(const json& config) {
                                              " (another model_type is read as a Llama-style decoder)"};
     if (!it->is_string()) return Error{"model.model_type", "must be a string (got " + it->dump() + ")"};
     const std::string type = it->get<std::string>();
-    const FamilyDefaults* known = familyDefaults(type);
-    ModelImporter importer(config, type, known ? *known : llamaStyleDefaults(), known != nullptr);
+    const FamilySpec* known = findFamily(type);
+    ModelImporter importer(config, type, known ? *known : llamaStyleFamily(), known != nullptr);
     return importer.run();
 }
 

@@ -21,6 +21,9 @@ struct ImportedModel {
 Expected<ImportedModel> importHuggingFaceConfig(const nlohmann::json& config);
 // A config.json that importHuggingFaceConfig reads back to the same ModelConfig.
 nlohmann::json exportHuggingFaceConfig(const ModelConfig& model);
+// The model as the block code reads it (sizes, family traits, which layers
+// have experts), for `estimate --format json` and validation/.
+nlohmann::json describeModel(const ModelConfig& model);
 // model_types with known family defaults.
 const std::vector<std::string>& supportedModelTypes();
 

@@ -15,7 +15,7 @@ using nlohmann::json;
 
 class ConfigWriter {
 public:
-    ConfigWriter(const ModelConfig& m, const FamilyDefaults& d) : m_(m), d_(d) {}
+    ConfigWriter(const ModelConfig& m, const FamilySpec& d) : m_(m), d_(d) {}
 
     json run() {
         j_["model_type"] = m_.family;
@@ -30,7 +30,6 @@ public:
 
 private:
     void set(ModelField f, json v) { j_[std::string(configKey(m_.family, f))] = std::move(v); }
-    bool gpt2() const { return m_.family == "gpt2"; }
 
     void writeSizes() {
         set(ModelField::HiddenSize, m_.hidden_size);
@@ -39,37 +38,37 @@ private:
         set(ModelField::Intermediate, m_.ffn_hidden_size);
         set(ModelField::Vocab, m_.vocab_size);
         set(ModelField::MaxPositions, m_.max_position_embeddings);
-        if (!gpt2() || m_.num_kv_heads != m_.num_heads) set(ModelField::NumKvHeads, m_.num_kv_heads);
+        if (!d_.attribute_map_aliases || m_.num_kv_heads != m_.num_heads) set(ModelField::NumKvHeads, m_.num_kv_heads);
         const bool derived = m_.num_heads > 0 && m_.head_dim * m_.num_heads == m_.hidden_size;
-        if (!m_.mla && (!gpt2() || !derived)) set(ModelField::HeadDim, m_.head_dim);
+        if (!m_.mla && (!d_.attribute_map_aliases || !derived)) set(ModelField::HeadDim, m_.head_dim);
     }
 
     void writeStructure() {
         j_["tie_word_embeddings"] = m_.tied_embeddings;
         j_[std::string(d_.act_key)] = m_.hidden_act;
-        if (m_.mlp != (gpt2() ? MlpKind::Plain : MlpKind::Gated))
+        if (m_.mlp != d_.mlp)
             j_["mlp_type"] = m_.mlp == MlpKind::Gated ? "gated" : "plain";
-        if (m_.norm != (gpt2() ? NormKind::LayerNorm : NormKind::RMSNorm))
+        if (m_.norm != d_.norm)
             j_["norm_type"] = m_.norm == NormKind::RMSNorm ? "rmsnorm" : "layernorm";
         if (m_.norms_per_block != d_.norms_per_block) j_["norms_per_block"] = m_.norms_per_block;
-        if (m_.qk_norm) j_["qk_norm"] = true;
-        if (m_.learned_positions != gpt2()) j_["learned_position_embeddings"] = m_.learned_positions;
+        if (m_.qk_norm != d_.qk_norm) j_["qk_norm"] = m_.qk_norm;
+        if (m_.learned_positions != d_.learned_positions) j_["learned_position_embeddings"] = m_.learned_positions;
         // Biases: what the family implies after its own keys, then overrides.
         bool qkv = d_.qkv_bias;
-        bool out = gpt2();
+        bool out = d_.output_bias;
         if (d_.reads_attention_bias) {
             const bool both = m_.attention_qkv_bias && m_.attention_output_bias;
             j_["attention_bias"] = both;
             qkv = out = both;
         }
-        if (m_.family == "qwen2_moe" || m_.attention_qkv_bias != qkv) j_["qkv_bias"] = m_.attention_qkv_bias;
+        if (d_.qkv_bias_key || m_.attention_qkv_bias != qkv) j_["qkv_bias"] = m_.attention_qkv_bias;
         if (m_.attention_output_bias != out) j_["attention_output_bias"] = m_.attention_output_bias;
-        if (m_.family == "llama" || m_.mlp_bias != gpt2()) j_["mlp_bias"] = m_.mlp_bias;
+        if (d_.writes_mlp_bias || m_.mlp_bias != d_.mlp_bias) j_["mlp_bias"] = m_.mlp_bias;
     }
 
     void writeDropout() {
         set(ModelField::AttentionDropout, m_.attention_dropout);
-        const bool native = gpt2() || m_.family == "phi3";  // the families whose configs carry these keys
+        const bool native = d_.writes_dropout_keys;  // the families whose configs carry these keys
         if (native || m_.hidden_dropout != 0.0) set(ModelField::HiddenDropout, m_.hidden_dropout);
         if (native || m_.embedding_dropout != 0.0) set(ModelField::EmbeddingDropout, m_.embedding_dropout);
     }
@@ -88,21 +87,20 @@ private:
         if (!m_.moe) {
             // A family that has experts by default needs to be told it has none.
             if (family_moe)
-                set(ModelField::NumExperts, m_.family == "deepseek_v2" || m_.family == "deepseek_v3"
-                                                ? json(nullptr) : json(0));
+                set(ModelField::NumExperts, d_.experts_null_is_dense ? json(nullptr) : json(0));
             return;
         }
         const MoeConfig& e = *m_.moe;
         set(ModelField::NumExperts, e.num_experts);
         set(ModelField::ExpertsPerToken, e.experts_per_token);
         if (d_.moe_intermediate > 0 || e.expert_ffn != m_.ffn_hidden_size) j_["moe_intermediate_size"] = e.expert_ffn;
-        const bool deepseek = m_.family == "deepseek_v2" || m_.family == "deepseek_v3";
+        const bool deepseek = d_.mla;  // DeepSeek's configs state every MoE key
         if (e.shared_expert_ffn != d_.shared_intermediate) j_["shared_expert_intermediate_size"] = e.shared_expert_ffn;
         const int64_t shared_default =
             d_.shared_experts >= 0 ? d_.shared_experts : (e.shared_expert_ffn > 0 ? 1 : 0);
         if (deepseek || e.shared_experts != shared_default) j_["n_shared_experts"] = e.shared_experts;
         if (e.shared_expert_gate != d_.shared_expert_gate) j_["shared_expert_gate"] = e.shared_expert_gate;
-        const bool score_bias = m_.family == "deepseek_v3";
+        const bool score_bias = d_.router_score_bias;
         if (e.router_score_bias != score_bias) j_["router_score_bias"] = e.router_score_bias;
         if (e.capacity_factor != 0.0) j_["capacity_factor"] = e.capacity_factor;
         writeMoeLayers(e, deepseek);
@@ -111,7 +109,7 @@ private:
     void writeMoeLayers(const MoeConfig& e, bool deepseek) {
         const MoeLayerPattern want{e.first_dense_layers, e.layer_frequency};
         MoeLayerSelection sel;
-        if (m_.family == "qwen2_moe") {
+        if (d_.moe_layer_keys == MoeLayerKeys::Qwen) {
             sel.decoder_sparse_step = e.layer_frequency;
             for (int64_t i = 0; i < e.first_dense_layers && e.layer_frequency > 0; ++i)
                 if ((i + 1) % e.layer_frequency == 0) sel.mlp_only_layers.push_back(i);
@@ -132,15 +130,14 @@ private:
     }
 
     const ModelConfig& m_;
-    const FamilyDefaults& d_;
+    const FamilySpec& d_;
     json j_ = json::object();
 };
 
 }  // namespace
 
 json exportHuggingFaceConfig(const ModelConfig& model) {
-    const FamilyDefaults* known = familyDefaults(model.family);
-    return ConfigWriter(model, known ? *known : llamaStyleDefaults()).run();
+    return ConfigWriter(model, familyOf(model.family)).run();
 }
 
 }  // namespace trainmem

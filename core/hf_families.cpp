@@ -1,6 +1,6 @@
 #include "core/hf_families.h"
 
-#include <array>
+#include <algorithm>
 #include <string>
 
 #include "core/hf_config.h"
@@ -9,73 +9,148 @@ namespace trainmem {
 namespace {
 
 // Values from the transformers configuration classes (configuration_<type>.py)
-// and modeling files; docs/memory-model.md lists them with their sources.
-// Fields: type, vocab, hidden, intermediate, layers, heads, kv_heads, head_dim,
-// max_positions, tie, act, act_key, qkv_bias, reads_attention_bias,
-// norms_per_block, experts, top_k, moe_intermediate, shared_experts,
-// shared_intermediate, first_dense, shared_gate, mla.
-constexpr std::array<FamilyDefaults, 11> kFamilies = {{
-    // GPT2Config: n_inner None = 4 * n_embd (resolved by the importer); Conv1D
-    // biases everywhere; LayerNorm; learned positions; tie_word_embeddings
-    // from PretrainedConfig (True).
-    {"gpt2", 50257, 768, 0, 12, 12, 0, 0, 1024, true, "gelu_new", "activation_function", true, false, 2,
-     0, 0, 0, -1, 0, 0, false, false},
-    {"llama", 32000, 4096, 11008, 32, 32, 0, 0, 2048, false, "silu", "hidden_act", false, true, 2,
-     0, 0, 0, -1, 0, 0, false, false},
+// and modeling files (modeling_<type>.py); docs/memory-model.md lists them
+// with their sources. A row states only what differs from FamilySpec's
+// defaults, which are LlamaConfig's and modeling_llama.py's.
+const FamilySpec kFamilies[] = {
+    // GPT2Config: n_inner None = 4 * n_embd; Conv1D biases everywhere;
+    // LayerNorm; learned positions; every dropout 0.1; tie_word_embeddings
+    // from PretrainedConfig (True). GPT2Attention softmaxes in the compute
+    // dtype and masks with its bool buffer.
+    {.model_type = "gpt2", .hidden_key = "n_embd", .layers_key = "n_layer", .heads_key = "n_head",
+     .intermediate_key = "n_inner", .positions_key = "n_positions", .attention_dropout_key = "attn_pdrop",
+     .act_key = "activation_function", .attribute_map_aliases = true,
+     .vocab_size = 50257, .hidden_size = 768, .intermediate_size = 0, .num_layers = 12, .num_heads = 12,
+     .max_positions = 1024, .tie_word_embeddings = true, .hidden_act = "gelu_new", .inner_defaults_to_4h = true,
+     .dropout = 0.1, .modules = ModuleNaming::Gpt2, .mlp = MlpKind::Plain, .norm = NormKind::LayerNorm,
+     .learned_positions = true, .qkv_bias = true, .output_bias = true, .mlp_bias = true,
+     .reads_attention_bias = false, .softmax_fp32 = false, .additive_mask = false, .rope = false,
+     .writes_dropout_keys = true},
+    // LlamaConfig (Llama-2-7B's sizes); attention_bias and mlp_bias keys.
+    {.model_type = "llama", .writes_mlp_bias = true},
     // MistralConfig: num_key_value_heads=8, max_position_embeddings=4096*32;
     // MistralAttention has no biases.
-    {"mistral", 32000, 4096, 14336, 32, 32, 8, 0, 131072, false, "silu", "hidden_act", false, false, 2,
-     0, 0, 0, -1, 0, 0, false, false},
-    // MixtralConfig: num_local_experts=8, num_experts_per_tok=2; experts use intermediate_size.
-    {"mixtral", 32000, 4096, 14336, 32, 32, 8, 0, 131072, false, "silu", "hidden_act", false, false, 2,
-     8, 2, 0, -1, 0, 0, false, false},
+    {.model_type = "mistral", .intermediate_size = 14336, .num_kv_heads = 8, .max_positions = 131072,
+     .reads_attention_bias = false},
+    // MixtralConfig: num_local_experts=8, num_experts_per_tok=2; the experts
+    // are intermediate_size wide and named w1 / w3 / w2.
+    {.model_type = "mixtral", .expert_ffn_key = "intermediate_size", .intermediate_size = 14336, .num_kv_heads = 8,
+     .max_positions = 131072, .reads_attention_bias = false, .num_experts = 8, .experts_per_token = 2,
+     .expert_w123 = true},
     // Qwen2Attention: q, k, v with bias=True, o without (no config key).
-    {"qwen2", 151936, 4096, 22016, 32, 32, 32, 0, 32768, false, "silu", "hidden_act", true, false, 2,
-     0, 0, 0, -1, 0, 0, false, false},
+    {.model_type = "qwen2", .vocab_size = 151936, .intermediate_size = 22016, .num_kv_heads = 32,
+     .max_positions = 32768, .qkv_bias = true, .reads_attention_bias = false},
     // Qwen2MoeConfig: num_experts=60, top-4, moe_intermediate_size=1408, one
     // shared expert of 5632 with a sigmoid gate, qkv_bias=True.
-    {"qwen2_moe", 151936, 2048, 5632, 24, 16, 16, 0, 32768, false, "silu", "hidden_act", true, false, 2,
-     60, 4, 1408, -1, 5632, 0, true, false},
-    // GemmaConfig: head_dim=256, tie_word_embeddings=True.
-    {"gemma", 256000, 3072, 24576, 28, 16, 16, 256, 8192, true, "gelu_pytorch_tanh", "hidden_act", false, true, 2,
-     0, 0, 0, -1, 0, 0, false, false},
-    // Gemma2Config: pre- and post-norms around attention and MLP (4 per block).
-    {"gemma2", 256000, 2304, 9216, 26, 8, 4, 256, 8192, true, "gelu_pytorch_tanh", "hidden_activation", false, true,
-     4, 0, 0, 0, -1, 0, 0, false, false},
+    {.model_type = "qwen2_moe", .experts_key = "num_experts", .moe_layer_keys = MoeLayerKeys::Qwen,
+     .qkv_bias_key = true, .vocab_size = 151936, .hidden_size = 2048, .intermediate_size = 5632, .num_layers = 24,
+     .num_heads = 16, .num_kv_heads = 16, .max_positions = 32768, .qkv_bias = true, .reads_attention_bias = false,
+     .num_experts = 60, .experts_per_token = 4, .moe_intermediate = 1408, .shared_intermediate = 5632,
+     .shared_expert_gate = true, .zero_experts_is_dense = true},
+    // Qwen3Config (transformers 4.51): head_dim=128, attention_bias=False;
+    // Qwen3Attention adds q_norm / k_norm = Qwen3RMSNorm(head_dim) on every head.
+    {.model_type = "qwen3", .vocab_size = 151936, .intermediate_size = 22016, .num_kv_heads = 32, .head_dim = 128,
+     .max_positions = 32768, .qk_norm = true},
+    // Qwen3MoeConfig (transformers 4.51): num_experts=128, top-8,
+    // moe_intermediate_size=768, no shared expert; Qwen3MoeSparseMoeBlock's
+    // experts are Qwen3MoeMLP (gate_proj / up_proj / down_proj); per-head q/k norms.
+    {.model_type = "qwen3_moe", .experts_key = "num_experts", .moe_layer_keys = MoeLayerKeys::Qwen,
+     .vocab_size = 151936, .hidden_size = 2048, .intermediate_size = 6144, .num_layers = 24, .num_kv_heads = 4,
+     .max_positions = 32768, .qk_norm = true, .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 768,
+     .zero_experts_is_dense = true},
+    // Olmo2Config (transformers 4.47): vocab_size=50304, untied. Olmo2DecoderLayer
+    // norms the outputs of attention and MLP (post_attention_layernorm,
+    // post_feedforward_layernorm), not their inputs; Olmo2Attention's q_norm
+    // and k_norm are Olmo2RMSNorm(H * head_dim) and (KV * head_dim) over the
+    // whole projections; Olmo2RMSNorm multiplies by its weight in fp32.
+    {.model_type = "olmo2", .vocab_size = 50304, .norm_placement = NormPlacement::Post, .qk_norm = true,
+     .qk_norm_span = QkNormSpan::Projection, .norm_weight_fp32 = true},
+    // SmolLM3Config (transformers 4.53): tie_word_embeddings=True (the
+    // SmolLM3-3B config.json leaves the key out), GQA with 4 KV heads; every
+    // fourth layer skips the rotary embedding (no_rope_layers), which keeps
+    // nothing per block either way.
+    {.model_type = "smollm3", .vocab_size = 128256, .hidden_size = 2048, .num_layers = 36, .num_heads = 16,
+     .num_kv_heads = 4, .max_positions = 32768, .tie_word_embeddings = true, .writes_mlp_bias = true},
+    // GraniteConfig (transformers 4.45+): LlamaConfig's defaults and blocks;
+    // its embedding, attention, residual and logits multipliers scale by
+    // Python numbers, which keep no tensor.
+    {.model_type = "granite", .writes_mlp_bias = true},
+    // GemmaConfig: head_dim=256, tie_word_embeddings=True; GemmaRMSNorm
+    // computes in fp32 and scales by (1 + weight).
+    {.model_type = "gemma", .vocab_size = 256000, .hidden_size = 3072, .intermediate_size = 24576,
+     .num_layers = 28, .num_heads = 16, .num_kv_heads = 16, .head_dim = 256, .max_positions = 8192,
+     .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norm_weight_fp32 = true},
+    // Gemma2Config: pre- and post-norms around attention and MLP (4 per
+    // block), tanh soft-capping of attention logits and final logits.
+    {.model_type = "gemma2", .act_key = "hidden_activation", .vocab_size = 256000, .hidden_size = 2304,
+     .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
+     .max_positions = 8192, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
+     .norm_weight_fp32 = true, .attention_softcap = true, .final_logit_softcap = true},
+    // Gemma3TextConfig (transformers 4.50), the text model of Gemma 3 (the 1B
+    // checkpoint is text-only): Gemma-2's four norms per block plus per-head
+    // q_norm / k_norm (Gemma3RMSNorm(head_dim)); attn_logit_softcapping and
+    // final_logit_softcapping default to None, so nothing is soft-capped; five
+    // sliding-window layers per global one, which keep the same tensors.
+    {.model_type = "gemma3_text", .act_key = "hidden_activation", .vocab_size = 262208, .hidden_size = 2304,
+     .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
+     .max_positions = 131072, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
+     .qk_norm = true, .norm_weight_fp32 = true},
     // Phi3Config: fused qkv_proj / gate_up_proj without biases.
-    {"phi3", 32064, 3072, 8192, 32, 32, 0, 0, 4096, false, "silu", "hidden_act", false, false, 2,
-     0, 0, 0, -1, 0, 0, false, false},
+    {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
+     .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},
     // DeepseekV2Config: n_routed_experts=64, num_experts_per_tok=None,
     // moe_intermediate_size=1407, n_shared_experts=2, first_k_dense_replace=0.
-    {"deepseek_v2", 32000, 4096, 11008, 32, 32, 0, 0, 2048, false, "silu", "hidden_act", false, true, 2,
-     64, 0, 1407, 2, 0, 0, false, true},
-    // DeepseekV3Config: 256 experts, top-8, 2048 wide, 1 shared, 3 dense layers.
-    {"deepseek_v3", 129280, 7168, 18432, 61, 128, 128, 0, 4096, false, "silu", "hidden_act", false, true, 2,
-     256, 8, 2048, 1, 0, 3, false, true},
-}};
+    {.model_type = "deepseek_v2", .experts_key = "n_routed_experts", .mla = true, .num_experts = 64,
+     .moe_intermediate = 1407, .shared_experts = 2, .experts_null_is_dense = true, .fp32_router = true},
+    // DeepseekV3Config: 256 experts, top-8, 2048 wide, 1 shared, 3 dense
+    // layers, e_score_correction_bias. Kimi-K2 ships this architecture as
+    // model_type kimi_k2 (its config.json names DeepseekV3ForCausalLM).
+    {.model_type = "deepseek_v3", .aliases = {"kimi_k2"}, .experts_key = "n_routed_experts", .vocab_size = 129280,
+     .hidden_size = 7168, .intermediate_size = 18432, .num_layers = 61, .num_heads = 128, .num_kv_heads = 128,
+     .max_positions = 4096, .mla = true, .num_experts = 256, .experts_per_token = 8, .moe_intermediate = 2048,
+     .shared_experts = 1, .first_dense_layers = 3, .router_score_bias = true, .experts_null_is_dense = true,
+     .fp32_router = true},
+};
 
 // An unknown model_type must state its sizes (0 = required); the rest is Llama's.
-constexpr FamilyDefaults kLlamaStyle = {"", 0, 0, 0, 0, 0, 0, 0, 0, false, "silu", "hidden_act", false, true, 2,
-                                        0, 0, 0, -1, 0, 0, false, false};
+constexpr FamilySpec kLlamaStyle = {.model_type = "", .vocab_size = 0, .hidden_size = 0, .intermediate_size = 0,
+                                    .num_layers = 0, .num_heads = 0, .max_positions = 0};
 
 }  // namespace
 
-const FamilyDefaults* familyDefaults(std::string_view model_type) {
-    for (const FamilyDefaults& f : kFamilies)
+const FamilySpec* findFamily(std::string_view model_type) {
+    for (const FamilySpec& f : kFamilies) {
         if (f.model_type == model_type) return &f;
+        for (std::string_view alias : f.aliases)
+            if (!alias.empty() && alias == model_type) return &f;
+    }
     return nullptr;
 }
 
-const FamilyDefaults& llamaStyleDefaults() { return kLlamaStyle; }
+const FamilySpec& familyOf(std::string_view model_type) {
+    const FamilySpec* f = findFamily(model_type);
+    return f ? *f : kLlamaStyle;
+}
 
-}  // namespace trainmem
+const FamilySpec& llamaStyleFamily() { return kLlamaStyle; }
 
-namespace trainmem {
+const std::vector<const FamilySpec*>& familyCatalogue() {
+    static const std::vector<const FamilySpec*> rows = [] {
+        std::vector<const FamilySpec*> r;
+        for (const FamilySpec& f : kFamilies) r.push_back(&f);
+        return r;
+    }();
+    return rows;
+}
 
 const std::vector<std::string>& supportedModelTypes() {
     static const std::vector<std::string> types = [] {
         std::vector<std::string> t;
-        for (const FamilyDefaults& f : kFamilies) t.emplace_back(f.model_type);
+        for (const FamilySpec& f : kFamilies) {
+            t.emplace_back(f.model_type);
+            for (std::string_view alias : f.aliases)
+                if (!alias.empty()) t.emplace_back(alias);
+        }
         return t;
     }();
     return types;
@@ -100,11 +175,11 @@ MoeLayerFit fitMoeLayers(int64_t L, const MoeLayerSelection& k) {
         // Qwen2-MoE's rule: layers step-1, 2*step-1, ...
         return {{step - 1 > L ? L : step - 1, step}, true};
     }
+    std::vector<int64_t> dense_layers = k.mlp_only_layers;  // sorted: each test is a binary search
+    std::sort(dense_layers.begin(), dense_layers.end());
     auto isMoe = [&](int64_t i) {
         if (i < fkd || i % f1 != 0 || (i + 1) % step != 0) return false;
-        for (int64_t d : k.mlp_only_layers)
-            if (d == i) return false;
-        return true;
+        return !std::binary_search(dense_layers.begin(), dense_layers.end(), i);
     };
     std::vector<int64_t> moe;
     for (int64_t i = 0; i < L; ++i)

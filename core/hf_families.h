@@ -1,47 +1,130 @@
 #pragma once
-// Each supported model_type's transformers configuration-class defaults
-// (configuration_<type>.py), used for keys a config.json leaves out, and the
-// family conventions no config key states. Internal to the core; shared by
-// the importer and the exporter.
+// The family catalogue: one FamilySpec row per supported Hugging Face
+// model_type, holding everything that differs between families: the names
+// and defaults of its transformers configuration class (configuration_<type>.py)
+// and the traits of its modeling file that the parameter count and the
+// activation account read. Adding a family is adding a row (plus code only for
+// an operation no family has yet). Nothing outside this catalogue compares
+// model_type strings. Internal to the core; docs/memory-model.md tabulates it.
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
+#include "core/model_config.h"
+
 namespace trainmem {
 
-struct FamilyDefaults {
-    std::string_view model_type;
-    int64_t vocab_size;
-    int64_t hidden_size;
-    int64_t intermediate_size;
-    int64_t num_layers;
-    int64_t num_heads;
-    int64_t num_kv_heads;       // when the key is absent; 0 = num_heads (an explicit null is always num_heads)
-    int64_t head_dim;           // 0 = hidden_size / num_heads
-    int64_t max_positions;
-    bool tie_word_embeddings;
-    std::string_view hidden_act;
-    std::string_view act_key;   // "hidden_act", or Gemma-2's "hidden_activation"
-    bool qkv_bias;              // family convention (Qwen2: always; Qwen2-MoE: the qkv_bias key's default)
-    bool reads_attention_bias;  // the modeling code honours attention_bias (q, k, v and o)
-    int64_t norms_per_block;
-    // Mixture of experts (num_experts == 0: dense unless the config has expert keys).
-    int64_t num_experts;
-    int64_t experts_per_token;  // 0 = none (required when the model has experts)
-    int64_t moe_intermediate;   // 0 = intermediate_size (Mixtral)
-    int64_t shared_experts;     // n_shared_experts default; -1 = one when a shared width is given, else none
-    int64_t shared_intermediate;
-    int64_t first_dense_layers;
-    bool shared_expert_gate;
-    bool mla;                   // DeepSeek multi-head latent attention
+// How the modeling file names and fuses a block's Linear layers.
+enum class ModuleNaming {
+    Llama,  // q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj
+    Gpt2,   // Conv1D c_attn (fused q, k, v), c_proj, c_fc, c_proj (modeling_gpt2.py)
+    Phi3,   // fused qkv_proj and gate_up_proj (modeling_phi3.py)
 };
 
-// nullptr for model_types without known defaults (read as Llama-style).
-const FamilyDefaults* familyDefaults(std::string_view model_type);
+// How the config selects the mixture-of-experts layers.
+enum class MoeLayerKeys {
+    DeepSeek,  // first_k_dense_replace, moe_layer_freq
+    Qwen,      // mlp_only_layers, decoder_sparse_step
+};
 
-// The defaults used for an unknown model_type (Llama's, minus the sizes,
-// which such a config must state).
-const FamilyDefaults& llamaStyleDefaults();
+// Where a block's two norms sit.
+enum class NormPlacement {
+    Pre,   // on the inputs of attention and MLP (Llama; Gemma-2 adds post-norms with norms_per_block 4)
+    Post,  // on the outputs of attention and MLP, before the residual add (OLMo 2)
+};
+
+// Where q/k normalisation applies (when the model has it).
+enum class QkNormSpan {
+    PerHead,     // RMSNorm(head_dim) on every head: Qwen3, Gemma 3 (d weights each for q and k)
+    Projection,  // RMSNorm over the whole q and k projections: OLMo 2 (H*d and KV*d weights)
+};
+
+struct FamilySpec {
+    std::string_view model_type;
+    // Other model_type strings that name the same architecture (kimi_k2 is
+    // DeepSeek-V3's architecture under another name).
+    std::array<std::string_view, 2> aliases{};
+
+    // ---- config keys (transformers' names in this family's config class)
+    std::string_view hidden_key = "hidden_size";
+    std::string_view layers_key = "num_hidden_layers";
+    std::string_view heads_key = "num_attention_heads";
+    std::string_view intermediate_key = "intermediate_size";
+    std::string_view positions_key = "max_position_embeddings";
+    std::string_view attention_dropout_key = "attention_dropout";
+    std::string_view act_key = "hidden_act";  // Gemma-2's "hidden_activation", GPT-2's "activation_function"
+    std::string_view experts_key = "num_local_experts";
+    std::string_view expert_ffn_key = "moe_intermediate_size";  // Mixtral: intermediate_size
+    MoeLayerKeys moe_layer_keys = MoeLayerKeys::DeepSeek;
+    // GPT2Config's attribute_map: hidden_size etc. are names of n_embd etc.
+    bool attribute_map_aliases = false;
+    bool qkv_bias_key = false;           // the config class has a qkv_bias key (Qwen2-MoE)
+
+    // ---- defaults of the configuration class (0 = required where noted)
+    int64_t vocab_size = 32000;
+    int64_t hidden_size = 4096;
+    int64_t intermediate_size = 11008;  // 0 with inner_defaults_to_4h: 4 * hidden
+    int64_t num_layers = 32;
+    int64_t num_heads = 32;
+    int64_t num_kv_heads = 0;           // when the key is absent; 0 = num_heads (an explicit null is always num_heads)
+    int64_t head_dim = 0;               // 0 = hidden_size / num_heads
+    int64_t max_positions = 2048;
+    bool tie_word_embeddings = false;   // PretrainedConfig's default is True; most classes pass False
+    std::string_view hidden_act = "silu";
+    bool inner_defaults_to_4h = false;  // GPT-2: n_inner None = 4 * n_embd
+    double dropout = 0.0;               // every dropout probability's default (GPT-2: 0.1)
+
+    // ---- block structure the modeling file builds
+    ModuleNaming modules = ModuleNaming::Llama;
+    MlpKind mlp = MlpKind::Gated;
+    NormKind norm = NormKind::RMSNorm;
+    int64_t norms_per_block = 2;        // Gemma-2/3: pre and post around attention and MLP (4)
+    NormPlacement norm_placement = NormPlacement::Pre;
+    bool learned_positions = false;     // GPT-2's wpe
+    bool qkv_bias = false;              // family convention (Qwen2: always; Qwen2-MoE: the qkv_bias key's default)
+    bool output_bias = false;           // o_proj / c_proj bias by convention (GPT-2)
+    bool mlp_bias = false;              // MLP biases by convention (GPT-2)
+    bool reads_attention_bias = true;   // the modeling code honours attention_bias (q, k, v and o)
+    bool writes_mlp_bias = false;       // the config class has an mlp_bias key (Llama)
+    bool qk_norm = false;               // q/k norm by default
+    QkNormSpan qk_norm_span = QkNormSpan::PerHead;
+    bool mla = false;                   // DeepSeek multi-head latent attention
+
+    // ---- mixture of experts (num_experts == 0: dense unless the config has expert keys)
+    int64_t num_experts = 0;
+    int64_t experts_per_token = 0;      // 0 = none (required when the model has experts)
+    int64_t moe_intermediate = 0;       // 0 = intermediate_size (Mixtral)
+    int64_t shared_experts = -1;        // n_shared_experts default; -1 = one when a shared width is given, else none
+    int64_t shared_intermediate = 0;
+    int64_t first_dense_layers = 0;
+    bool shared_expert_gate = false;
+    bool router_score_bias = false;     // DeepSeek-V3 e_score_correction_bias
+    bool experts_null_is_dense = false; // DeepSeek: n_routed_experts null = a dense model
+    bool zero_experts_is_dense = false; // Qwen-MoE: num_experts 0 = a dense model (num_experts > 0 test)
+    bool expert_w123 = false;           // Mixtral names expert matrices w1 (gate), w3 (up), w2 (down)
+    bool fp32_router = false;           // DeepSeek: router on an fp32 copy of its input, fp32 routing weights
+
+    // ---- what the eager forward keeps (activation account)
+    bool softmax_fp32 = true;           // softmax(dtype=float32) then cast back (all but GPT-2)
+    bool additive_mask = true;          // a 4-D additive causal mask (GPT-2 uses its bool buffer)
+    bool rope = true;                   // rotary embedding (GPT-2: learned positions)
+    bool norm_weight_fp32 = false;      // the RMSNorm weight multiplies in fp32 (Gemma, OLMo 2): it keeps the fp32 normalised tensor
+    bool attention_softcap = false;     // Gemma-2 tanh soft-capping of the attention logits
+    bool final_logit_softcap = false;   // Gemma-2 tanh soft-capping of the logits
+    bool writes_dropout_keys = false;   // the config carries resid_pdrop / embd_pdrop (GPT-2, Phi-3)
+};
+
+// The row for a model_type or one of its aliases; nullptr when unknown.
+const FamilySpec* findFamily(std::string_view model_type);
+// The row a ModelConfig's family reads as: its own, or the Llama-style row
+// that an unknown model_type is read as.
+const FamilySpec& familyOf(std::string_view model_type);
+// The Llama-style row an unknown model_type is read as (Llama's structure;
+// its sizes are required).
+const FamilySpec& llamaStyleFamily();
+// Every row, in catalogue order.
+const std::vector<const FamilySpec*>& familyCatalogue();
 
 // Which blocks have routed experts, as ModelConfig holds it: the first MoE
 // layer and the step between MoE layers.
@@ -56,7 +139,8 @@ struct MoeLayerPattern {
 // DeepSeek's modeling_deepseek.py) and Qwen2-MoE's (layer not in
 // mlp_only_layers and (layer + 1) % decoder_sparse_step == 0). The layers
 // they select must form a pattern ModelConfig can hold; `supported` is false
-// when they do not.
+// when they do not. num_layers must already be within ModelConfig's limits
+// (the importer checks it first): the general case walks the layers.
 struct MoeLayerSelection {
     int64_t first_k_dense_replace = 0;
     int64_t moe_layer_freq = 1;

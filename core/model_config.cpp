@@ -4,14 +4,13 @@
 #include <sstream>
 
 #include "core/block_linears.h"
+#include "core/hf_families.h"
 #include "core/model_keys.h"
 
 namespace trainmem {
 namespace {
 
-// No public model comes near these; they keep every product of two sizes
-// (and the parameter total, checked below) far inside int64_t.
-constexpr int64_t kMaxSize = int64_t{1} << 24;
+constexpr int64_t kMaxSize = kMaxModelSize;
 constexpr long double kMaxParameters = 1e15L;
 
 std::string number(double v) {
@@ -130,6 +129,11 @@ Status validate(const ModelConfig& m) {
     c.probability(ModelField::HiddenDropout, m.hidden_dropout);
     c.probability(ModelField::EmbeddingDropout, m.embedding_dropout);
     if (m.moe) checkMoe(c, m);
+    // A family whose modeling code always routes (Mixtral) has no dense form.
+    const FamilySpec& family = familyOf(m.family);
+    if (family.num_experts > 0 && !family.zero_experts_is_dense && !family.experts_null_is_dense && !m.isMoe())
+        c.fail(ModelField::NumExperts, "must be a positive integer: every " + m.family +
+                                           " mixture-of-experts layer has this many experts (got 0)");
     if (m.mla) checkMla(c, m);
     if (c.failed()) return c.error();
     const long double total = approximateParameters(m);

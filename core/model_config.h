@@ -38,9 +38,14 @@ struct MlaConfig {
     bool operator==(const MlaConfig&) const = default;
 };
 
+// The largest value any size, count or index of a model may have. No public
+// model comes near it; it keeps every product of two sizes (and the parameter
+// total validate() checks) far inside int64_t.
+inline constexpr int64_t kMaxModelSize = int64_t{1} << 24;
+
 struct ModelConfig {
     std::string name;                  // display name, e.g. "Llama-3.1-8B"
-    std::string family;                // HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, gemma2, phi3, gpt2, deepseek_v2, deepseek_v3
+    std::string family;                // HF model_type; its traits are its row in hf_families.h (unknown: Llama-style)
     int64_t hidden_size = 0;           // h
     int64_t num_layers = 0;            // L
     int64_t num_heads = 0;             // H (query heads)
@@ -52,7 +57,7 @@ struct ModelConfig {
     MlpKind mlp = MlpKind::Gated;
     NormKind norm = NormKind::RMSNorm;
     int64_t norms_per_block = 2;       // Gemma-2 has 4 (pre and post around attention and MLP)
-    bool qk_norm = false;              // per-head RMSNorm on q and k (d weights each)
+    bool qk_norm = false;              // RMSNorm on q and k, per head or over the projection as the family says
     bool attention_qkv_bias = false;   // biases on q, k, v (Qwen2, GPT-2)
     bool attention_output_bias = false;// bias on o (GPT-2)
     bool mlp_bias = false;             // biases on every MLP matrix (GPT-2)

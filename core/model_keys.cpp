@@ -1,33 +1,33 @@
 #include "core/model_keys.h"
 
+#include "core/hf_families.h"
+
 namespace trainmem {
 
 std::string_view configKey(std::string_view family, ModelField f) {
-    const bool gpt2 = family == "gpt2";
-    const bool deepseek = family == "deepseek_v2" || family == "deepseek_v3";
-    const bool qwen_moe = family == "qwen2_moe";
+    const FamilySpec& spec = familyOf(family);
+    const bool qwen_layers = spec.moe_layer_keys == MoeLayerKeys::Qwen;
     switch (f) {
-        case ModelField::HiddenSize: return gpt2 ? "n_embd" : "hidden_size";
-        case ModelField::NumLayers: return gpt2 ? "n_layer" : "num_hidden_layers";
-        case ModelField::NumHeads: return gpt2 ? "n_head" : "num_attention_heads";
+        case ModelField::HiddenSize: return spec.hidden_key;
+        case ModelField::NumLayers: return spec.layers_key;
+        case ModelField::NumHeads: return spec.heads_key;
         case ModelField::NumKvHeads: return "num_key_value_heads";
         case ModelField::HeadDim: return "head_dim";
-        case ModelField::Intermediate: return gpt2 ? "n_inner" : "intermediate_size";
+        case ModelField::Intermediate: return spec.intermediate_key;
         case ModelField::Vocab: return "vocab_size";
-        case ModelField::MaxPositions: return gpt2 ? "n_positions" : "max_position_embeddings";
+        case ModelField::MaxPositions: return spec.positions_key;
         case ModelField::NormsPerBlock: return "norms_per_block";
-        case ModelField::AttentionDropout: return gpt2 ? "attn_pdrop" : "attention_dropout";
+        case ModelField::AttentionDropout: return spec.attention_dropout_key;
         // GPT-2's and Phi-3's names; every family reads them (hf_config.cpp).
         case ModelField::HiddenDropout: return "resid_pdrop";
         case ModelField::EmbeddingDropout: return "embd_pdrop";
-        case ModelField::NumExperts:
-            return deepseek ? "n_routed_experts" : qwen_moe ? "num_experts" : "num_local_experts";
+        case ModelField::NumExperts: return spec.experts_key;
         case ModelField::ExpertsPerToken: return "num_experts_per_tok";
-        case ModelField::ExpertFfn: return family == "mixtral" ? "intermediate_size" : "moe_intermediate_size";
+        case ModelField::ExpertFfn: return spec.expert_ffn_key;
         case ModelField::SharedExperts: return "n_shared_experts";
         case ModelField::SharedExpertFfn: return "shared_expert_intermediate_size";
-        case ModelField::FirstDenseLayers: return qwen_moe ? "mlp_only_layers" : "first_k_dense_replace";
-        case ModelField::LayerFrequency: return qwen_moe ? "decoder_sparse_step" : "moe_layer_freq";
+        case ModelField::FirstDenseLayers: return qwen_layers ? "mlp_only_layers" : "first_k_dense_replace";
+        case ModelField::LayerFrequency: return qwen_layers ? "decoder_sparse_step" : "moe_layer_freq";
         case ModelField::CapacityFactor: return "capacity_factor";
         case ModelField::QLoraRank: return "q_lora_rank";
         case ModelField::KvLoraRank: return "kv_lora_rank";

@@ -4,6 +4,9 @@
 #include "core/names.h"
 
 #include <array>
+#include <vector>
+
+#include "core/optimizer_state.h"
 
 namespace trainmem {
 
@@ -28,18 +31,15 @@ constexpr std::array<EnumName<Precision>, 7> kPrecisions{{
     {Precision::Fp8Mixed, "fp8-mixed"},
 }};
 
-constexpr std::array<EnumName<OptimizerKind>, 10> kOptimizers{{
-    {OptimizerKind::Sgd, "sgd"},
-    {OptimizerKind::SgdMomentum, "sgd-momentum"},
-    {OptimizerKind::Adagrad, "adagrad"},
-    {OptimizerKind::Rmsprop, "rmsprop"},
-    {OptimizerKind::Adam, "adam"},
-    {OptimizerKind::AdamW, "adamw"},
-    {OptimizerKind::AdamW8bit, "adamw-8bit"},
-    {OptimizerKind::Lion, "lion"},
-    {OptimizerKind::Muon, "muon"},
-    {OptimizerKind::Adafactor, "adafactor"},
-}};
+// Optimizer names come from the optimizer catalogue (core/optimizer_state.cpp).
+const std::vector<EnumName<OptimizerKind>>& optimizerNames() {
+    static const std::vector<EnumName<OptimizerKind>> names = [] {
+        std::vector<EnumName<OptimizerKind>> n;
+        for (const OptimizerSpec& o : optimizerCatalogue()) n.push_back({o.kind, o.key});
+        return n;
+    }();
+    return names;
+}
 
 constexpr std::array<EnumName<OptimizerImpl>, 3> kOptimizerImpls{{
     {OptimizerImpl::ForEach, "foreach"},
@@ -82,8 +82,8 @@ constexpr std::array<EnumName<PipelineSchedule>, 3> kSchedules{{
     {PipelineSchedule::GPipe, "gpipe"},
 }};
 
-template <class E, size_t N>
-std::vector<E> valuesOf(const std::array<EnumName<E>, N>& table) {
+template <class E>
+std::vector<E> valuesOf(std::span<const EnumName<E>> table) {
     std::vector<E> values;
     for (const auto& entry : table) values.push_back(entry.value);
     return values;
@@ -96,7 +96,7 @@ std::span<const EnumName<DType>> enumNames<DType>() { return kDTypes; }
 template <>
 std::span<const EnumName<Precision>> enumNames<Precision>() { return kPrecisions; }
 template <>
-std::span<const EnumName<OptimizerKind>> enumNames<OptimizerKind>() { return kOptimizers; }
+std::span<const EnumName<OptimizerKind>> enumNames<OptimizerKind>() { return optimizerNames(); }
 template <>
 std::span<const EnumName<OptimizerImpl>> enumNames<OptimizerImpl>() { return kOptimizerImpls; }
 template <>
@@ -133,12 +133,12 @@ std::optional<LossImpl> parseLoss(std::string_view s) { return parseEnum<LossImp
 std::optional<Finetuning> parseFinetuning(std::string_view s) { return parseEnum<Finetuning>(s); }
 
 const std::vector<OptimizerKind>& allOptimizers() {
-    static const std::vector<OptimizerKind> all = valuesOf(kOptimizers);
+    static const std::vector<OptimizerKind> all = valuesOf<OptimizerKind>(optimizerNames());
     return all;
 }
 
 const std::vector<Precision>& allPrecisions() {
-    static const std::vector<Precision> all = valuesOf(kPrecisions);
+    static const std::vector<Precision> all = valuesOf<Precision>(kPrecisions);
     return all;
 }
 

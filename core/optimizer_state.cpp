@@ -1,6 +1,7 @@
 #include "core/optimizer_state.h"
 
 #include <algorithm>
+#include <array>
 
 namespace trainmem {
 namespace {
@@ -11,92 +12,101 @@ namespace {
 // transformer means the norms and biases (our vector parameters).
 constexpr double k8bitBytesPerState = 1.0 + 4.0 / 256.0;
 
+// In OptimizerKind order. Colours marked "seed" follow the seed figures
+// (/work/shared/seeds/optimizer-memory-per-parameter.svg).
+constexpr std::array<OptimizerSpec, 10> kOptimizers{{
+    {OptimizerKind::Sgd, "sgd", "SGD", 0x95a5a6, 0, "", StateLayout::PerParameter, StepTemporary::None,
+     true, true, true, "plain SGD keeps no state", "torch.optim.SGD, momentum=0"},
+    {OptimizerKind::SgdMomentum, "sgd-momentum", "SGD+M", 0x3498db /* seed */, 1, "momentum",
+     StateLayout::PerParameter, StepTemporary::None,  // weight_decay = 0 default: momentum updates in place
+     true, true, true, "", "torch.optim.SGD momentum_buffer"},
+    {OptimizerKind::Adagrad, "adagrad", "Adagrad", 0x9b59b6 /* seed */, 1, "G", StateLayout::PerParameter,
+     StepTemporary::OneUnit,  // std = _foreach_sqrt(state_sums)
+     true, true, true, "", "torch.optim.Adagrad state_sum"},
+    {OptimizerKind::Rmsprop, "rmsprop", "RMSprop", 0xe67e22 /* seed */, 1, "s", StateLayout::PerParameter,
+     StepTemporary::OneUnit,  // avg = _foreach_sqrt(square_avgs)
+     true, true, true, "", "torch.optim.RMSprop square_avg (no momentum, not centered: the defaults)"},
+    {OptimizerKind::Adam, "adam", "Adam", 0xe74c3c /* seed: Adam(W) */, 2, "m,v", StateLayout::PerParameter,
+     StepTemporary::OneUnit,  // _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs)
+     true, true, true, "", "torch.optim.Adam exp_avg, exp_avg_sq"},
+    {OptimizerKind::AdamW, "adamw", "AdamW", 0xc0392b, 2, "m,v", StateLayout::PerParameter, StepTemporary::OneUnit,
+     true, true, true, "", "torch.optim.AdamW exp_avg, exp_avg_sq"},
+    {OptimizerKind::AdamW8bit, "adamw-8bit", "AdamW 8-bit", 0xf1948a, 2, "m8,v8", StateLayout::Blockwise8bit,
+     StepTemporary::None,  // bitsandbytes' kernel updates in registers
+     true, true, true, "2× params (m, v) in 8 bits + one fp32 scale per 256",
+     "bitsandbytes AdamW8bit (Dettmers et al. 2022)"},
+    // Lion is not in torch.optim; the implementations used (lion-pytorch and
+    // the harness's) have foreach and per-tensor forms and no fused kernel.
+    {OptimizerKind::Lion, "lion", "Lion", 0xf39c12 /* seed */, 1, "m", StateLayout::PerParameter,
+     StepTemporary::OneUnit,  // update = sign(lerp(m, g)): one temporary
+     true, false, true, "", "Chen et al. 2023, exp_avg"},
+    {OptimizerKind::Muon, "muon", "Muon", 0x27ae60 /* seed */, 1, "momentum", StateLayout::MuonHidden,
+     StepTemporary::NewtonSchulz, true, true, true, "", "Jordan et al. 2024; Moonlight (AdamW for the rest)"},
+    {OptimizerKind::Adafactor, "adafactor", "Adafactor", 0x16a085, 0, "row,col", StateLayout::Factored,
+     StepTemporary::PerTensorFp32x2,  // HF Adafactor loops per tensor
+     true, true, true, "", "Shazeer & Stern 2018; transformers Adafactor, beta1=None"},
+}};
+
 double perElement(double states, DType dtype, int64_t n) { return states * bytesOf(dtype) * static_cast<double>(n); }
 
 }  // namespace
 
+const OptimizerSpec& optimizerSpec(OptimizerKind kind) {
+    for (const OptimizerSpec& o : kOptimizers)
+        if (o.kind == kind) return o;
+    return kOptimizers[0];
+}
+
+std::span<const OptimizerSpec> optimizerCatalogue() { return kOptimizers; }
+
+bool optimizerHasImpl(OptimizerKind kind, OptimizerImpl impl) {
+    const OptimizerSpec& o = optimizerSpec(kind);
+    switch (impl) {
+        case OptimizerImpl::ForEach: return o.has_foreach;
+        case OptimizerImpl::Fused: return o.has_fused;
+        case OptimizerImpl::ForLoop: return o.has_for_loop;
+    }
+    return false;
+}
+
 double optimizerStateBytes(OptimizerKind kind, DType dt, const TensorGroup& g, bool embedding_or_head) {
+    const OptimizerSpec& o = optimizerSpec(kind);
     const int64_t vectors = g.params - g.matrix_params;
-    switch (kind) {
-        case OptimizerKind::Sgd: return 0;
-        case OptimizerKind::SgdMomentum:   // momentum_buffer
-        case OptimizerKind::Adagrad:       // state_sum
-        case OptimizerKind::Rmsprop:       // square_avg (no momentum, not centered: PyTorch defaults)
-        case OptimizerKind::Lion:          // exp_avg (Chen et al. 2023)
-            return perElement(1, dt, g.params);
-        case OptimizerKind::Adam:
-        case OptimizerKind::AdamW:         // exp_avg, exp_avg_sq
-            return perElement(2, dt, g.params);
-        case OptimizerKind::AdamW8bit:
-            return 2.0 * k8bitBytesPerState * static_cast<double>(g.matrix_params) + perElement(2, DType::Fp32, vectors);
-        case OptimizerKind::Muon:
-            // Muon (Jordan et al. 2024; Moonlight): one momentum buffer for 2-D
-            // hidden matrices; embeddings, head, norms and biases use AdamW.
+    switch (o.layout) {
+        case StateLayout::PerParameter: return perElement(o.buffers, dt, g.params);
+        case StateLayout::Blockwise8bit:
+            return o.buffers * k8bitBytesPerState * static_cast<double>(g.matrix_params) +
+                   perElement(o.buffers, DType::Fp32, vectors);
+        case StateLayout::MuonHidden:
+            // Muon: one momentum buffer for 2-D hidden matrices; embeddings,
+            // head, norms and biases use AdamW (two buffers).
             if (embedding_or_head) return perElement(2, dt, g.params);
-            return perElement(1, dt, g.matrix_params) + perElement(2, dt, vectors);
-        case OptimizerKind::Adafactor:
-            // Shazeer & Stern 2018 / HF Adafactor with beta1=None: a row and a
-            // column accumulator per matrix, a full second moment for vectors.
+            return perElement(o.buffers, dt, g.matrix_params) + perElement(2, dt, vectors);
+        case StateLayout::Factored:
             return perElement(1, dt, g.factored_elems) + perElement(1, dt, vectors);
     }
     return 0;
 }
 
-double optimizerBuffersPerParam(OptimizerKind kind) {
-    switch (kind) {
-        case OptimizerKind::Sgd: return 0;
-        case OptimizerKind::Adam:
-        case OptimizerKind::AdamW:
-        case OptimizerKind::AdamW8bit: return 2;
-        case OptimizerKind::Adafactor: return 0;  // factored: rows + cols, ~0 per parameter
-        default: return 1;
-    }
-}
+double optimizerBuffersPerParam(OptimizerKind kind) { return optimizerSpec(kind).buffers; }
 
-const char* optimizerBufferNames(OptimizerKind kind) {
-    switch (kind) {
-        case OptimizerKind::Sgd: return "";
-        case OptimizerKind::SgdMomentum: return "momentum";
-        case OptimizerKind::Adagrad: return "G";
-        case OptimizerKind::Rmsprop: return "s";
-        case OptimizerKind::Adam:
-        case OptimizerKind::AdamW: return "m,v";
-        case OptimizerKind::AdamW8bit: return "m8,v8";
-        case OptimizerKind::Lion: return "m";
-        case OptimizerKind::Muon: return "momentum";
-        case OptimizerKind::Adafactor: return "row,col";
-    }
-    return "";
-}
+const char* optimizerBufferNames(OptimizerKind kind) { return optimizerSpec(kind).buffer_names.data(); }
 
 double optimizerStepTransientBytes(OptimizerKind kind, OptimizerImpl impl, DType dt, int64_t params,
                                    int64_t largest) {
     // Fused kernels update in registers: nothing shard-sized is allocated.
-    if (impl == OptimizerImpl::Fused || kind == OptimizerKind::AdamW8bit) return 0;
+    if (impl == OptimizerImpl::Fused) return 0;
     // The unit of allocation: the whole shard with foreach (torch._foreach_*
     // ops return new tensor lists for every parameter at once), one tensor
     // with the per-tensor loop.
     const double unit = bytesOf(dt) * static_cast<double>(impl == OptimizerImpl::ForEach ? params : largest);
-    switch (kind) {
-        case OptimizerKind::Sgd:
-        case OptimizerKind::SgdMomentum:
-            return 0;  // weight_decay = 0 default: momentum updates in place
-        case OptimizerKind::Adam:
-        case OptimizerKind::AdamW:      // _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs)
-        case OptimizerKind::Adagrad:    // std = _foreach_sqrt(state_sums)
-        case OptimizerKind::Rmsprop:    // avg = _foreach_sqrt(square_avgs)
-        case OptimizerKind::Lion:       // update = sign(lerp(m, g)): one temporary
-            return unit;
-        case OptimizerKind::Muon:
-            // Newton-Schulz on the largest matrix: X, X·Xᵀ, and the polynomial
-            // terms, in bf16 (Keller Jordan's reference implementation).
-            return 4.0 * 2.0 * static_cast<double>(largest);
-        case OptimizerKind::Adafactor:
-            // HF Adafactor loops per tensor: grad**2 + eps, and the update.
-            return 2.0 * 4.0 * static_cast<double>(largest);
-        default:
-            return 0;
+    switch (optimizerSpec(kind).step) {
+        case StepTemporary::None: return 0;
+        case StepTemporary::OneUnit: return unit;
+        case StepTemporary::NewtonSchulz: return 4.0 * 2.0 * static_cast<double>(largest);
+        case StepTemporary::PerTensorFp32x2: return 2.0 * 4.0 * static_cast<double>(largest);
     }
+    return 0;
 }
 
 }  // namespace trainmem

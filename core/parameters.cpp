@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/block_linears.h"
+#include "core/hf_families.h"
 
 namespace trainmem {
 
@@ -74,8 +75,14 @@ LayerParameters layerParameters(const ModelConfig& m, bool moe_layer) {
         if (m.mla->q_lora_rank > 0) addNorm(lp.attention, m, m.mla->q_lora_rank);
         addNorm(lp.attention, m, m.mla->kv_lora_rank);
     } else if (m.qk_norm) {
-        // Per-head norm on q and k (Qwen3, OLMo-style): head_dim weights each.
-        addNorm(lp.attention, m, m.head_dim, 2);
+        if (familyOf(m.family).qk_norm_span == QkNormSpan::PerHead) {
+            // Qwen3RMSNorm(head_dim) on every head of q and k: head_dim weights each.
+            addNorm(lp.attention, m, m.head_dim, 2);
+        } else {
+            // OLMo 2: Olmo2RMSNorm(H * head_dim) and (KV * head_dim) over the projections.
+            addNorm(lp.attention, m, m.num_heads * m.head_dim);
+            addNorm(lp.attention, m, m.num_kv_heads * m.head_dim);
+        }
     }
     if (moe_layer && m.moe->router_score_bias)
         addVector(lp.router, m.moe->num_experts);  // DeepSeek-V3 e_score_correction_bias

@@ -96,25 +96,23 @@ ComponentExplanation explainOptimizerStates(const Scenario& s, const Estimate& e
     const int64_t bytes = e.peak.at_peak[Component::OptimizerStates];
     const OptimizerKind kind = s.training.optimizer;
     const std::string name(optimizerName(kind));
+    const OptimizerSpec& spec = optimizerSpec(kind);
     std::string scaling;
-    if (kind == OptimizerKind::Sgd) {
-        scaling = "plain SGD keeps no state";
-    } else if (kind == OptimizerKind::AdamW8bit) {
-        scaling = "2× params (m, v) in 8 bits + one fp32 scale per 256";
-    } else if (kind == OptimizerKind::Adafactor) {
+    if (!spec.report_phrase.empty()) {
+        scaling = std::string(spec.report_phrase);
+    } else if (spec.layout == StateLayout::Factored) {
         scaling = "factored second moment: rows + columns per matrix, " + dtypeText(plan.optimizer_states);
     } else {
-        scaling = shortNumber(optimizerBuffersPerParam(kind)) + "× params (" + optimizerBufferNames(kind) + "), " +
+        scaling = shortNumber(spec.buffers) + "× params (" + std::string(spec.buffer_names) + "), " +
                   dtypeText(plan.optimizer_states);
-        if (kind == OptimizerKind::Muon) scaling += "; embeddings, head, norms use AdamW (2×)";
+        if (spec.layout == StateLayout::MuonHidden) scaling += "; embeddings, head, norms use AdamW (2×)";
     }
     scaling = name + " states: " + scaling + (fullFinetune(s) ? "" : ", adapters only") + zeroShare(s, 1);
     if (s.parallelism.offload_optimizer) scaling += "; offloaded to the host";
     // Plain per-parameter buffers show their arithmetic; the shaped ones
     // (8-bit blocks, Adafactor's factors, Muon's split) only their total.
-    const double buffers = optimizerBuffersPerParam(kind);
-    const bool plain = buffers > 0 && kind != OptimizerKind::AdamW8bit && kind != OptimizerKind::Adafactor &&
-                       kind != OptimizerKind::Muon;
+    const double buffers = spec.buffers;
+    const bool plain = buffers > 0 && spec.layout == StateLayout::PerParameter;
     if (!plain || bytes == 0) return {"", scaling, "= " + formatBytes(bytes)};
     const double elements = static_cast<double>(bytes) / (buffers * bytesOf(plan.optimizer_states));
     return {"", scaling,

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/batch.h"
+#include "core/hf_config.h"
 #include "core/report.h"
 #include "core/text_table.h"
 
@@ -154,6 +155,7 @@ json estimateToJson(const Scenario& s, const Estimate& e) {
     doc["warnings"] = allWarnings(s, e);
     doc["worked_example"] = workedExample(s, e);
     doc["scenario"] = scenarioToJson(s);
+    doc["model"] = describeModel(s.model);
     return doc;
 }
 

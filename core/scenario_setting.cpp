@@ -54,6 +54,10 @@ Status applyModelSettings(Scenario& s, const std::vector<std::pair<std::string, 
     }
     if (imported->model != s.model) s.model_preset.clear();  // no longer the preset's numbers
     s.model = std::move(imported->model);
+    // What the importer says about the edited config (a default taken for a
+    // nulled key, an unknown model_type) is said as for a config.json on disk.
+    for (std::string& w : imported->warnings)
+        if (std::find(s.warnings.begin(), s.warnings.end(), w) == s.warnings.end()) s.warnings.push_back(std::move(w));
     return ok();
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/hardware.h"
+#include "core/optimizer_state.h"
 #include "core/parameters.h"
 #include "core/scenario.h"
 #include "core/scenario_fields.h"
@@ -91,6 +92,12 @@ Status validateTraining(const Scenario& s) {
                                            "mixed-bf16, mixed-fp16 or pure-bf16 (got " +
                                                std::string(precisionName(t.precision)) + ")"};
     // bitsandbytes' 8-bit AdamW keeps its states in 8 bits by construction.
+    if (!optimizerHasImpl(t.optimizer, t.optimizer_impl))
+        return Error{"training.optimizer_impl",
+                     std::string(optimizerName(t.optimizer)) + " has no " +
+                         std::string(optimizerImplName(t.optimizer_impl)) +
+                         " implementation (" + std::string(optimizerSpec(t.optimizer).source) +
+                         "); use foreach or for-loop"};
     if (t.optimizer == OptimizerKind::AdamW8bit && t.optimizer_state_dtype)
         return Error{"training.optimizer_state_dtype", "adamw-8bit keeps 8-bit states; leave this at auto"};
     if (t.base_batch_size) TRAINMEM_CHECK(inRange("training.base_batch_size", *t.base_batch_size, 1, int64_t{1} << 40));

@@ -1,5 +1,7 @@
 #include "ui/component_palette.h"
 
+#include "core/optimizer_state.h"
+
 namespace trainmem::ui {
 
 QColor componentColor(Component c) {
@@ -43,21 +45,7 @@ QString deviceLayerKey(DeviceLayer layer) {
     return {};
 }
 
-QColor optimizerColor(OptimizerKind kind) {
-    switch (kind) {
-        case OptimizerKind::Sgd: return QColor(0x95, 0xa5, 0xa6);
-        case OptimizerKind::SgdMomentum: return QColor(0x34, 0x98, 0xdb);   // seed
-        case OptimizerKind::Adagrad: return QColor(0x9b, 0x59, 0xb6);       // seed
-        case OptimizerKind::Rmsprop: return QColor(0xe6, 0x7e, 0x22);       // seed
-        case OptimizerKind::Adam: return QColor(0xe7, 0x4c, 0x3c);          // seed: Adam(W)
-        case OptimizerKind::AdamW: return QColor(0xc0, 0x39, 0x2b);
-        case OptimizerKind::AdamW8bit: return QColor(0xf1, 0x94, 0x8a);
-        case OptimizerKind::Lion: return QColor(0xf3, 0x9c, 0x12);          // seed
-        case OptimizerKind::Muon: return QColor(0x27, 0xae, 0x60);          // seed
-        case OptimizerKind::Adafactor: return QColor(0x16, 0xa0, 0x85);
-    }
-    return Qt::gray;
-}
+QColor optimizerColor(OptimizerKind kind) { return QColor(QRgb(optimizerSpec(kind).colour)); }
 
 QColor textColorOn(const QColor& fill) {
     // Relative luminance (ITU-R BT.709 weights) decides legibility.

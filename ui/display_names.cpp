@@ -1,22 +1,10 @@
 #include "ui/display_names.h"
 
+#include "core/optimizer_state.h"
+
 namespace trainmem::ui {
 
-QString optimizerLabel(OptimizerKind kind) {
-    switch (kind) {
-        case OptimizerKind::Sgd: return QStringLiteral("SGD");
-        case OptimizerKind::SgdMomentum: return QStringLiteral("SGD+M");
-        case OptimizerKind::Adagrad: return QStringLiteral("Adagrad");
-        case OptimizerKind::Rmsprop: return QStringLiteral("RMSprop");
-        case OptimizerKind::Adam: return QStringLiteral("Adam");
-        case OptimizerKind::AdamW: return QStringLiteral("AdamW");
-        case OptimizerKind::AdamW8bit: return QStringLiteral("AdamW 8-bit");
-        case OptimizerKind::Lion: return QStringLiteral("Lion");
-        case OptimizerKind::Muon: return QStringLiteral("Muon");
-        case OptimizerKind::Adafactor: return QStringLiteral("Adafactor");
-    }
-    return {};
-}
+QString optimizerLabel(OptimizerKind kind) { return QString::fromUtf8(optimizerSpec(kind).label); }
 
 QString precisionLabel(Precision precision) {
     switch (precision) {

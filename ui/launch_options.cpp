@@ -5,6 +5,7 @@
 
 #include "core/estimate.h"
 #include "core/presets.h"
+#include "core/scenario_source.h"
 #include "ui/chart_export.h"
 #include "ui/scenario_files.h"
 #include "ui/timeline_view.h"
@@ -101,31 +102,21 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
 }
 
 Expected<Scenario> launchScenario(const LaunchOptions& o) {
-    Expected<Scenario> base = Error{};
+    // The CLI's scenario source (core/scenario_source.h): the same flags give
+    // the same scenario, warnings and errors in both.
+    ScenarioSource source;
     switch (o.source) {
-        case LaunchOptions::Source::Default: base = defaultScenario(); break;
-        case LaunchOptions::Source::Preset: base = loadPreset(o.source_value.toStdString()); break;
-        case LaunchOptions::Source::ScenarioFile: base = loadScenarioFile(o.source_value.toStdString()); break;
-        case LaunchOptions::Source::ModelConfig: {
-            Expected<OpenedFile> opened = openJsonFile(o.source_value, scenarioForModel(ModelConfig{}));
-            if (!opened) return opened.error();
-            if (opened->kind == JsonFileKind::Scenario) {
-                base = opened->scenario;
-            } else {
-                // A model config alone: the default training setup around it.
-                Scenario s = scenarioForModel(opened->scenario.model);
-                s.warnings = opened->scenario.warnings;
-                base = s;
-            }
-            break;
-        }
+        case LaunchOptions::Source::Default: break;
+        case LaunchOptions::Source::Preset: source.kind = ScenarioSource::Kind::Preset; break;
+        case LaunchOptions::Source::ModelConfig: source.kind = ScenarioSource::Kind::ModelConfig; break;
+        case LaunchOptions::Source::ScenarioFile: source.kind = ScenarioSource::Kind::ScenarioFile; break;
     }
-    if (!base) return base;
-    Scenario s = std::move(base).value();
-    std::vector<std::string> settings;
-    for (const QString& setting : o.settings) settings.push_back(setting.toStdString());
-    if (Status st = applySettings(s, settings); !st) return st.error();
-    return s;
+    source.value = o.source_value.toStdString();
+    for (const QString& setting : o.settings) source.settings.push_back(setting.toStdString());
+    if (source.kind != ScenarioSource::Kind::None) return scenarioFromSource(source);
+    const Expected<Scenario> fallback = defaultScenario();
+    if (!fallback) return fallback;
+    return scenarioFromSource(source, &*fallback);
 }
 
 int runHeadlessExport(const LaunchOptions& o) {

@@ -1,7 +1,15 @@
 """Small decoder blocks written op for op as the Hugging Face eager modeling
-files write them (modeling_llama, _mistral, _qwen2, _qwen3, _gemma, _gemma2,
-_gpt2, _mixtral), with PEFT-style LoRA adapters and a flash-attention
-stand-in that saves what flash_attn's FlashAttnFunc saves."""
+files write them (modeling_llama, _mistral, _qwen2, _qwen3, _olmo2, _gemma,
+_gemma2, _gpt2, _mixtral, _deepseek_v3), with PEFT-style LoRA adapters and a
+flash-attention stand-in that saves what flash_attn's FlashAttnFunc saves.
+
+Every block is built from the model trainmem's importer produced (the "model"
+object of `trainmem-cli estimate --format json`: sizes, the family row's
+traits, which layers have experts), never from a second reading of the
+config.json: `c` is that object plus the case's run settings ("attention",
+LoRA) and, under "config", the config.json itself for the numeric constants
+the importer does not model (soft-capping values, query_pre_attn_scalar,
+DeepSeek's group routing)."""
 import math
 
 import torch
@@ -13,40 +21,65 @@ import saved_tensor_ledger as ledger
 from saved_tensor_ledger import autocast_fp32, dropout, layer_norm, mean_last_dim, op
 
 from hf_ops import (Conv1D, FlashAttention, GemmaRMSNorm, GPT2LayerNorm, LlamaRMSNorm,  # noqa: F401
-                    LoraLinear, activation, apply_rotary_pos_emb, repeat_kv, rotate_half)
+                    LoraLinear, Olmo2RMSNorm, activation, apply_rotary_pos_emb, repeat_kv, rotate_half)
+
+
+def rms_norm_class(c):
+    """The RMSNorm of the modeling file of the family the importer read the
+    model as: Gemma's (1 + weight) in fp32, OLMo 2's weight in fp32, else
+    Llama's (cast back, then weight)."""
+    return {"gemma": GemmaRMSNorm, "gemma2": GemmaRMSNorm, "olmo2": Olmo2RMSNorm}.get(c["read_as"], LlamaRMSNorm)
 
 
 class LlamaAttention(nn.Module):
     """modeling_llama LlamaAttention + eager_attention_forward (also Mistral,
-    Qwen2 with q/k/v biases, Qwen3 with per-head q/k RMSNorm, Gemma, Gemma-2
-    with tanh soft-capping of the logits, Mixtral)."""
+    Qwen2 with q/k/v biases, Qwen3 with per-head q/k RMSNorm, OLMo 2 with
+    q/k RMSNorm over the whole projections (modeling_olmo2 Olmo2Attention,
+    transformers 4.47), Gemma, Gemma-2 with tanh soft-capping of the logits,
+    Mixtral)."""
 
-    def __init__(self, c):
+    def __init__(self, c, index):
         super().__init__()
-        h, nh, kv, d = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
-        bias = c.get("qkv_bias", False)
+        h, nh, kv, d = c["hidden_size"], c["num_heads"], c["num_kv_heads"], c["head_dim"]
+        # SmolLM3Attention: no rotary embedding where no_rope_layers[layer] is 0 (NoPE).
+        self.use_rope = c["config"].get("no_rope_layers", [1] * (index + 1))[index] != 0
+        bias = c["attention_qkv_bias"]
         self.nh, self.kv, self.d = nh, kv, d
         self.q_proj = nn.Linear(h, nh * d, bias=bias)
         self.k_proj = nn.Linear(h, kv * d, bias=bias)
         self.v_proj = nn.Linear(h, kv * d, bias=bias)
-        self.o_proj = nn.Linear(nh * d, h, bias=False)
-        self.scaling = d ** -0.5
+        self.o_proj = nn.Linear(nh * d, h, bias=c["attention_output_bias"])
+        # Gemma-2 scales by query_pre_attn_scalar; the values do not change what is saved.
+        self.scaling = c["config"].get("query_pre_attn_scalar", d) ** -0.5
+        self.scaling = c["config"].get("attention_multiplier", self.scaling)  # Granite
         self.dropout = c["attention_dropout"]
         self.flash = c["attention"] == "flash"
-        self.softcap = c.get("attn_logit_softcapping")
-        if c["model_type"] == "gemma2":
-            self.scaling = c["query_pre_attn_scalar"] ** -0.5
-        self.qk_norm = c["model_type"] == "qwen3"
+        self.softcap = c["config"].get("attn_logit_softcapping", 50.0) if c["attention_softcap"] else None
+        self.qk_norm = c["qk_norm"] == "per_head"
         if self.qk_norm:
-            self.q_norm = LlamaRMSNorm(d)
-            self.k_norm = LlamaRMSNorm(d)
+            self.q_norm = rms_norm_class(c)(d)
+            self.k_norm = rms_norm_class(c)(d)
+        self.qk_norm_projection = c["qk_norm"] == "projection"
+        if self.qk_norm_projection:
+            self.q_norm = rms_norm_class(c)(nh * d)
+            self.k_norm = rms_norm_class(c)(kv * d)
 
     def forward(self, x, cos, sin, mask):
         b, s, _ = x.shape
-        with op("q_proj"):
-            q = self.q_proj(x).view(b, s, -1, self.d)
-        with op("k_proj"):
-            k = self.k_proj(x).view(b, s, -1, self.d)
+        if self.qk_norm_projection:
+            with op("q_proj"):
+                q = self.q_proj(x)
+            with op("q_norm"):
+                q = self.q_norm(q).view(b, s, -1, self.d)
+            with op("k_proj"):
+                k = self.k_proj(x)
+            with op("k_norm"):
+                k = self.k_norm(k).view(b, s, -1, self.d)
+        else:
+            with op("q_proj"):
+                q = self.q_proj(x).view(b, s, -1, self.d)
+            with op("k_proj"):
+                k = self.k_proj(x).view(b, s, -1, self.d)
         if self.qk_norm:
             with op("q_norm"):
                 q = self.q_norm(q)
@@ -55,8 +88,9 @@ class LlamaAttention(nn.Module):
         q, k = q.transpose(1, 2), k.transpose(1, 2)
         with op("v_proj"):
             v = self.v_proj(x).view(b, s, -1, self.d).transpose(1, 2)
-        with op("rotary"):
-            q, k = apply_rotary_pos_emb(q, k, cos, sin)
+        if self.use_rope:
+            with op("rotary"):
+                q, k = apply_rotary_pos_emb(q, k, cos, sin)
         if self.flash:
             with op("flash attention"):
                 if torch.is_autocast_cpu_enabled():
@@ -112,14 +146,16 @@ class GatedMLP(nn.Module):
 
 
 class MixtralSparseMoeBlock(nn.Module):
-    """modeling_mixtral MixtralSparseMoeBlock: a loop over the experts."""
+    """modeling_mixtral MixtralSparseMoeBlock: a loop over the experts (also
+    modeling_qwen3_moe Qwen3MoeSparseMoeBlock with norm_topk_prob true, whose
+    experts are named gate_proj / up_proj / down_proj: the same ops)."""
 
     def __init__(self, c):
         super().__init__()
-        h = c["hidden_size"]
-        self.E, self.top_k = c["num_local_experts"], c["num_experts_per_tok"]
+        h, moe = c["hidden_size"], c["moe"]
+        self.E, self.top_k = moe["num_experts"], moe["experts_per_token"]
         self.gate = nn.Linear(h, self.E, bias=False)
-        self.experts = nn.ModuleList([GatedMLP(h, c["intermediate_size"], c["hidden_act"]) for _ in range(self.E)])
+        self.experts = nn.ModuleList([GatedMLP(h, moe["expert_ffn"], c["hidden_act"]) for _ in range(self.E)])
 
     def forward(self, x):
         b, s, h = x.shape
@@ -161,9 +197,9 @@ class DeepseekV3Attention(nn.Module):
 
     def __init__(self, c):
         super().__init__()
-        h, self.nh = c["hidden_size"], c["num_attention_heads"]
-        self.q_lora, self.kv_lora = c["q_lora_rank"], c["kv_lora_rank"]
-        self.nope, self.rope, self.vd = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
+        h, self.nh, mla = c["hidden_size"], c["num_heads"], c["mla"]
+        self.q_lora, self.kv_lora = mla["q_lora_rank"], mla["kv_lora_rank"]
+        self.nope, self.rope, self.vd = mla["qk_nope_head_dim"], mla["qk_rope_head_dim"], mla["v_head_dim"]
         self.qk = self.nope + self.rope
         if self.q_lora:
             self.q_a_proj = nn.Linear(h, self.q_lora, bias=False)
@@ -239,15 +275,15 @@ class DeepseekV3MoE(nn.Module):
 
     def __init__(self, c):
         super().__init__()
-        h = c["hidden_size"]
-        self.E, self.top_k = c["n_routed_experts"], c["num_experts_per_tok"]
-        self.n_group, self.topk_group = c["n_group"], c["topk_group"]
-        self.scale = c["routed_scaling_factor"]
+        h, moe, config = c["hidden_size"], c["moe"], c["config"]
+        self.E, self.top_k = moe["num_experts"], moe["experts_per_token"]
+        self.n_group, self.topk_group = config.get("n_group", 1), config.get("topk_group", 1)
+        self.scale = config.get("routed_scaling_factor", 1.0)
         self.weight = nn.Parameter(torch.randn(self.E, h) * 0.02)
         self.register_buffer("e_score_correction_bias", torch.zeros(self.E))
-        f = c["moe_intermediate_size"]
+        f = moe["expert_ffn"]
         self.experts = nn.ModuleList([GatedMLP(h, f, c["hidden_act"]) for _ in range(self.E)])
-        self.shared_experts = GatedMLP(h, f * c["n_shared_experts"], c["hidden_act"])
+        self.shared_experts = GatedMLP(h, moe["shared_expert_ffn"], c["hidden_act"])
 
     @torch.no_grad()
     def topk_indices(self, scores):
@@ -290,32 +326,43 @@ class DeepseekV3MoE(nn.Module):
 
 class LlamaBlock(nn.Module):
     """LlamaDecoderLayer; Gemma2DecoderLayer adds norms on the outputs of
-    attention and MLP (post_attention / pre_feedforward / post_feedforward)."""
+    attention and MLP (post_attention / pre_feedforward / post_feedforward);
+    Olmo2DecoderLayer has only the norms on the outputs."""
 
     def __init__(self, c, index):
         super().__init__()
         h = c["hidden_size"]
-        norm = GemmaRMSNorm if c["model_type"] in ("gemma", "gemma2") else LlamaRMSNorm
-        self.sandwich = c["model_type"] == "gemma2"
-        self.input_layernorm = norm(h)
+        norm = rms_norm_class(c)
+        self.sandwich = c["norms_per_block"] >= 4
+        self.post_norm = c["norm_placement"] == "post"
+        if not self.post_norm:
+            self.input_layernorm = norm(h)
         self.post_attention_layernorm = norm(h)
         if self.sandwich:
             self.pre_feedforward_layernorm = norm(h)
+        if self.sandwich or self.post_norm:
             self.post_feedforward_layernorm = norm(h)
-        deepseek = c["model_type"] == "deepseek_v3"
-        self.self_attn = DeepseekV3Attention(c) if deepseek else LlamaAttention(c)
-        if deepseek:
-            if index >= c["first_k_dense_replace"]:
-                self.mlp = DeepseekV3MoE(c)
-            else:
-                self.mlp = GatedMLP(h, c["intermediate_size"], c["hidden_act"])
-        elif c["model_type"] == "mixtral":
-            self.mlp = MixtralSparseMoeBlock(c)
+        # GraniteDecoderLayer scales both branches by residual_multiplier (a Python float).
+        self.residual_multiplier = c["config"].get("residual_multiplier")
+        self.self_attn = DeepseekV3Attention(c) if c["mla"] else LlamaAttention(c, index)
+        moe = c["moe"]
+        if moe and moe["moe_layers"][index]:
+            self.mlp = DeepseekV3MoE(c) if moe["router"] == "sigmoid_fp32" else MixtralSparseMoeBlock(c)
         else:
-            self.mlp = GatedMLP(h, c["intermediate_size"], c["hidden_act"])
+            self.mlp = GatedMLP(h, c["ffn_hidden_size"], c["hidden_act"])
 
     def forward(self, x, cos, sin, mask):
         residual = x
+        if self.post_norm:
+            x = self.self_attn(x, cos, sin, mask)
+            with op("post_attention_layernorm"):
+                x = self.post_attention_layernorm(x)
+            x = residual + x
+            residual = x
+            x = self.mlp(x)
+            with op("post_feedforward_layernorm"):
+                x = self.post_feedforward_layernorm(x)
+            return residual + x
         with op("input_layernorm"):
             x = self.input_layernorm(x)
         x = self.self_attn(x, cos, sin, mask)
@@ -330,12 +377,15 @@ class LlamaBlock(nn.Module):
             with op("post_feedforward_layernorm"):
                 x = self.post_feedforward_layernorm(x)
             return residual + x
-        x = residual + x
+        x = residual + self.scale_residual(x)
         residual = x
         with op("post_attention_layernorm"):
             x = self.post_attention_layernorm(x)
         x = self.mlp(x)
-        return residual + x
+        return residual + self.scale_residual(x)
+
+    def scale_residual(self, x):
+        return x if self.residual_multiplier is None else x * self.residual_multiplier
 
 
 class GPT2Block(nn.Module):
@@ -343,18 +393,18 @@ class GPT2Block(nn.Module):
 
     def __init__(self, c):
         super().__init__()
-        h = c["n_embd"]
-        self.nh, self.d = c["n_head"], h // c["n_head"]
+        h = c["hidden_size"]
+        self.nh, self.d = c["num_heads"], c["head_dim"]
         self.ln_1 = GPT2LayerNorm(h, eps=1e-5)
         self.c_attn = Conv1D(3 * h, h)
         self.c_proj = Conv1D(h, h)
         self.ln_2 = GPT2LayerNorm(h, eps=1e-5)
-        self.c_fc = Conv1D(c["n_inner"], h)
-        self.mlp_proj = Conv1D(h, c["n_inner"])
-        self.act = activation(c["activation_function"])
-        self.attn_pdrop, self.resid_pdrop = c["attn_pdrop"], c["resid_pdrop"]
+        self.c_fc = Conv1D(c["ffn_hidden_size"], h)
+        self.mlp_proj = Conv1D(h, c["ffn_hidden_size"])
+        self.act = activation(c["hidden_act"])
+        self.attn_pdrop, self.resid_pdrop = c["attention_dropout"], c["hidden_dropout"]
         self.flash = c["attention"] == "flash"
-        n = c["n_positions"]
+        n = c["max_position_embeddings"]
         self.register_buffer("bias", torch.tril(torch.ones((n, n), dtype=torch.bool)).view(1, 1, n, n),
                              persistent=False)
 
@@ -409,28 +459,27 @@ class CausalLM(nn.Module):
     def __init__(self, c):
         super().__init__()
         self.c = c
-        self.gpt2 = c["model_type"] == "gpt2"
+        self.gpt2 = c["modules"] == "gpt2"
+        h, n_layers, V = c["hidden_size"], c["num_layers"], c["vocab_size"]
         if self.gpt2:
-            h, n_layers, V = c["n_embd"], c["n_layer"], c["vocab_size"]
             self.wte = nn.Embedding(V, h)
-            self.wpe = nn.Embedding(c["n_positions"], h)
+            self.wpe = nn.Embedding(c["max_position_embeddings"], h)
             self.layers = nn.ModuleList([GPT2Block(c) for _ in range(n_layers)])
             self.norm = GPT2LayerNorm(h, eps=1e-5)
             self.lm_head = nn.Linear(h, V, bias=False)
             self.lm_head.weight = self.wte.weight  # tied, as GPT-2 always is
         else:
-            h, n_layers, V = c["hidden_size"], c["num_hidden_layers"], c["vocab_size"]
             self.embed_tokens = nn.Embedding(V, h)
             self.layers = nn.ModuleList([LlamaBlock(c, i) for i in range(n_layers)])
-            self.norm = (GemmaRMSNorm if c["model_type"] in ("gemma", "gemma2") else LlamaRMSNorm)(h)
+            self.norm = rms_norm_class(c)(h)
             self.lm_head = nn.Linear(h, V, bias=False)
-            if c.get("tie_word_embeddings"):
+            if c["tied_embeddings"]:
                 self.lm_head.weight = self.embed_tokens.weight
         self.n_layers = n_layers
         self.input_requires_grad = False  # PEFT's enable_input_require_grads
 
     def rotary(self, b, s, dtype):
-        d = self.c.get("qk_rope_head_dim", self.c.get("head_dim"))
+        d = self.c["mla"]["qk_rope_head_dim"] if self.c["mla"] else self.c["head_dim"]
         inv_freq = 1.0 / (10000.0 ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
         pos = torch.arange(s).float()[None, :].expand(b, s)
         freqs = (inv_freq[None, :, None].expand(b, -1, 1) @ pos[:, None, :]).transpose(1, 2)
@@ -447,12 +496,14 @@ class CausalLM(nn.Module):
                 x = self.wte(input_ids) + self.wpe(position_ids)
                 if self.input_requires_grad:
                     x.requires_grad_(True)
-                x = dropout(x, self.c["embd_pdrop"])
+                x = dropout(x, self.c["embedding_dropout"])
             else:
                 x = self.embed_tokens(input_ids)
+                if "embedding_multiplier" in self.c["config"]:
+                    x = x * self.c["config"]["embedding_multiplier"]  # GraniteModel
                 if self.input_requires_grad:
                     x.requires_grad_(True)
-                if self.c["model_type"] in ("gemma", "gemma2"):
+                if self.c["read_as"] in ("gemma", "gemma2"):  # GemmaModel scales by sqrt(hidden_size)
                     x = x * torch.tensor(self.c["hidden_size"] ** 0.5, dtype=x.dtype)
                 with torch.no_grad():
                     cos, sin = self.rotary(b, s, x.dtype)
@@ -471,7 +522,10 @@ class CausalLM(nn.Module):
             x = self.norm(x)
         with op("lm_head"):
             logits = self.lm_head(x)
-        cap = self.c.get("final_logit_softcapping")
+        if "logits_scaling" in self.c["config"]:
+            with op("logits scaling"):
+                logits = logits / self.c["config"]["logits_scaling"]  # GraniteForCausalLM
+        cap = self.c["config"].get("final_logit_softcapping", 30.0) if self.c["final_logit_softcap"] else None
         if cap:
             with op("final logit softcap"):
                 logits = torch.tanh(logits / cap) * cap

@@ -102,6 +102,18 @@ class LlamaRMSNorm(nn.Module):
         return self.weight * x.to(input_dtype)
 
 
+class Olmo2RMSNorm(LlamaRMSNorm):
+    """modeling_olmo2 Olmo2RMSNorm: the weight multiplies in fp32, before the
+    cast back to the input dtype."""
+
+    def forward(self, x):
+        input_dtype = x.dtype
+        x = x.to(torch.float32)
+        variance = mean_last_dim(x.pow(2))
+        x = x * torch.rsqrt(variance + self.eps)
+        return (self.weight * x).to(input_dtype)
+
+
 class GemmaRMSNorm(nn.Module):
     def __init__(self, h, eps=1e-6):
         super().__init__()

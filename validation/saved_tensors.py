@@ -28,13 +28,22 @@ what the estimator models, and says so (see validation/README.md):
     flash_attn's FlashAttnFunc saves (q, k, v, out, fp32 logsumexp, rng state)
     and recomputes attention in backward.
 
-Needs only PyTorch (Debian's python3-torch 1.13 works); downloads nothing.
+Every case's model is the one trainmem's importer makes of its config.json:
+the script runs `trainmem-cli estimate --model-config <case config.json>
+--format json` (--cli, default build/app/trainmem-cli) and builds its blocks
+from the "model" object (validation/hf_blocks.py), so that the importer, the
+C++ ground-truth test and these blocks cannot drift apart.
+
+Needs only PyTorch (Debian's python3-torch 1.13 works) and the built CLI;
+downloads nothing.
 """
 import argparse
 import json
 import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -71,6 +80,16 @@ def hf_model_keys(c):
                   "topk_group", "routed_scaling_factor", "first_k_dense_replace"):
             out[k] = c[k]
         out["norm_topk_prob"] = True
+    if c["model_type"] == "granite":
+        for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
+            out[k] = c[k]
+    if c["model_type"] == "qwen3_moe":
+        for k in ("moe_intermediate_size", "num_experts", "num_experts_per_tok", "norm_topk_prob",
+                  "decoder_sparse_step", "mlp_only_layers"):
+            out[k] = c[k]
+    if c["model_type"] == "smollm3":
+        out["no_rope_layers"] = c["no_rope_layers"]
+        del out["tie_word_embeddings"]  # SmolLM3-3B's config.json leaves it out: tied by the class default
     if c["model_type"] == "mixtral":
         out["num_local_experts"] = c["num_local_experts"]
         out["num_experts_per_tok"] = c["num_experts_per_tok"]
@@ -89,6 +108,18 @@ FAMILIES = {
                   intermediate_size=192, hidden_act="gelu_pytorch_tanh", tie_word_embeddings=True),
     "qwen3": dict(model_type="qwen3", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
                   intermediate_size=160, hidden_act="silu", tie_word_embeddings=True),
+    "olmo2": dict(model_type="olmo2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                  intermediate_size=160, hidden_act="silu", tie_word_embeddings=False),
+    "granite": dict(model_type="granite", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                    intermediate_size=160, hidden_act="silu", embedding_multiplier=12.0, attention_multiplier=0.0625,
+                    residual_multiplier=0.22, logits_scaling=16.0, tie_word_embeddings=True),
+    "qwen3_moe": dict(model_type="qwen3_moe", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                      head_dim=16, intermediate_size=160, moe_intermediate_size=48, num_experts=4,
+                      num_experts_per_tok=2, norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[],
+                      hidden_act="silu", tie_word_embeddings=False),
+    "smollm3": dict(model_type="smollm3", hidden_size=64, num_attention_heads=4, num_key_value_heads=1, head_dim=16,
+                    intermediate_size=160, hidden_act="silu", num_hidden_layers=3, no_rope_layers=[1, 1, 0],
+                    tie_word_embeddings=True),  # three layers: two share the rotary tables, one is NoPE
     "gemma2": dict(model_type="gemma2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
                    intermediate_size=128, hidden_act="gelu_pytorch_tanh", attn_logit_softcapping=50.0,
                    final_logit_softcapping=30.0, query_pre_attn_scalar=16, tie_word_embeddings=True),
@@ -115,7 +146,7 @@ def make_case(family, dtype, attention, ckpt, dropout_on=False, lora=None, batch
         p = 0.1 if dropout_on else 0.0
         c["attn_pdrop"] = c["resid_pdrop"] = c["embd_pdrop"] = p
     else:
-        c["num_hidden_layers"] = layers
+        c["num_hidden_layers"] = c.get("num_hidden_layers", layers)
         c["max_position_embeddings"] = 64
         c["attention_dropout"] = 0.1 if dropout_on else 0.0
     if lora:
@@ -180,14 +211,37 @@ def grid():
     return cases
 
 
-def measure(case):
+def imported_model(cli, config):
+    """The model trainmem's importer makes of `config` (a config.json dict)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(config, f)
+        path = f.name
+    try:
+        run = subprocess.run([cli, "estimate", "--model-config", path, "--format", "json"],
+                             capture_output=True, text=True, check=False)
+    finally:
+        os.unlink(path)
+    if run.returncode != 0:
+        raise RuntimeError(f"{cli} could not import {config}: {run.stderr.strip()}")
+    doc = json.loads(run.stdout)
+    if doc["warnings"]:
+        raise RuntimeError(f"importing {config} warned: {doc['warnings']}")
+    return doc["model"]
+
+
+def measure(case, cli):
     record = ledger.begin()
     torch.manual_seed(0)
-    c = case["c"]
+    c = dict(imported_model(cli, case["model"]))
+    c["attention"] = case["training"]["attention"]
+    c["config"] = case["model"]
+    for key in ("lora_rank", "lora_dropout", "lora_targets"):
+        if key in case["training"]:
+            c[key] = case["training"][key]
     model = CausalLM(c)
     if case["dtype"] == "bf16":
         model = model.to(torch.bfloat16)
-    if "lora_rank" in c:
+    if case["training"]["finetuning"] == "lora":
         apply_lora(model, c)
     model.train()
     record.exclude_module(model)
@@ -208,12 +262,14 @@ def main(argv=None):
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(here, "activations", "saved_tensors.json"))
+    parser.add_argument("--cli", default=os.path.join(here, "..", "build", "app", "trainmem-cli"),
+                        help="trainmem-cli, whose importer turns each case's config.json into the model")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     started = time.time()
     results = []
     for case in grid():
-        m = measure(case)
+        m = measure(case, args.cli)
         results.append({
             "name": case["name"],
             "model": case["model"],

@@ -108,6 +108,8 @@ class DefaultsTest(unittest.TestCase):
         struct = struct[:struct.index("};")]
         members = dict(re.findall(r"^\s+[\w:<>]+ (\w+) = ([^;]+);", struct, re.M))
         names = dict(re.findall(r'\{(\w+::\w+), "([^"]+)"\}', (core / "names.cpp").read_text()))
+        # Optimizer names are the first field of the optimizer catalogue's rows.
+        names.update(re.findall(r'\{(OptimizerKind::\w+), "([^"]+)"', (core / "optimizer_state.cpp").read_text()))
         checked = 0
         for key, default in mg.TRAINING_DEFAULTS.items():
             member = self.MEMBER_OF_KEY.get(key, key)

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/activations.h"
+#include "core/hf_config.h"
 #include "core/training_config.h"
 
 namespace trainmem {
@@ -42,68 +43,15 @@ const json& truth() {
     return doc;
 }
 
-// The case's model from its config.json keys (GPT-2's or Llama-style names),
-// built here so that this test depends on the account alone.
+// The case's model from its config.json keys, through the importer: the one
+// way a config.json becomes a model, so that a family the importer reads
+// wrongly (a missing q/k norm, a wrong default) fails here.
 ModelConfig modelOf(const json& c) {
-    ModelConfig m;
-    m.family = c.at("model_type").get<std::string>();
-    if (m.family == "gpt2") {
-        m.hidden_size = c.at("n_embd");
-        m.num_layers = c.at("n_layer");
-        m.num_heads = m.num_kv_heads = c.at("n_head");
-        m.head_dim = m.hidden_size / m.num_heads;
-        m.ffn_hidden_size = c.at("n_inner");
-        m.max_position_embeddings = c.at("n_positions");
-        m.hidden_act = c.at("activation_function");
-        m.attention_dropout = c.at("attn_pdrop");
-        m.hidden_dropout = c.at("resid_pdrop");
-        m.embedding_dropout = c.at("embd_pdrop");
-        m.mlp = MlpKind::Plain;
-        m.norm = NormKind::LayerNorm;
-        m.attention_qkv_bias = m.attention_output_bias = m.mlp_bias = true;
-        m.learned_positions = true;
-    } else {
-        m.hidden_size = c.at("hidden_size");
-        m.num_layers = c.at("num_hidden_layers");
-        m.num_heads = c.at("num_attention_heads");
-        m.num_kv_heads = c.at("num_key_value_heads");
-        m.head_dim = c.value("head_dim", int64_t{0});
-        m.ffn_hidden_size = c.at("intermediate_size");
-        m.max_position_embeddings = c.at("max_position_embeddings");
-        m.hidden_act = c.at("hidden_act");
-        if (m.family == "deepseek_v3") {
-            MlaConfig mla;
-            mla.q_lora_rank = c.at("q_lora_rank");
-            mla.kv_lora_rank = c.at("kv_lora_rank");
-            mla.qk_nope_head_dim = c.at("qk_nope_head_dim");
-            mla.qk_rope_head_dim = c.at("qk_rope_head_dim");
-            mla.v_head_dim = c.at("v_head_dim");
-            m.mla = mla;
-            m.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
-            MoeConfig moe;
-            moe.num_experts = c.at("n_routed_experts");
-            moe.experts_per_token = c.at("num_experts_per_tok");
-            moe.expert_ffn = c.at("moe_intermediate_size");
-            moe.shared_experts = c.at("n_shared_experts");
-            moe.first_dense_layers = c.at("first_k_dense_replace");
-            moe.router_score_bias = true;
-            m.moe = moe;
-        }
-        m.attention_dropout = c.at("attention_dropout");
-        m.attention_qkv_bias = c.value("attention_bias", false);
-        m.qk_norm = m.family == "qwen3";                     // Qwen3Attention q_norm / k_norm
-        m.norms_per_block = m.family == "gemma2" ? 4 : 2;    // Gemma2DecoderLayer
-        if (c.contains("num_local_experts")) {
-            MoeConfig moe;
-            moe.num_experts = c.at("num_local_experts");
-            moe.experts_per_token = c.at("num_experts_per_tok");
-            moe.expert_ffn = m.ffn_hidden_size;
-            m.moe = moe;
-        }
-    }
-    m.vocab_size = c.at("vocab_size");
-    m.tied_embeddings = c.value("tie_word_embeddings", false);
-    return m;
+    const Expected<ImportedModel> imported = importHuggingFaceConfig(c);
+    EXPECT_TRUE(imported.ok()) << (imported.ok() ? "" : imported.error().text());
+    if (!imported.ok()) return ModelConfig{};
+    EXPECT_TRUE(imported->warnings.empty()) << c.dump() << ": " << imported->warnings.front();
+    return imported->model;
 }
 
 TrainingConfig trainingOf(const json& c) {
@@ -137,8 +85,8 @@ TEST(ActivationGroundTruth, FileCoversTheGrid) {
         checkpointing.insert(c.at("training").at("checkpointing").get<std::string>());
         finetuning.insert(c.at("training").at("finetuning").get<std::string>());
     }
-    EXPECT_EQ(families, (std::set<std::string>{"deepseek_v3", "gemma", "gemma2", "gpt2", "llama", "mistral", "mixtral", "qwen2",
-                                         "qwen3"}));
+    EXPECT_EQ(families, (std::set<std::string>{"deepseek_v3", "gemma", "gemma2", "gpt2", "llama", "granite", "mistral", "mixtral", "olmo2", "qwen2",
+                                         "qwen3", "qwen3_moe", "smollm3"}));
     EXPECT_EQ(precisions, (std::set<std::string>{"amp-bf16", "fp32", "mixed-bf16"}));
     EXPECT_EQ(attentions.size(), 2u);
     EXPECT_EQ(checkpointing.size(), 2u);

@@ -198,7 +198,7 @@ TEST(FamilyDefaults, Gpt2AcceptsTheAttributeMapNames) {
 }
 
 TEST(FamilyDefaults, EverySupportedTypeImportsFromItsModelTypeAlone) {
-    EXPECT_EQ(supportedModelTypes().size(), 11u);
+    EXPECT_EQ(supportedModelTypes().size(), 18u);  // 17 rows and kimi_k2, an alias
     for (const std::string& type : supportedModelTypes()) {
         json c = {{"model_type", type}};
         if (type == "deepseek_v2") c["num_experts_per_tok"] = 6;
@@ -476,6 +476,36 @@ TEST(RoundTrip, ChangedModelsOfEveryFamilyReadBackIdentically) {
         }
     }
     EXPECT_GT(checked, 400);  // nearly every family x mutation is a valid model
+}
+
+}  // namespace
+}  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+// Kimi-K2's config.json names model_type "kimi_k2" and DeepseekV3ForCausalLM:
+// the catalogue reads it as DeepSeek-V3's architecture, without a warning.
+TEST(FamilyAliases, KimiK2IsDeepSeekV3sArchitecture) {
+    nlohmann::json c = {{"model_type", "kimi_k2"}, {"num_attention_heads", 64}, {"num_key_value_heads", 64},
+                        {"n_routed_experts", 384}, {"first_k_dense_replace", 1}, {"vocab_size", 163840}};
+    const Expected<ImportedModel> k = importHuggingFaceConfig(c);
+    ASSERT_TRUE(k.ok()) << k.error().text();
+    for (const std::string& w : k->warnings)  // only the defaults taken for the sizes left out
+        EXPECT_EQ(w.find("not a known family"), std::string::npos) << w;
+    EXPECT_EQ(k->model.family, "kimi_k2");
+    ASSERT_TRUE(k->model.mla.has_value());
+    ASSERT_TRUE(k->model.isMoe());
+    EXPECT_EQ(k->model.moe->num_experts, 384);
+    EXPECT_TRUE(k->model.moe->router_score_bias);
+    EXPECT_EQ(k->model.moe->experts_per_token, 8);  // DeepseekV3Config's default
+    c["model_type"] = "deepseek_v3";
+    const Expected<ImportedModel> d = importHuggingFaceConfig(c);
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(k->warnings.size(), d->warnings.size());
+    ModelConfig same = d->model;
+    same.family = same.name = "kimi_k2";
+    EXPECT_EQ(k->model, same);
 }
 
 }  // namespace

@@ -62,6 +62,21 @@ const PublishedCount kPublished[] = {
     {"phi-3-mini-4k", 3'821'079'552},
     {"deepseek-v2-lite", 15'706'484'224},
     {"deepseek-v3", 671'026'419'200},
+    // The 2025 families. Qwen3-0.6B: transformers' model.num_parameters()
+    // (the Hub's safetensors total, 751,632,384, stores the tied head twice);
+    // Qwen3-30B-A3B, SmolLM3-3B (tied, no lm_head in the index) and
+    // OLMo-2-1124-7B: the Hub's safetensors totals.
+    {"qwen3-0.6b", 596'049'920},
+    {"qwen3-30b-a3b", 30'532'122'624},
+    {"smollm3-3b", 3'075'098'624},
+    {"olmo-2-7b", 7'298'617'344},
+    // Phi-4 (a Phi-3 architecture), Mistral Small 3 and Gemma 3 1B (tied):
+    // the Hub's safetensors / GGUF parameter totals.
+    {"phi-4", 14'659'507'200},
+    {"mistral-small-24b", 23'572'403'200},
+    {"gemma-3-1b", 999'885'952},
+    // Granite 3.3 8B (tied): the Hub's safetensors total.
+    {"granite-3.3-8b", 8'170'864'640},
 };
 
 TEST(PublishedParameterCounts, EveryPresetMatchesTheCountOfTheModelItDescribes) {
@@ -129,6 +144,37 @@ TEST(ComponentSplit, DeepSeekV3LatentAttentionAndExpertsByHand) {
     EXPECT_EQ(c.routed_experts, 58LL * 256 * 3 * h * 2048);  // 58 MoE layers x 256 experts
     EXPECT_EQ(c.shared_experts, 58LL * 3 * h * 2048);       // one shared expert
     EXPECT_EQ(c.router, 58LL * (256 * h + 256));            // gate + e_score_correction_bias
+}
+
+TEST(ComponentSplit, Qwen3NormsQueryAndKeyPerHead) {
+    // Qwen3RMSNorm(head_dim = 128) on q and on k in each of 28 blocks,
+    // counted with attention: q 1024x2048, k and v 1024x1024, o 2048x1024.
+    const ParameterCount c = countParameters(preset("qwen3-0.6b"));
+    EXPECT_EQ(c.attention, 28 * (2 * 1024 * 2048 + 2 * 1024 * 1024 + 2 * 128));
+    EXPECT_EQ(c.norms, 28 * 2 * 1024 + 1024);
+}
+
+TEST(ComponentSplit, Olmo2NormsQueryAndKeyOverTheWholeProjection) {
+    // Olmo2RMSNorm(32 heads x 128) on q and (32 KV heads x 128) on k: 8192
+    // weights in each of 32 blocks, counted with attention.
+    const ParameterCount c = countParameters(preset("olmo-2-7b"));
+    EXPECT_EQ(c.attention, int64_t{32} * (4 * 4096 * 4096 + 2 * 4096));
+    EXPECT_EQ(c.norms, 32 * 2 * 4096 + 4096);
+}
+
+TEST(ComponentSplit, SmolLM3WithoutTheTieKeyIsTied) {
+    // SmolLM3Config's tie_word_embeddings defaults to True; the 3B config.json leaves it out.
+    const ParameterCount c = countParameters(preset("smollm3-3b"));
+    EXPECT_EQ(c.lm_head, 0);
+    EXPECT_EQ(c.embedding, 128'256 * 2048);
+}
+
+TEST(ActiveParameters, Qwen3Moe30bA3bByHand) {
+    // 8 of 128 experts of 3 x 2048 x 768 in each of 48 layers are active:
+    // 3.3B activated, as the model card says.
+    const ParameterCount c = countParameters(preset("qwen3-30b-a3b"));
+    EXPECT_EQ(c.active, 30'532'122'624 - int64_t{48} * 120 * 3 * 2048 * 768);
+    EXPECT_EQ(c.active, 3'353'032'704);
 }
 
 TEST(ActiveParameters, Mixtral8x7bByHand) {
