@@ -229,7 +229,7 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
             break;
         case Component::LogitsLoss:
             x = {"", "logits b × s × V (V = " + std::to_string(s.model.vocab_size) + "), cross-entropy's fp32 copy and "
-                     "their gradients" + (s.training.loss == LossImpl::Chunked ? ", chunked" : ""),
+                     "their gradients (loss " + std::string(lossName(s.training.loss)) + ")",
                  logitsFormula(s, bytes)};
             break;
         case Component::OptimizerTransient:

@@ -66,7 +66,7 @@ Status validateTraining(const Scenario& s) {
                                                   "model.num_hidden_layers (" + str(s.model.num_layers) + ")" +
                                                       got(t.checkpoint_every)};
     TRAINMEM_CHECK(inRange("training.loss_chunks", t.loss_chunks, 1, kMaxSequence));
-    if (t.loss == LossImpl::Chunked && t.loss_chunks > t.sequence_length)
+    if ((t.loss == LossImpl::Chunked || t.loss == LossImpl::ChunkedOutput) && t.loss_chunks > t.sequence_length)
         return Error{"training.loss_chunks", "must be at most training.sequence_length (" + str(t.sequence_length) +
                                                  ")" + got(t.loss_chunks)};
     TRAINMEM_CHECK(inRange("training.lora_rank", t.lora_rank, 1, kMaxDegree));

@@ -30,7 +30,13 @@ enum class KernelProfile {
     Fused,     // fused norm, activation and cross-entropy kernels (Liger / Apex / TE style)
     Megatron,  // Megatron-LM as accounted by Korthikanti et al. 2022, Table 2
 };
-enum class LossImpl { Standard, Chunked };  // logits.float() + cross_entropy, or chunked over the sequence
+// The loss over the LM head, apart from the kernel profile (docs/memory-model.md §Loss).
+enum class LossImpl {
+    Standard,       // logits.float() + cross_entropy (transformers ForCausalLMLoss; Megatron's own under kernels=megatron)
+    Chunked,        // cross-entropy over the full logits, upcast one chunk of the sequence at a time
+    ChunkedOutput,  // torchtune CEWithChunkedOutputLoss: the output projection and the loss chunk by chunk
+    FusedLinear,    // Liger / Cut Cross-Entropy fused linear cross-entropy: the logits never exist in full
+};
 enum class Finetuning { Full, Lora, Qlora };
 
 struct TrainingConfig {
@@ -47,7 +53,7 @@ struct TrainingConfig {
     AttentionImpl attention = AttentionImpl::Flash;
     KernelProfile kernels = KernelProfile::Eager;
     LossImpl loss = LossImpl::Standard;
-    int64_t loss_chunks = 8;                  // Chunked: number of sequence chunks
+    int64_t loss_chunks = 8;                  // Chunked, ChunkedOutput: number of sequence chunks
     Finetuning finetuning = Finetuning::Full;
     int64_t lora_rank = 16;
     std::vector<std::string> lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj"};

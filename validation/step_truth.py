@@ -43,13 +43,14 @@ sys.path.insert(0, HERE)
 from harness_plan import Unsupported, plan_scenario  # noqa: E402
 from harness_torch import autocast_context, build_training_optimizer, torch_dtype  # noqa: E402
 from hf_blocks import CausalLM, apply_lora  # noqa: E402
+from step_truth_losses import head_loss  # noqa: E402
 
 CASES = os.path.join(HERE, "step_cases.json")
 PHASE_MARK = "trainmem-phase:"
 # Ops of the cross-entropy in hf_blocks' CausalLM.forward (ForCausalLMLoss):
 # a peak inside one of them is the loss's, not the forward's.
 LOSS_OPS = ("aten::cross_entropy_loss", "aten::log_softmax", "aten::_log_softmax", "aten::nll_loss_nd",
-            "aten::nll_loss", "aten::nll_loss_forward")
+            "aten::nll_loss", "aten::nll_loss_forward", "step_truth_losses.head_loss")
 
 
 def load_cases(path=CASES):
@@ -65,7 +66,7 @@ def load_cases(path=CASES):
         model = copy.deepcopy(doc["models"][row["model"]])
         model.update(row.get("model_changes", {}))
         scenario = {
-            "format": "trainmem-scenario", "version": 1, "name": row["name"],
+            "format": "trainmem-scenario", "version": 2, "name": row["name"],
             "description": f"Whole-step CPU ground truth (validation/step_truth.py), model {row['model']}",
             "model": model, "training": training, "parallelism": {}, "hardware": {"gpu": "H100-80GB"},
         }
@@ -129,6 +130,7 @@ def build(scenario):
     # block by block here, so the plan is asked without it.
     for_plan = copy.deepcopy(scenario)
     for_plan["training"]["activation_checkpointing"] = "none"
+    for_plan["training"]["loss"] = "standard"  # the loss is step_truth_losses.py's
     plan = plan_scenario(for_plan, scenario["name"])
     torch.manual_seed(0)
     c = blocks_config(scenario)
@@ -145,6 +147,12 @@ def build(scenario):
                     if not p.requires_grad:
                         p.data = p.data.to(torch_dtype(plan.recipe.autocast))
     apply_checkpointing(model, scenario["training"])
+    model.head_loss = head_loss(scenario["training"])
+    if model.head_loss is not None and scenario["model"].get("final_logit_softcapping"):
+        raise Unsupported("training.loss: the losses of step_truth_losses.py take no logit soft-capping")
+    if scenario["training"]["loss"] == "fused_linear" and plan.recipe.autocast:
+        raise Unsupported("training.loss: fused_linear under autocast needs addmm(out_dtype=) (PyTorch >= 2.8), "
+                          "which this PyTorch lacks")
     model.train()
     optimizer = build_training_optimizer(plan, model)
     return plan, model, optimizer

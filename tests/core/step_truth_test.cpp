@@ -76,7 +76,7 @@ double relativeError(int64_t estimate, int64_t measured) {
 TEST(StepGroundTruth, FileCoversTheGrid) {
     const json& doc = truth();
     ASSERT_TRUE(doc.is_object() && doc.contains("cases")) << "cannot read " << truthPath();
-    std::set<std::string> families, precisions, optimizers, impls, checkpointing, finetuning, attention;
+    std::set<std::string> families, precisions, optimizers, impls, checkpointing, finetuning, attention, losses;
     int accumulation = 0;
     for (const json& c : doc.at("cases")) {
         const json& t = c.at("scenario").at("training");
@@ -87,6 +87,7 @@ TEST(StepGroundTruth, FileCoversTheGrid) {
         checkpointing.insert(t.at("activation_checkpointing").get<std::string>());
         finetuning.insert(t.at("finetuning").get<std::string>());
         attention.insert(t.at("attention").get<std::string>());
+        losses.insert(t.at("loss").get<std::string>());
         if (t.at("gradient_accumulation_steps").get<int>() > 1) ++accumulation;
     }
     EXPECT_GE(doc.at("cases").size(), 40u);
@@ -96,6 +97,7 @@ TEST(StepGroundTruth, FileCoversTheGrid) {
     EXPECT_EQ(checkpointing, (std::set<std::string>{"every-k", "full", "none", "selective"}));
     EXPECT_EQ(finetuning, (std::set<std::string>{"full", "lora"}));
     EXPECT_EQ(attention, (std::set<std::string>{"eager", "flash"}));
+    EXPECT_EQ(losses, (std::set<std::string>{"chunked_output", "fused_linear", "standard"}));
     EXPECT_GE(families.size(), 4u);
     EXPECT_GE(accumulation, 2);
 }
