@@ -48,6 +48,9 @@ struct TrainingConfig {
     std::optional<DType> optimizer_state_dtype; // nullopt = the recipe's default
     OptimizerKind optimizer = OptimizerKind::AdamW;
     OptimizerImpl optimizer_impl = OptimizerImpl::ForEach;
+    // torchtune optimizer_in_bwd / torchtitan early_step_in_backward: each
+    // parameter is stepped and its gradient freed as soon as the gradient is complete.
+    bool optimizer_in_backward = false;
     Checkpointing checkpointing = Checkpointing::None;
     int64_t checkpoint_every = 1;             // EveryK: checkpoint one layer in every k
     AttentionImpl attention = AttentionImpl::Flash;

@@ -72,6 +72,12 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                                    "the parameters during step(); fused kernels do not.")},
                                optimizerImplChoices(), [](const Scenario& s) { return s.training.optimizer_impl; },
                                [](Scenario& s, OptimizerImpl v) { s.training.optimizer_impl = v; });
+    f.addFlag({tr("  step in backward"), {"training.optimizer_in_backward"},
+               tr("Optimizer step in backward (torchtune optimizer_in_bwd, torchtitan early_step_in_backward): "
+                  "each gradient is applied and freed as soon as it is complete, so the gradients never exist in "
+                  "full. Needs gradient accumulation 1.")},
+              [](const Scenario& s) { return s.training.optimizer_in_backward; },
+              [](Scenario& s, bool v) { s.training.optimizer_in_backward = v; });
     f.addChoice<Checkpointing>({tr("Checkpointing"), {"training.activation_checkpointing", "training.checkpointing"},
                                 tr("Activation recomputation. Selective recomputes the attention core (Korthikanti et al. 2022); "
                                    "full keeps only each block's input and costs about one extra forward pass.")},

@@ -41,7 +41,7 @@ from torch.utils.checkpoint import checkpoint
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from harness_plan import Unsupported, plan_scenario  # noqa: E402
-from harness_torch import autocast_context, build_training_optimizer, torch_dtype  # noqa: E402
+from harness_torch import autocast_context, build_optimizer, build_training_optimizer, torch_dtype  # noqa: E402
 from hf_blocks import CausalLM, apply_lora  # noqa: E402
 from step_truth_losses import head_loss  # noqa: E402
 
@@ -124,6 +124,40 @@ def apply_checkpointing(model, training):
         model.input_requires_grad = True  # PEFT's enable_input_require_grads
 
 
+class OptimizerInBackward:
+    """The optimizer step in backward (torchtune's optimizer_in_bwd: one
+    optimizer per parameter, stepped and its gradient set to None by a hook
+    that runs as soon as the parameter's gradient is accumulated). PyTorch
+    1.13 has no Tensor.register_post_accumulate_grad_hook (2.1); the same
+    moment is the post-hook of the parameter's AccumulateGrad node, kept
+    alive here so that every graph uses it."""
+
+    def __init__(self, plan, model):
+        if plan.recipe.master or plan.recipe.grad_scaler:
+            raise Unsupported("training.optimizer_in_backward: only recipes without master weights or a grad scaler")
+        self.nodes = []
+        for p in model.parameters():
+            if not p.requires_grad:
+                continue
+            opt = build_optimizer(plan.optimizer, plan.optimizer_impl, [p])
+            node = p.expand_as(p).grad_fn.next_functions[0][0]
+
+            def hook(_inputs, _outputs, opt=opt):
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+            node.register_hook(hook)
+            self.nodes.append(node)
+
+    def backward(self, loss):
+        loss.backward()
+
+    def step(self):
+        pass
+
+    def zero_grad(self):
+        pass
+
+
 def build(scenario):
     # The recipe, the optimizer and the master-weight wrapper are those of the
     # GPU harness (harness_plan.py, harness_torch.py); checkpointing is applied
@@ -131,6 +165,7 @@ def build(scenario):
     for_plan = copy.deepcopy(scenario)
     for_plan["training"]["activation_checkpointing"] = "none"
     for_plan["training"]["loss"] = "standard"  # the loss is step_truth_losses.py's
+    for_plan["training"].pop("optimizer_in_backward", None)  # OptimizerInBackward below
     plan = plan_scenario(for_plan, scenario["name"])
     torch.manual_seed(0)
     c = blocks_config(scenario)
@@ -154,7 +189,10 @@ def build(scenario):
         raise Unsupported("training.loss: fused_linear under autocast needs addmm(out_dtype=) (PyTorch >= 2.8), "
                           "which this PyTorch lacks")
     model.train()
-    optimizer = build_training_optimizer(plan, model)
+    if scenario["training"].get("optimizer_in_backward"):
+        optimizer = OptimizerInBackward(plan, model)
+    else:
+        optimizer = build_training_optimizer(plan, model)
     return plan, model, optimizer
 
 

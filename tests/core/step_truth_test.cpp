@@ -77,7 +77,7 @@ TEST(StepGroundTruth, FileCoversTheGrid) {
     const json& doc = truth();
     ASSERT_TRUE(doc.is_object() && doc.contains("cases")) << "cannot read " << truthPath();
     std::set<std::string> families, precisions, optimizers, impls, checkpointing, finetuning, attention, losses;
-    int accumulation = 0;
+    int accumulation = 0, step_in_backward = 0;
     for (const json& c : doc.at("cases")) {
         const json& t = c.at("scenario").at("training");
         families.insert(c.at("scenario").at("model").at("model_type").get<std::string>());
@@ -89,6 +89,7 @@ TEST(StepGroundTruth, FileCoversTheGrid) {
         attention.insert(t.at("attention").get<std::string>());
         losses.insert(t.at("loss").get<std::string>());
         if (t.at("gradient_accumulation_steps").get<int>() > 1) ++accumulation;
+        if (t.value("optimizer_in_backward", false)) ++step_in_backward;
     }
     EXPECT_GE(doc.at("cases").size(), 40u);
     EXPECT_EQ(precisions, (std::set<std::string>{"amp-bf16", "fp32", "mixed-bf16", "pure-bf16"}));
@@ -100,6 +101,7 @@ TEST(StepGroundTruth, FileCoversTheGrid) {
     EXPECT_EQ(losses, (std::set<std::string>{"chunked_output", "fused_linear", "standard"}));
     EXPECT_GE(families.size(), 4u);
     EXPECT_GE(accumulation, 2);
+    EXPECT_GE(step_in_backward, 2);
 }
 
 TEST(StepGroundTruth, EveryCaseWithinTwoPercentOfTheMeasuredPeak) {
