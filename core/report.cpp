@@ -180,6 +180,12 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
             x = explainWeights(s, e, plan);
             break;
         case Component::Gradients:
+            if (s.training.optimizer_in_backward) {  // stepped and freed tensor by tensor
+                x = {"", "one parameter tensor's gradient, " + dtypeText(plan.gradients) +
+                             " (optimizer step in backward)",
+                     "= " + formatBytes(bytes)};
+                break;
+            }
             x = {"", "1× trainable params, " + dtypeText(plan.gradients) + (fullFinetune(s) ? modelSplit(s) : "") +
                          zeroShare(s, 2),
                  fullFinetune(s) ? perElementFormula(bytes, plan.gradients) : "= " + formatBytes(bytes)};
