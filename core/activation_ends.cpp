@@ -38,7 +38,9 @@ EndActivations endActivations(const ModelConfig& model, const TrainingConfig& tr
                               const ParallelConfig& parallel) {
     const ActivationShape a = activationShape(model, training, parallel, false);
     const bool megatron = a.profile == KernelProfile::Megatron;
-    const bool fused = a.profile == KernelProfile::Fused;
+    // The loss is its own key (training.loss); kernels=fused no longer implies
+    // the fused linear cross-entropy (version-1 scenario files: scenario_json.cpp).
+    const bool fused = training.loss == LossImpl::FusedLinear;
     const double act = a.act_bytes;
     const int64_t T = a.tokens;
     const int64_t n = a.hiddenTokens();
@@ -73,9 +75,11 @@ EndActivations endActivations(const ModelConfig& model, const TrainingConfig& tr
     if (!a.frozen_base && !fused) e.final_norm_saved += tensorBytes(n, a.linear_in_bytes);  // LM head input
 
     if (fused) {
-        // Liger fused linear cross-entropy: the gradient of the head's input
-        // (and of its weight when it trains) is computed chunk by chunk in the
-        // forward and kept until backward; logits never exist in full.
+        // Liger fused linear cross-entropy (src/liger_kernel/ops/
+        // fused_linear_cross_entropy.py at 00eba634): the gradient of the
+        // head's input (and of its weight when it trains) is computed chunk by
+        // chunk in the forward and kept until backward; logits never exist in
+        // full. Measured: validation/step_truth_losses.py.
         const int64_t chunk = fusedLossChunkRows(T, V, a.h);
         e.logits_saved = tensorBytes(T * a.h, act);
         if (!a.frozen_base) e.logits_saved += tensorBytes(V * a.h, bytesOf(planPrecision(training).weights));
@@ -91,6 +95,33 @@ EndActivations endActivations(const ModelConfig& model, const TrainingConfig& tr
         e.logits_saved = tensorBytes(TV, act) + 4 * T + 8 * T;  // logits, fp32 logsumexp, labels
         e.loss_peak = e.logits_saved + chunk_fp32;
         e.loss_backward_peak = e.logits_saved + tensorBytes(TV, act) + chunk_fp32;
+        return e;
+    }
+    if (training.loss == LossImpl::ChunkedOutput) {
+        // torchtune CEWithChunkedOutputLoss (torchtune/modules/loss/
+        // ce_chunked_output_loss.py at 10ff7cd2): the head runs chunk by
+        // chunk, so the logits exist as k chunks in the compute dtype; each
+        // is upcast and its fp32 log-softmax kept for backward (eager, not
+        // compiled), the upcast freed before the next chunk; the recipe drops
+        // the logits once the loss exists. Backward runs one chunk at a time.
+        const int64_t k = std::max<int64_t>(training.loss_chunks, 1);
+        const int64_t chunk_rows = ceilDiv(T, k);
+        const int64_t upcast_chunk = a.fp32_compute ? 0 : 4 * chunk_rows * V;
+        e.logits_saved = 4 * TV + 8 * T;  // every chunk's fp32 log-softmax, the shifted labels
+        e.loss_peak = e.logits_saved + tensorBytes(TV, act) + upcast_chunk;
+        // The first chunk's backward: its nll and log-softmax gradients beside
+        // every saved log-softmax. A trained head's weight gets one gradient
+        // per chunk, summed by autograd's input buffer: at the second chunk's
+        // sum the running sum and the new one exist (summed in place: current
+        // PyTorch's input_buffer.cpp, can_accumulate_inplace), and the
+        // log-softmax outputs of two chunks have been freed.
+        const int64_t chunk_log_softmax = 4 * chunk_rows * V;
+        e.loss_backward_peak = e.logits_saved + 2 * chunk_log_softmax;
+        if (!a.frozen_base && k > 1) {
+            const int64_t head_gradient = tensorBytes(V * a.h, bytesOf(planPrecision(training).gradients));
+            e.loss_backward_peak =
+                std::max(e.loss_backward_peak, e.logits_saved - 2 * chunk_log_softmax + 2 * head_gradient);
+        }
         return e;
     }
     if (megatron) {

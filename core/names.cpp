@@ -65,9 +65,11 @@ constexpr std::array<EnumName<KernelProfile>, 3> kKernels{{
     {KernelProfile::Megatron, "megatron"},
 }};
 
-constexpr std::array<EnumName<LossImpl>, 2> kLosses{{
+constexpr std::array<EnumName<LossImpl>, 4> kLosses{{
     {LossImpl::Standard, "standard"},
     {LossImpl::Chunked, "chunked"},
+    {LossImpl::ChunkedOutput, "chunked_output"},
+    {LossImpl::FusedLinear, "fused_linear"},
 }};
 
 constexpr std::array<EnumName<Finetuning>, 3> kFinetuning{{

@@ -178,6 +178,12 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
             x = explainWeights(s, e, plan);
             break;
         case Component::Gradients:
+            if (s.training.optimizer_in_backward) {  // stepped and freed tensor by tensor
+                x = {"", "one parameter tensor's gradient, " + dtypeText(plan.gradients) +
+                             " (optimizer step in backward)",
+                     "= " + formatBytes(bytes)};
+                break;
+            }
             x = {"", "1× trainable params, " + dtypeText(plan.gradients) + (fullFinetune(s) ? modelSplit(s) : "") +
                          zeroShare(s, 2),
                  fullFinetune(s) ? perElementFormula(bytes, plan.gradients) : "= " + formatBytes(bytes)};
@@ -227,7 +233,7 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
             break;
         case Component::LogitsLoss:
             x = {"", "logits b × s × V (V = " + std::to_string(s.model.vocab_size) + "), cross-entropy's fp32 copy and "
-                     "their gradients" + (s.training.loss == LossImpl::Chunked ? ", chunked" : ""),
+                     "their gradients (loss " + std::string(lossName(s.training.loss)) + ")",
                  logitsFormula(s, bytes)};
             break;
         case Component::OptimizerTransient:

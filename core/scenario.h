@@ -16,7 +16,7 @@
 
 namespace trainmem {
 
-constexpr int kScenarioFormatVersion = 1;
+constexpr int kScenarioFormatVersion = 2;  // 2: training.loss apart from training.kernels
 
 struct Scenario {
     std::string name;

@@ -210,6 +210,8 @@ std::vector<ScenarioField> buildFields() {
     f.push_back(enumField<OptimizerKind>(T, "optimizer", [](auto& s) -> auto& { return s.training.optimizer; }));
     f.push_back(enumField<OptimizerImpl>(T, "optimizer_impl",
                                          [](auto& s) -> auto& { return s.training.optimizer_impl; }));
+    f.push_back(booleanField(T, "optimizer_in_backward",
+                             [](auto& s) -> auto& { return s.training.optimizer_in_backward; }));
     f.push_back(dtypeOverrideField(T, "optimizer_state_dtype", {"fp32", "bf16"},
                                    [](auto& s) -> auto& { return s.training.optimizer_state_dtype; }));
     f.push_back(enumField<Checkpointing>(T, "activation_checkpointing",

@@ -1,4 +1,4 @@
-// Scenario <-> JSON (format "trainmem-scenario", version 1). Loading is
+// Scenario <-> JSON (format "trainmem-scenario", version 2). Loading is
 // strict: an unknown key anywhere is an error naming its dotted path, since a
 // misspelt key silently falling back to its default is the worst failure a
 // calculator can have. Missing keys take the documented defaults.
@@ -109,6 +109,12 @@ Expected<Scenario> readScenario(const json& doc) {
     if (auto r = readModel(*model, s); !r) return r.error();
     for (auto section : kSections)
         if (auto r = readSection(doc, section, s); !r) return r.error();
+    // Version 1 had no loss apart from the kernel profile: kernels=fused
+    // meant Liger's fused linear cross-entropy whatever training.loss said,
+    // so such a file keeps its numbers (docs/scenario-format.md).
+    const auto version = doc.find("version");
+    if (version != doc.end() && version->get<int64_t>() < 2 && s.training.kernels == KernelProfile::Fused)
+        s.training.loss = LossImpl::FusedLinear;
     return s;
 }
 

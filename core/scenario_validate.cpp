@@ -66,8 +66,18 @@ Status validateTraining(const Scenario& s) {
         return Error{"training.checkpoint_every", "every-k checkpoints one layer in every k, so k must be at most "
                                                   "model.num_hidden_layers (" + str(s.model.num_layers) + ")" +
                                                       got(t.checkpoint_every)};
+    if (t.optimizer_in_backward && t.gradient_accumulation_steps > 1)
+        return Error{"training.optimizer_in_backward",
+                     "steps each parameter as soon as its gradient is complete, so it cannot accumulate gradients "
+                     "over micro-batches: set training.gradient_accumulation_steps to 1 (got " +
+                         str(t.gradient_accumulation_steps) + ") or training.optimizer_in_backward to false"};
+    if (t.optimizer_in_backward && s.parallelism.pipeline > 1)
+        return Error{"training.optimizer_in_backward",
+                     "a pipeline stage accumulates gradients over its micro-batches, so the step cannot run in "
+                     "backward: set parallelism.pipeline to 1 (got " + str(s.parallelism.pipeline) +
+                         ") or training.optimizer_in_backward to false"};
     TRAINMEM_CHECK(inRange("training.loss_chunks", t.loss_chunks, 1, kMaxSequence));
-    if (t.loss == LossImpl::Chunked && t.loss_chunks > t.sequence_length)
+    if ((t.loss == LossImpl::Chunked || t.loss == LossImpl::ChunkedOutput) && t.loss_chunks > t.sequence_length)
         return Error{"training.loss_chunks", "must be at most training.sequence_length (" + str(t.sequence_length) +
                                                  ")" + got(t.loss_chunks)};
     TRAINMEM_CHECK(inRange("training.lora_rank", t.lora_rank, 1, kMaxDegree));

@@ -67,6 +67,8 @@ StageActivations stageActivations(const Scenario& s, const StepInputs& in, const
 }
 
 // NCCL communicators are outside the allocator; see estimate.cpp.
+
+void applyStepInBackward(const Scenario& s, const StepInputs& in, StepAccount& acc);
 }  // namespace
 
 int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive) {
@@ -155,8 +157,11 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     // DeepSpeed), or when the moment of most micro-batches in flight recurs
     // after a first backward: there are more micro-batches than fit in flight
     // (plain accumulation: m > 1; 1F1B stage i: m > p - i; GPipe: never).
-    acc.persistent_grads = plan.master.has_value();
-    acc.grads_in_forward = acc.persistent_grads || static_cast<double>(in.microbatches) > st.in_flight;
+    // With the step in backward no gradient outlives its parameter's step.
+    const bool step_in_backward = tr.optimizer_in_backward;
+    acc.persistent_grads = plan.master.has_value() && !step_in_backward;
+    acc.grads_in_forward =
+        !step_in_backward && (acc.persistent_grads || static_cast<double>(in.microbatches) > st.in_flight);
     acc.autocast_copies_per_microbatch = amp_copies;
     acc.lasting_copies = lasting_copies;
 
@@ -201,7 +206,7 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
 
     // The first block's backward: its working memory (+ its recomputed
     // activations), the head's weight gradient already allocated.
-    if (st.has_lm_head && full_ft && !acc.grads_in_forward && par.zero_stage < 2) {
+    if (st.has_lm_head && full_ft && !acc.grads_in_forward && par.zero_stage < 2 && !step_in_backward) {
         const int64_t head = lay.lm_head.params > 0 ? lay.lm_head.params : lay.embedding.matrix_params;
         acc.head_gradients = roundBytes(static_cast<double>(head) / static_cast<double>(par.tensor) * bytesOf(plan.gradients));
     }
@@ -220,7 +225,7 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
         MemoryBreakdown& br = acc.backward_recompute;
         acc.backward_recompute_layer = act.first_recompute_layer;
         br = bs;
-        if (full_ft && !acc.grads_in_forward && par.zero_stage < 2) {
+        if (full_ft && !acc.grads_in_forward && par.zero_stage < 2 && !step_in_backward) {
             double above = 0;
             for (int64_t l = act.first_recompute_layer + 1; l < st.first_layer + st.num_layers; ++l)
                 above += static_cast<double>((s.model.isMoeLayer(l) ? lay.moe_layer : lay.dense_layer).total().params);
@@ -243,7 +248,8 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     // backward). Measured: validation/step_truth.py. With several
     // micro-batches per step a later backward ends with all of them
     // allocated, so this is for one micro-batch per step only.
-    if (full_ft && in.microbatches == 1 && !acc.grads_in_forward && par.zero_stage < 2 && st.num_layers > 0) {
+    if (full_ft && in.microbatches == 1 && !acc.grads_in_forward && par.zero_stage < 2 && st.num_layers > 0 &&
+        !step_in_backward) {
         const LayerParameters& block = s.model.isMoeLayer(st.first_layer) ? lay.moe_layer : lay.dense_layer;
         const int64_t output_projection = s.model.isMoeLayer(st.first_layer) ? 0 : block.dense_mlp.largest_tensor;
         double late = static_cast<double>(block.total().params - output_projection);
@@ -272,8 +278,11 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
                                              : be[Component::LogitsLoss];
     }
 
+    if (step_in_backward) applyStepInBackward(s, in, acc);
+
     MemoryBreakdown& sp_ = acc.step;
     sp_ = base;
+    if (step_in_backward) return acc;  // nothing is left to step
     sp_[Component::Gradients] = ms.gpu.gradients;
     sp_[Component::WeightCopies] = fp8_copies;
     if (!par.offload_optimizer) {
@@ -285,6 +294,50 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     }
     return acc;
 }
+
+namespace {
+
+// Optimizer step in backward (torchtune optimizer_in_bwd, torchtitan
+// early_step_in_backward): a hook steps each parameter with its own optimizer
+// as soon as its gradient is accumulated, then frees the gradient. At a
+// backward moment one parameter's gradient exists, with that one-tensor
+// step's temporaries. The head's loss backward (its worst moment) comes
+// before any gradient exists (measured: validation/step_truth.py); the head's
+// weight gradient follows with the activations still alive, so the blocks'
+// moments take the larger of it and the largest block tensor
+// (docs/memory-model.md).
+void applyStepInBackward(const Scenario& s, const StepInputs& in, StepAccount& acc) {
+    const TrainingConfig& tr = s.training;
+    const ParallelConfig& par = s.parallelism;
+    const ParameterLayout& lay = in.layout;
+    const PrecisionPlan& plan = in.plan;
+    const bool full_ft = tr.finetuning == Finetuning::Full;
+    auto oneTensor = [&](int64_t elements, MemoryBreakdown& m) {
+        m[Component::Gradients] = roundBytes(static_cast<double>(elements) * bytesOf(plan.gradients));
+        double transient = optimizerStepTransientBytes(tr.optimizer, tr.optimizer_impl, plan.optimizer_states,
+                                                       elements, elements);
+        if (plan.master && plan.gradients != DType::Fp32) transient += 4.0 * static_cast<double>(elements);
+        m[Component::OptimizerTransient] = roundBytes(transient);
+    };
+    int64_t block = acc.states.largest_trainable;
+    int64_t head = acc.states.largest_trainable;
+    if (full_ft) {
+        block = 0;
+        for (const LayerParameters* l : {&lay.dense_layer, &lay.moe_layer})
+            for (const TensorGroup* g : {&l->attention, &l->dense_mlp, &l->routed_experts, &l->shared_experts})
+                block = std::max(block, g->largest_tensor);
+        block /= par.tensor;
+        const int64_t head_matrix = lay.lm_head.params > 0 ? lay.lm_head.params : lay.embedding.matrix_params;
+        head = acc.stage.has_lm_head ? head_matrix / par.tensor : block;
+    }
+    acc.backward_head[Component::Gradients] = 0;
+    const int64_t largest = std::max(head, block);
+    for (MemoryBreakdown* m : {&acc.backward_start, &acc.backward_end, &acc.backward_next})
+        if (m->total() > 0) oneTensor(largest, *m);
+    if (acc.backward_recompute_layer >= 0) oneTensor(largest, acc.backward_recompute);
+}
+
+}  // namespace
 
 int64_t endsBytes(const StepAccount& a, double micro_alive, double heads_saved, EndsMoment moment) {
     double b = a.embedding_saved * micro_alive + a.head_saved * heads_saved;

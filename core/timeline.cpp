@@ -111,6 +111,13 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
         x.bytes = b;
         tl.samples.push_back(x);
     };
+    // Optimizer step in backward: one parameter's gradient and its step's
+    // temporaries at each backward moment, as accountStep puts them.
+    auto oneTensorStep = [&](MemoryBreakdown& b, const MemoryBreakdown& moment) {
+        if (!s.training.optimizer_in_backward) return;
+        b[Component::Gradients] = moment[Component::Gradients];
+        b[Component::OptimizerTransient] = moment[Component::OptimizerTransient];
+    };
     const int64_t comm_forward = acc.forward[Component::CommBuffers];
     const int64_t comm_backward = acc.backward_start[Component::CommBuffers];
 
@@ -178,6 +185,7 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
             } else if (head_chunk && grads == 0.0) {  // the LM head's gradient, allocated by the head's backward
                 b[Component::Gradients] += acc.head_gradients;
             }
+            oneTensorStep(b, acc.backward_start);
             // every-k: the first recomputed block's backward is one of the
             // account's moments; its sample is that moment.
             if (layer == acc.backward_recompute_layer && backward_chunks_done == 0) b = acc.backward_recompute;

@@ -30,7 +30,13 @@ enum class KernelProfile {
     Fused,     // fused norm, activation and cross-entropy kernels (Liger / Apex / TE style)
     Megatron,  // Megatron-LM as accounted by Korthikanti et al. 2022, Table 2
 };
-enum class LossImpl { Standard, Chunked };  // logits.float() + cross_entropy, or chunked over the sequence
+// The loss over the LM head, apart from the kernel profile (docs/memory-model.md §Loss).
+enum class LossImpl {
+    Standard,       // logits.float() + cross_entropy (transformers ForCausalLMLoss; Megatron's own under kernels=megatron)
+    Chunked,        // cross-entropy over the full logits, upcast one chunk of the sequence at a time
+    ChunkedOutput,  // torchtune CEWithChunkedOutputLoss: the output projection and the loss chunk by chunk
+    FusedLinear,    // Liger / Cut Cross-Entropy fused linear cross-entropy: the logits never exist in full
+};
 enum class Finetuning { Full, Lora, Qlora };
 
 struct TrainingConfig {
@@ -42,12 +48,15 @@ struct TrainingConfig {
     std::optional<DType> optimizer_state_dtype; // nullopt = the recipe's default
     OptimizerKind optimizer = OptimizerKind::AdamW;
     OptimizerImpl optimizer_impl = OptimizerImpl::ForEach;
+    // torchtune optimizer_in_bwd / torchtitan early_step_in_backward: each
+    // parameter is stepped and its gradient freed as soon as the gradient is complete.
+    bool optimizer_in_backward = false;
     Checkpointing checkpointing = Checkpointing::None;
     int64_t checkpoint_every = 1;             // EveryK: checkpoint one layer in every k
     AttentionImpl attention = AttentionImpl::Flash;
     KernelProfile kernels = KernelProfile::Eager;
     LossImpl loss = LossImpl::Standard;
-    int64_t loss_chunks = 8;                  // Chunked: number of sequence chunks
+    int64_t loss_chunks = 8;                  // Chunked, ChunkedOutput: number of sequence chunks
     Finetuning finetuning = Finetuning::Full;
     int64_t lora_rank = 16;
     std::vector<std::string> lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj"};

@@ -61,7 +61,9 @@ Choices<KernelProfile> kernelChoices() {
 
 Choices<LossImpl> lossChoices() {
     return {{QStringLiteral("Standard cross-entropy"), LossImpl::Standard},
-            {QStringLiteral("Chunked cross-entropy"), LossImpl::Chunked}};
+            {QStringLiteral("Chunked cross-entropy"), LossImpl::Chunked},
+            {QStringLiteral("Chunked output + cross-entropy (torchtune)"), LossImpl::ChunkedOutput},
+            {QStringLiteral("Fused linear cross-entropy (Liger)"), LossImpl::FusedLinear}};
 }
 
 Choices<Finetuning> finetuningChoices() {

@@ -72,6 +72,12 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                                    "the parameters during step(); fused kernels do not.")},
                                optimizerImplChoices(), [](const Scenario& s) { return s.training.optimizer_impl; },
                                [](Scenario& s, OptimizerImpl v) { s.training.optimizer_impl = v; });
+    f.addFlag({tr("  step in backward"), {"training.optimizer_in_backward"},
+               tr("Optimizer step in backward (torchtune optimizer_in_bwd, torchtitan early_step_in_backward): "
+                  "each gradient is applied and freed as soon as it is complete, so the gradients never exist in "
+                  "full. Needs gradient accumulation 1.")},
+              [](const Scenario& s) { return s.training.optimizer_in_backward; },
+              [](Scenario& s, bool v) { s.training.optimizer_in_backward = v; });
     f.addChoice<Checkpointing>({tr("Checkpointing"), {"training.activation_checkpointing", "training.checkpointing"},
                                 tr("Activation recomputation. Selective recomputes the attention core (Korthikanti et al. 2022); "
                                    "full keeps only each block's input and costs about one extra forward pass.")},
@@ -88,15 +94,18 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                                [](Scenario& s, AttentionImpl v) { s.training.attention = v; });
     f.addChoice<KernelProfile>({tr("Kernels"), {"training.kernels"},
                                 tr("What the block's other ops save: eager PyTorch (HF modeling files, fp32 norm upcasts), "
-                                   "fused kernels (Liger, Apex, Transformer Engine), or Megatron-LM's accounting.")},
+                                   "fused kernels (Liger, Apex, Transformer Engine), or Megatron-LM's accounting. "
+                                   "The loss is chosen apart (Loss).")},
                                kernelChoices(), [](const Scenario& s) { return s.training.kernels; },
                                [](Scenario& s, KernelProfile v) { s.training.kernels = v; });
     f.addChoice<LossImpl>({tr("Loss"), {"training.loss"},
                            tr("Standard cross-entropy materialises fp32 logits (4 x seq x batch x vocab bytes); "
-                              "chunked cross-entropy (Liger, torchtune) works on sequence chunks.")},
+                              "chunked cross-entropy works on sequence chunks; torchtune's chunked output runs the "
+                              "LM head and the loss chunk by chunk; Liger's fused linear cross-entropy never "
+                              "materialises the logits. Independent of the kernel profile.")},
                           lossChoices(), [](const Scenario& s) { return s.training.loss; },
                           [](Scenario& s, LossImpl v) { s.training.loss = v; });
-    loss_chunks_ = f.addInteger({tr("  chunks"), {"training.loss_chunks"}, tr("Sequence chunks of the chunked loss (torchtune: 8).")},
+    loss_chunks_ = f.addInteger({tr("  chunks"), {"training.loss_chunks"}, tr("Sequence chunks of the chunked losses (torchtune: 8).")},
                                 1, 1 << 20, [](const Scenario& s) { return s.training.loss_chunks; },
                                 [](Scenario& s, int64_t v) { s.training.loss_chunks = v; });
     f.addChoice<Finetuning>({tr("Fine-tuning"), {"training.finetuning"},
@@ -168,7 +177,7 @@ void TrainingPanel::refresh() {
     const TrainingConfig& t = document_->scenario().training;
     form_->refresh();
     form_->setRowVisible(checkpoint_every_, t.checkpointing == Checkpointing::EveryK);
-    form_->setRowVisible(loss_chunks_, t.loss == LossImpl::Chunked);
+    form_->setRowVisible(loss_chunks_, t.loss == LossImpl::Chunked || t.loss == LossImpl::ChunkedOutput);
     const bool lora = t.finetuning != Finetuning::Full;
     for (QWidget* w : {lora_rank_, lora_dropout_, lora_targets_}) form_->setRowVisible(w, lora);
     for (const auto& [name, box] : target_boxes_) {

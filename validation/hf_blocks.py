@@ -477,6 +477,7 @@ class CausalLM(nn.Module):
                 self.lm_head.weight = self.embed_tokens.weight
         self.n_layers = n_layers
         self.input_requires_grad = False  # PEFT's enable_input_require_grads
+        self.head_loss = None  # step_truth_losses.head_loss(training); None: ForCausalLMLoss
 
     def rotary(self, b, s, dtype):
         d = self.c["mla"]["qk_rope_head_dim"] if self.c["mla"] else self.c["head_dim"]
@@ -520,6 +521,10 @@ class CausalLM(nn.Module):
         ledger.current().scope = "head"
         with op("final norm"):
             x = self.norm(x)
+        if self.head_loss is not None:
+            # validation/step_truth_losses.py: another loss over the head (training.loss)
+            with op("loss"):
+                return self.head_loss(self.lm_head, x, labels)
         with op("lm_head"):
             logits = self.lm_head(x)
         if "logits_scaling" in self.c["config"]:

@@ -41,15 +41,16 @@ from torch.utils.checkpoint import checkpoint
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from harness_plan import Unsupported, plan_scenario  # noqa: E402
-from harness_torch import autocast_context, build_training_optimizer, torch_dtype  # noqa: E402
+from harness_torch import autocast_context, build_optimizer, build_training_optimizer, torch_dtype  # noqa: E402
 from hf_blocks import CausalLM, apply_lora  # noqa: E402
+from step_truth_losses import head_loss  # noqa: E402
 
 CASES = os.path.join(HERE, "step_cases.json")
 PHASE_MARK = "trainmem-phase:"
 # Ops of the cross-entropy in hf_blocks' CausalLM.forward (ForCausalLMLoss):
 # a peak inside one of them is the loss's, not the forward's.
 LOSS_OPS = ("aten::cross_entropy_loss", "aten::log_softmax", "aten::_log_softmax", "aten::nll_loss_nd",
-            "aten::nll_loss", "aten::nll_loss_forward")
+            "aten::nll_loss", "aten::nll_loss_forward", "step_truth_losses.head_loss")
 
 
 def load_cases(path=CASES):
@@ -65,7 +66,7 @@ def load_cases(path=CASES):
         model = copy.deepcopy(doc["models"][row["model"]])
         model.update(row.get("model_changes", {}))
         scenario = {
-            "format": "trainmem-scenario", "version": 1, "name": row["name"],
+            "format": "trainmem-scenario", "version": 2, "name": row["name"],
             "description": f"Whole-step CPU ground truth (validation/step_truth.py), model {row['model']}",
             "model": model, "training": training, "parallelism": {}, "hardware": {"gpu": "H100-80GB"},
         }
@@ -123,12 +124,48 @@ def apply_checkpointing(model, training):
         model.input_requires_grad = True  # PEFT's enable_input_require_grads
 
 
+class OptimizerInBackward:
+    """The optimizer step in backward (torchtune's optimizer_in_bwd: one
+    optimizer per parameter, stepped and its gradient set to None by a hook
+    that runs as soon as the parameter's gradient is accumulated). PyTorch
+    1.13 has no Tensor.register_post_accumulate_grad_hook (2.1); the same
+    moment is the post-hook of the parameter's AccumulateGrad node, kept
+    alive here so that every graph uses it."""
+
+    def __init__(self, plan, model):
+        if plan.recipe.master or plan.recipe.grad_scaler:
+            raise Unsupported("training.optimizer_in_backward: only recipes without master weights or a grad scaler")
+        self.nodes = []
+        for p in model.parameters():
+            if not p.requires_grad:
+                continue
+            opt = build_optimizer(plan.optimizer, plan.optimizer_impl, [p])
+            node = p.expand_as(p).grad_fn.next_functions[0][0]
+
+            def hook(_inputs, _outputs, opt=opt):
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+            node.register_hook(hook)
+            self.nodes.append(node)
+
+    def backward(self, loss):
+        loss.backward()
+
+    def step(self):
+        pass
+
+    def zero_grad(self):
+        pass
+
+
 def build(scenario):
     # The recipe, the optimizer and the master-weight wrapper are those of the
     # GPU harness (harness_plan.py, harness_torch.py); checkpointing is applied
     # block by block here, so the plan is asked without it.
     for_plan = copy.deepcopy(scenario)
     for_plan["training"]["activation_checkpointing"] = "none"
+    for_plan["training"]["loss"] = "standard"  # the loss is step_truth_losses.py's
+    for_plan["training"].pop("optimizer_in_backward", None)  # OptimizerInBackward below
     plan = plan_scenario(for_plan, scenario["name"])
     torch.manual_seed(0)
     c = blocks_config(scenario)
@@ -145,8 +182,17 @@ def build(scenario):
                     if not p.requires_grad:
                         p.data = p.data.to(torch_dtype(plan.recipe.autocast))
     apply_checkpointing(model, scenario["training"])
+    model.head_loss = head_loss(scenario["training"])
+    if model.head_loss is not None and scenario["model"].get("final_logit_softcapping"):
+        raise Unsupported("training.loss: the losses of step_truth_losses.py take no logit soft-capping")
+    if scenario["training"]["loss"] == "fused_linear" and plan.recipe.autocast:
+        raise Unsupported("training.loss: fused_linear under autocast needs addmm(out_dtype=) (PyTorch >= 2.8), "
+                          "which this PyTorch lacks")
     model.train()
-    optimizer = build_training_optimizer(plan, model)
+    if scenario["training"].get("optimizer_in_backward"):
+        optimizer = OptimizerInBackward(plan, model)
+    else:
+        optimizer = build_training_optimizer(plan, model)
     return plan, model, optimizer
 
 

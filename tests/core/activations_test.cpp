@@ -288,6 +288,9 @@ TEST(FusedLinearCrossEntropy, NeverMaterialisesTheLogits) {
     ModelConfig m = llama2_7b();
     m.vocab_size = 128256;
     TrainingConfig tr = hfTraining(1, 8192, AttentionImpl::Flash, KernelProfile::Fused);
+    // The kernel profile alone no longer chooses the loss.
+    EXPECT_EQ(endActivations(m, tr, {}).logits_saved, endActivations(m, hfTraining(1, 8192, AttentionImpl::Flash), {}).logits_saved);
+    tr.loss = LossImpl::FusedLinear;
     const EndActivations e = endActivations(m, tr, {});
     const double grad_input = 2.0 * 8192 * 4096, grad_weight = 2.0 * 128256 * 4096;
     EXPECT_EQ(e.logits_saved, static_cast<int64_t>(grad_input + grad_weight));

@@ -18,6 +18,7 @@ inline void changeEveryField(Scenario& s) {
     t.grad_dtype = DType::Fp32;
     t.optimizer = OptimizerKind::Lion;
     t.optimizer_impl = OptimizerImpl::ForLoop;
+    t.optimizer_in_backward = true;
     t.optimizer_state_dtype = DType::Bf16;
     t.checkpointing = Checkpointing::EveryK;
     t.checkpoint_every = 4;

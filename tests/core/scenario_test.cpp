@@ -59,7 +59,7 @@ TEST(ScenarioNames, EnumSpellingsAreTheDocumentedOnes) {
     EXPECT_EQ(allowedNames<Checkpointing>(), "none, selective, full, every-k");
     EXPECT_EQ(allowedNames<AttentionImpl>(), "flash, eager");
     EXPECT_EQ(allowedNames<KernelProfile>(), "eager, fused, megatron");
-    EXPECT_EQ(allowedNames<LossImpl>(), "standard, chunked");
+    EXPECT_EQ(allowedNames<LossImpl>(), "standard, chunked, chunked_output, fused_linear");
     EXPECT_EQ(allowedNames<Finetuning>(), "full, lora, qlora");
     EXPECT_EQ(allowedNames<PipelineSchedule>(), "1f1b, interleaved-1f1b, gpipe");
     EXPECT_EQ(allowedNames<DType>(), "fp32, bf16, fp16, fp8, int8, nf4");
@@ -153,6 +153,24 @@ TEST(ScenarioLoading, NewerFormatVersionIsRefused) {
     auto wrong_format = scenarioFromJson(json{{"format", "something-else"}, {"model", {{"preset", "llama-2-7b"}}}});
     ASSERT_FALSE(wrong_format.ok());
     EXPECT_EQ(wrong_format.error().field, "format");
+}
+
+// Version 1 had no loss apart from the kernel profile: kernels=fused meant
+// Liger's fused linear cross-entropy whatever training.loss said. Such a file
+// must keep its numbers; from version 2 the two keys are independent.
+TEST(ScenarioLoading, VersionOneFusedKernelsMeanTheFusedLinearLoss) {
+    const json training = {{"kernels", "fused"}, {"loss", "standard"}};
+    auto v1 = scenarioFromJson(json{{"version", 1}, {"model", {{"preset", "llama-2-7b"}}}, {"training", training}});
+    ASSERT_TRUE(v1.ok()) << v1.error().text();
+    EXPECT_EQ(v1->training.loss, LossImpl::FusedLinear);
+    auto v1_eager = scenarioFromJson(json{{"version", 1}, {"model", {{"preset", "llama-2-7b"}}},
+                                          {"training", {{"kernels", "eager"}, {"loss", "chunked"}}}});
+    ASSERT_TRUE(v1_eager.ok());
+    EXPECT_EQ(v1_eager->training.loss, LossImpl::Chunked);
+    auto v2 = scenarioFromJson(json{{"version", 2}, {"model", {{"preset", "llama-2-7b"}}}, {"training", training}});
+    ASSERT_TRUE(v2.ok());
+    EXPECT_EQ(v2->training.loss, LossImpl::Standard);
+    EXPECT_EQ(v2->training.kernels, KernelProfile::Fused);
 }
 
 TEST(ScenarioLoading, ModelMustBeGivenAsAPresetOrAConfig) {
@@ -367,7 +385,7 @@ TEST(ScenarioSettings, RefusedSettingsNameTheKeyAndWhatIsAllowed) {
 
 TEST(ScenarioSettings, EveryDocumentedKeyIsSettable) {
     const std::vector<std::string>& keys = settingKeys();
-    EXPECT_EQ(keys.size(), 44u);  // 21 training + 14 parallelism + 9 hardware keys in the format
+    EXPECT_EQ(keys.size(), 45u);  // 22 training + 14 parallelism + 9 hardware keys in the format
     for (const char* key : {"training.activation_checkpointing", "parallelism.pipeline_schedule",
                             "hardware.nccl_mib_per_group", "hardware.ddp_gradient_as_bucket_view"})
         EXPECT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << key;

@@ -110,6 +110,20 @@ TEST(ValidateScenario, MicrobatchesMustAgreeWithAccumulation) {
                             "training.gradient_accumulation_steps=8"});
 }
 
+// torchtune's recipes refuse optimizer_in_bwd with gradient accumulation
+// ("Requires gradient_accumulation_steps=1"): the step runs as each gradient
+// completes, so nothing can be summed over micro-batches (nor over a
+// pipeline stage's micro-batches).
+TEST(ValidateScenario, OptimizerInBackwardCannotAccumulate) {
+    Error e = refused("llama-2-7b", {"training.optimizer_in_backward=true", "training.gradient_accumulation_steps=4"});
+    EXPECT_EQ(e.field, "training.optimizer_in_backward");
+    EXPECT_TRUE(mentions(e, "training.gradient_accumulation_steps")) << e.message;
+    e = refused("llama-2-7b", {"training.optimizer_in_backward=true", "parallelism.pipeline=4"});
+    EXPECT_EQ(e.field, "training.optimizer_in_backward");
+    EXPECT_TRUE(mentions(e, "parallelism.pipeline")) << e.message;
+    accepted("llama-2-7b", {"training.optimizer_in_backward=true"});
+}
+
 TEST(ValidateScenario, ExpertDegreeNeedsAMoeModelAndMustDivide) {
     Error e = refused("mixtral-8x7b", {"parallelism.data=6", "parallelism.expert=3"});
     EXPECT_EQ(e.field, "parallelism.expert");

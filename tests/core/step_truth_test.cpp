@@ -76,8 +76,8 @@ double relativeError(int64_t estimate, int64_t measured) {
 TEST(StepGroundTruth, FileCoversTheGrid) {
     const json& doc = truth();
     ASSERT_TRUE(doc.is_object() && doc.contains("cases")) << "cannot read " << truthPath();
-    std::set<std::string> families, precisions, optimizers, impls, checkpointing, finetuning, attention;
-    int accumulation = 0;
+    std::set<std::string> families, precisions, optimizers, impls, checkpointing, finetuning, attention, losses;
+    int accumulation = 0, step_in_backward = 0;
     for (const json& c : doc.at("cases")) {
         const json& t = c.at("scenario").at("training");
         families.insert(c.at("scenario").at("model").at("model_type").get<std::string>());
@@ -87,7 +87,9 @@ TEST(StepGroundTruth, FileCoversTheGrid) {
         checkpointing.insert(t.at("activation_checkpointing").get<std::string>());
         finetuning.insert(t.at("finetuning").get<std::string>());
         attention.insert(t.at("attention").get<std::string>());
+        losses.insert(t.at("loss").get<std::string>());
         if (t.at("gradient_accumulation_steps").get<int>() > 1) ++accumulation;
+        if (t.value("optimizer_in_backward", false)) ++step_in_backward;
     }
     EXPECT_GE(doc.at("cases").size(), 40u);
     EXPECT_EQ(precisions, (std::set<std::string>{"amp-bf16", "fp32", "mixed-bf16", "pure-bf16"}));
@@ -96,8 +98,10 @@ TEST(StepGroundTruth, FileCoversTheGrid) {
     EXPECT_EQ(checkpointing, (std::set<std::string>{"every-k", "full", "none", "selective"}));
     EXPECT_EQ(finetuning, (std::set<std::string>{"full", "lora"}));
     EXPECT_EQ(attention, (std::set<std::string>{"eager", "flash"}));
+    EXPECT_EQ(losses, (std::set<std::string>{"chunked_output", "fused_linear", "standard"}));
     EXPECT_GE(families.size(), 4u);
     EXPECT_GE(accumulation, 2);
+    EXPECT_GE(step_in_backward, 2);
 }
 
 TEST(StepGroundTruth, EveryCaseWithinTwoPercentOfTheMeasuredPeak) {
@@ -143,9 +147,14 @@ TEST(StepGroundTruth, EveryCaseWithinTwoPercentOfTheMeasuredPeak) {
         EXPECT_LE(std::abs(err), kTolerance) << name << ": estimated " << estimated << " B, measured " << measured
                                              << " B (" << m.at("peak_phase").get<std::string>() << ")";
         if (std::abs(err) > std::abs(worst)) worst = err, worst_name = name;
+        std::string compared;  // the phases a cpu_differs row is compared over
+        if (c.contains("cpu_differs"))
+            for (const json& p : c.at("cpu_differs").at("comparable_phases"))
+                compared += (compared.empty() ? " (" : " + ") + p.get<std::string>();
+        if (!compared.empty()) compared += ")";
         if (table)
             std::fprintf(table, "| %s%s | %lld | %lld | %+.2f%% | %s | %s |\n", name.c_str(),
-                         c.contains("cpu_differs") ? " (forward + backward)" : "", static_cast<long long>(measured),
+                         compared.c_str(), static_cast<long long>(measured),
                          static_cast<long long>(estimated), 100.0 * err, m.at("peak_phase").get<std::string>().c_str(),
                          std::string(phaseName(e->peak.peak_phase)).c_str());
     }
