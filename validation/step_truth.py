@@ -43,6 +43,7 @@ sys.path.insert(0, HERE)
 from harness_plan import Unsupported, plan_scenario  # noqa: E402
 from harness_torch import autocast_context, build_optimizer, build_training_optimizer, torch_dtype  # noqa: E402
 from hf_blocks import CausalLM, apply_lora  # noqa: E402
+from saved_tensors import imported_model  # noqa: E402
 from step_truth_losses import head_loss  # noqa: E402
 
 CASES = os.path.join(HERE, "step_cases.json")
@@ -77,13 +78,14 @@ def load_cases(path=CASES):
     return cases
 
 
-def blocks_config(scenario):
-    """hf_blocks' CausalLM reads the config.json keys themselves; it also wants
-    the attention implementation, the q/k/v bias flag and LoRA's settings."""
-    c = dict(scenario["model"])
+def blocks_config(scenario, cli):
+    """The blocks of the model trainmem's importer makes of the scenario's
+    config.json (saved_tensors.imported_model: the one path from a config to
+    a model), with the attention implementation and LoRA's settings."""
+    c = dict(imported_model(cli, scenario["model"]))
     t = scenario["training"]
     c["attention"] = t["attention"]
-    c["qkv_bias"] = bool(c.get("attention_bias", False))
+    c["config"] = scenario["model"]
     if t["finetuning"] == "lora":
         c["lora_rank"], c["lora_dropout"], c["lora_targets"] = t["lora_rank"], t["lora_dropout"], t["lora_targets"]
     return c
@@ -158,7 +160,7 @@ class OptimizerInBackward:
         pass
 
 
-def build(scenario):
+def build(scenario, cli):
     # The recipe, the optimizer and the master-weight wrapper are those of the
     # GPU harness (harness_plan.py, harness_torch.py); checkpointing is applied
     # block by block here, so the plan is asked without it.
@@ -168,7 +170,7 @@ def build(scenario):
     for_plan["training"].pop("optimizer_in_backward", None)  # OptimizerInBackward below
     plan = plan_scenario(for_plan, scenario["name"])
     torch.manual_seed(0)
-    c = blocks_config(scenario)
+    c = blocks_config(scenario, cli)
     model = CausalLM(c)
     if plan.recipe.weights != "fp32":
         model = model.to(torch_dtype(plan.recipe.weights))
@@ -222,10 +224,10 @@ def live_curve(events):
     return curve
 
 
-def measure(scenario, measured_steps=1):
+def measure(scenario, cli, measured_steps=1):
     t = scenario["training"]
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        plan, model, optimizer = build(scenario)
+        plan, model, optimizer = build(scenario, cli)
         g = torch.Generator().manual_seed(0)
         vocab = scenario["model"].get("vocab_size")
         batches = [torch.randint(0, vocab, (t["micro_batch_size"], t["sequence_length"]), generator=g)
@@ -286,6 +288,8 @@ def main(argv=None):
     parser.add_argument("--cases", default=CASES)
     parser.add_argument("--out", default=os.path.join(HERE, "step_truth", "step_truth.json"))
     parser.add_argument("--only", help="run the cases whose name contains this")
+    parser.add_argument("--cli", default=os.path.join(HERE, "..", "build", "app", "trainmem-cli"),
+                        help="trainmem-cli, whose importer turns each case's config.json into the model")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     started = time.time()
@@ -295,7 +299,7 @@ def main(argv=None):
         if args.only and args.only not in scenario["name"]:
             continue
         t0 = time.time()
-        m = measure(scenario)
+        m = measure(scenario, args.cli)
         results.append({**case, "measured": m})
         print(f"{scenario['name']:48s} {m['peak_bytes']:>10d} {m['peak_phase']:14s} {time.time() - t0:5.1f} s",
               flush=True)
