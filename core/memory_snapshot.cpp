@@ -3,11 +3,12 @@
 // (_memory_snapshot_pickled) and the legacy handling in torch's viewer
 // (torch/utils/viz/MemoryViz.js, annotate_snapshot).
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <utility>
 
 #include "core/memory_snapshot.h"
+
+#include "core/json_input.h"  // readInputFile
 
 namespace trainmem {
 
@@ -311,14 +312,9 @@ Expected<MemorySnapshot> readMemorySnapshot(std::string_view bytes) {
 // Errors name the file as their field, and keep the path inside it in the
 // message: "run/snap.pickle: device_traces[0][17].size: must be ...".
 Expected<MemorySnapshot> loadMemorySnapshotFile(const std::filesystem::path& path) {
-    std::error_code ec;
-    const auto length = std::filesystem::file_size(path, ec);
-    std::ifstream in(path, std::ios::binary);
-    if (ec || !in) return Error{path.string(), "cannot open the file"};
-    std::string bytes(static_cast<size_t>(length), '\0');
-    if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
-        return Error{path.string(), "cannot read the file"};
-    }
+    auto read = readInputFile(path, kMaxSnapshotFileBytes);
+    if (!read) return read.error();
+    const std::string bytes = std::move(*read);
     auto snapshot = readMemorySnapshot(bytes);
     if (!snapshot.ok()) {
         const Error& e = snapshot.error();

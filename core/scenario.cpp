@@ -9,8 +9,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "core/scenario_fields.h"
@@ -22,14 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string systemError(int error) { return std::generic_category().message(error); }
-
-// nlohmann's messages start "[json.exception.parse_error.101] parse error at
-// line 3, column 5: ..."; keep what a user needs.
-std::string parseMessage(const std::string& what) {
-    const std::string marker = "parse error ";
-    const auto at = what.find(marker);
-    return at == std::string::npos ? what : what.substr(at + marker.size());
-}
 
 // Writes all of `data` to `fd`, retrying short writes.
 bool writeAll(int fd, const std::string& data) {
@@ -63,26 +53,6 @@ Scenario scenarioForModel(const ModelConfig& model, std::string preset_name) {
     s.model = model;
     s.model_preset = std::move(preset_name);
     return s;
-}
-
-Expected<nlohmann::json> readJsonFile(const fs::path& path) {
-    const std::string name = path.string();
-    std::error_code ec;
-    const auto status = fs::status(path, ec);
-    if (ec || !fs::exists(status)) return Error{"", name + ": no such file"};
-    if (fs::is_directory(status)) return Error{"", name + ": is a directory, not a JSON file"};
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{"", name + ": cannot be read (" + systemError(errno) + ")"};
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) return Error{"", name + ": cannot be read (" + systemError(errno) + ")"};
-    try {
-        return nlohmann::json::parse(text.str());
-    } catch (const nlohmann::json::parse_error& e) {
-        return Error{"", name + ": malformed JSON " + parseMessage(e.what())};
-    } catch (const std::exception& e) {
-        return Error{"", name + ": cannot be parsed (" + e.what() + ")"};
-    }
 }
 
 Expected<Scenario> loadScenarioFile(const fs::path& path) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/json_input.h"
 #include "core/names.h"
 
 namespace trainmem {
@@ -320,11 +321,7 @@ std::string joinNames(const std::vector<std::string_view>& names) {
     return text;
 }
 
-std::string describeValue(const json& value) {
-    std::string text = value.dump();
-    if (text.size() > 40) text = text.substr(0, 37) + "...";
-    return text;
-}
+std::string describeValue(const json& value) { return describeJson(value, 40); }
 
 std::string_view closestName(std::string_view word, const std::vector<std::string_view>& candidates) {
     std::string_view best;
@@ -372,7 +369,7 @@ Status checkValue(const ScenarioField& field, const json& value) {
                 std::string hint;
                 if (auto near = closestName(name, field.names); !near.empty())
                     hint = "; did you mean " + std::string(near) + "?";
-                return Error{path, "unknown name \"" + name + "\"" + hint + "; allowed: " + joinNames(field.names)};
+                return Error{path, "unknown name \"" + describeText(name) + "\"" + hint + "; allowed: " + joinNames(field.names)};
             }
             return ok();
         }
@@ -388,7 +385,7 @@ Status checkValue(const ScenarioField& field, const json& value) {
 Expected<json> parseSettingText(const ScenarioField& field, std::string_view raw) {
     const std::string_view text = trim(raw);
     const std::string path = field.path();
-    const std::string got = " (got \"" + std::string(text) + "\")";
+    const std::string got = " (got \"" + describeText(text) + "\")";
     const std::string lowered = lower(text);
     if (field.nullable && field.kind != ValueKind::Name &&
         (lowered == "auto" || lowered == "none" || lowered == "null"))
