@@ -20,8 +20,11 @@ using nlohmann::json;
 
 // Largest MiB / GiB figure accepted, so the conversion to bytes cannot
 // overflow int64 (2^32 GiB = 4 EiB is far beyond any device or host).
-constexpr double kMaxMib = 4294967296.0 * 1024.0;
-constexpr double kMaxGib = 4294967296.0;
+// Integers, not doubles: they are template arguments of ByteCodec, and a
+// double non-type template parameter does not compile with clang 14
+// (Debian 12's, which builds the fuzzers).
+constexpr int64_t kMaxMib = int64_t{1} << 42;
+constexpr int64_t kMaxGib = int64_t{1} << 32;
 
 // Integral doubles are written as JSON integers ("80", not "80.0").
 json numberJson(double x) {
@@ -80,13 +83,13 @@ struct NameListCodec {
 };
 
 // Bytes in the Scenario, MiB or GiB in the file.
-template <int64_t Unit, double Max>
+template <int64_t Unit, int64_t Max>
 struct ByteCodec {
     static constexpr ValueKind kind = ValueKind::Number;
     static json write(int64_t bytes) { return numberJson(static_cast<double>(bytes) / Unit); }
     static Expected<int64_t> read(const json& v, const std::string& path) {
         const double amount = v.get<double>();
-        if (std::fabs(amount) > Max) return rangeError(path, Max);
+        if (std::fabs(amount) > static_cast<double>(Max)) return rangeError(path, static_cast<double>(Max));
         return std::llround(amount * Unit);
     }
 };
