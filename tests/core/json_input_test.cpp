@@ -202,5 +202,28 @@ TEST(InputFile, SizeLimitIsNamed) {
     EXPECT_FALSE(readInputFile(small, 7).ok());
 }
 
+TEST(InputFile, HostileFilesInThePresetsFolderAreListedAsUnreadable) {
+    TempFolder folder;
+    fs::create_directories(folder.path() / "models");
+    fs::create_directories(folder.path() / "scenarios");
+    std::ofstream(folder.path() / "models" / "deep.json") << nested(100000);
+    std::ofstream(folder.path() / "scenarios" / "twice.json")
+        << "{\"format\": \"trainmem-scenario\",\n\"format\": \"trainmem-scenario\"}";
+    ASSERT_EQ(::mkfifo((folder.path() / "models" / "pipe.json").c_str(), 0600), 0);
+    setPresetsDirectory(folder.path());
+    const auto start = std::chrono::steady_clock::now();
+    const auto presets = listPresets();  // crashed on the deep file, hung on the FIFO
+    auto deep = loadPreset("deep");
+    auto twice = loadPreset("twice");
+    setPresetsDirectory({});
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+    ASSERT_FALSE(deep.ok());
+    EXPECT_NE(deep.error().text().find("nested deeper"), std::string::npos) << deep.error().text();
+    ASSERT_FALSE(twice.ok());
+    EXPECT_NE(twice.error().text().find("duplicate key \"format\" (lines 1 and 2)"), std::string::npos)
+        << twice.error().text();
+    EXPECT_FALSE(loadPreset("pipe").ok());
+}
+
 }  // namespace
 }  // namespace trainmem
