@@ -197,7 +197,7 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
     switch (*format) {
         case OutputFormat::Table: {
             const Scenario& s = variants->front().scenario;
-            out << (s.name.empty() ? s.model.name : s.name) << " — " << variants->size() << " variants\n\n";
+            out << printableText(s.name.empty() ? s.model.name : s.name) << " — " << variants->size() << " variants\n\n";
             out << renderPlain(comparisonTable(*variants, *units));
             break;
         }

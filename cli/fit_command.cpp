@@ -1,6 +1,12 @@
 // trainmem-cli fit: the layouts of N GPUs that fit, ranked (core/layout_search.h),
 // with the closest ones that do not and why.
+#include <unistd.h>
+
 #include <charconv>
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <iostream>
 
 #include <nlohmann/json.hpp>
 
@@ -50,6 +56,10 @@ const char* const kHelpTail =
     "                         that reproduce the best layout (default)\n"
     "  --format json          every figure in bytes; each layout's \"settings\" are the\n"
     "                         --set KEY=VALUE pairs that reproduce it with estimate\n"
+    "\n"
+    "The search visits at most 500 million layouts (about 10 s); past that, or on\n"
+    "Ctrl+C, it stops with the best so far and says so. Progress goes to stderr\n"
+    "when it is a terminal.\n"
     "\n"
     "Examples:\n"
     "  trainmem-cli fit --preset llama-2-7b --gpus 8 --gpu A100-80GB\n"
@@ -207,6 +217,7 @@ void writeJson(std::ostream& out, const Scenario& base, const LayoutSearchOption
     doc["valid"] = r.valid;
     doc["redundant"] = r.redundant;
     doc["fitting"] = r.fitting;
+    doc["stopped"] = r.stopped.empty() ? ordered_json(nullptr) : ordered_json(r.stopped);
     ordered_json layouts = ordered_json::array();
     for (size_t i = 0; i < r.layouts.size(); ++i) {
         ordered_json entry = {{"rank", i + 1}};
@@ -239,11 +250,13 @@ std::string sourceFlags(const ArgumentList& args) {
 
 void writeTable(std::ostream& out, const Scenario& base, const LayoutSearchOptions& o, const LayoutSearchResult& r,
                 std::optional<int64_t> largest, bool gpu_flag, const std::string& source) {
-    out << base.model.name << " on " << o.gpus << " x " << base.hardware.gpu << ", sequence "
+    out << printableText(base.model.name) << " on " << o.gpus << " x " << base.hardware.gpu << ", sequence "
         << base.training.sequence_length << " tokens";
     if (o.global_batch) out << ", global batch " << *o.global_batch;
     out << "\n" << r.enumerated << " layouts enumerated, " << r.valid << " valid (" << r.redundant
         << " the same as a simpler one), " << r.fitting << " fit.\n";
+    if (!r.stopped.empty())
+        out << "Stopped early (" << r.stopped << "): the best of the layouts visited so far, not of all.\n";
     out << "Ranked by least recomputation, then most tokens per GPU per micro-batch, then most headroom, then\n"
            "fewest pipeline stages, then least tensor parallelism.\n\n";
     if (!r.layouts.empty()) {
@@ -281,6 +294,49 @@ void writeTable(std::ostream& out, const Scenario& base, const LayoutSearchOptio
     }
 }
 
+// Ctrl+C during a search stops it with the best so far; a second Ctrl+C
+// (the handler is reset after the first) ends the program as usual.
+volatile std::sig_atomic_t interrupted = 0;
+void onInterrupt(int) {
+    interrupted = 1;
+    std::signal(SIGINT, SIG_DFL);
+}
+
+// Progress on stderr, only when it is a terminal (never in a pipe or a log),
+// at most four times a second; and the Ctrl+C handler for the search's span.
+class ProgressOnTerminal {
+public:
+    ProgressOnTerminal() : tty_(::isatty(STDERR_FILENO) == 1) {
+        interrupted = 0;
+        previous_ = std::signal(SIGINT, onInterrupt);
+    }
+    ~ProgressOnTerminal() { std::signal(SIGINT, previous_ == SIG_ERR ? SIG_DFL : previous_); }
+    ProgressOnTerminal(const ProgressOnTerminal&) = delete;
+    ProgressOnTerminal& operator=(const ProgressOnTerminal&) = delete;
+
+    std::function<bool(int64_t, int64_t)> callback() const {
+        return [this](int64_t enumerated, int64_t fitting) {
+            const auto now = std::chrono::steady_clock::now();
+            if (tty_ && now - last_ > std::chrono::milliseconds(250)) {
+                last_ = now;
+                shown_ = true;
+                std::cerr << "\rfit: " << enumerated << " layouts, " << fitting << " fit (Ctrl+C: stop with the best so far)"
+                          << std::flush;
+            }
+            return interrupted == 0;
+        };
+    }
+    void finish() const {
+        if (shown_) std::cerr << "\r\x1b[K" << std::flush;  // clear the progress line
+    }
+
+private:
+    bool tty_;
+    mutable bool shown_ = false;
+    mutable std::chrono::steady_clock::time_point last_{};
+    void (*previous_)(int) = SIG_DFL;
+};
+
 Status run(const std::vector<std::string>& raw, std::ostream& out) {
     std::vector<FlagSpec> flags = scenarioSourceFlags();
     for (const auto& [option, flag] : kOptionFlags) flags.push_back({flag});
@@ -296,7 +352,10 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
     if (!scenario) return scenario.error();
     if (Status st = applyGpu(*args, *scenario); !st) return st;
 
+    const ProgressOnTerminal progress;
+    options.progress = progress.callback();
     auto result = searchLayouts(*scenario, options);
+    progress.finish();
     if (!result) return withFlag(result.error());
     auto largest = largestOfBest(*scenario, *result);
     if (!largest) return largest.error();

@@ -48,7 +48,7 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
     }
     TextTable table;
     table.header = {"Name", "Kind", "Description"};
-    for (const auto& p : presets) table.rows.push_back({p.name, std::string(kindName(p.kind)), summary(p.description)});
+    for (const auto& p : presets) table.rows.push_back({printableText(p.name), std::string(kindName(p.kind)), printableText(summary(p.description))});
     out << renderPlain(table);
     out << "\n" << presets.size() << " presets in " << presetsDirectory().string() << "\n";
     return ok();

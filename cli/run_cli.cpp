@@ -24,10 +24,12 @@ void printUsage(std::ostream& out) {
 }
 
 // Errors are one line whatever a message holds.
-std::string oneLine(std::string text) {
-    for (char& c : text)
-        if (c == '\n' || c == '\r') c = ' ';
-    return text;
+// One line, with every control character escaped: messages quote names and
+// values from files and the command line, which must not drive the terminal.
+std::string oneLine(const std::string& text) {
+    std::string line;
+    for (char c : text) line += (c == '\n' || c == '\r') ? ' ' : c;
+    return printableText(line);
 }
 
 int fail(std::ostream& err, const std::string& text) {

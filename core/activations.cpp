@@ -1,5 +1,6 @@
 // The activation account of one transformer block. The op table is
 // activation_block.h; terms and sources: docs/memory-model.md.
+#include "core/byte_count.h"
 #include "core/activations.h"
 
 #include <algorithm>
@@ -82,7 +83,7 @@ LayerActivations accountLayer(const ActivationShape& a) {
     // The gradient arriving from the block above and the one accumulating
     // for this block's input, plus the block's largest op transient.
     const double residual = 2.0 * static_cast<double>(a.hiddenTokens()) * a.stream_bytes;
-    out.backward_working = static_cast<int64_t>(residual + backwardTransient(a) + 0.5);
+    out.backward_working = saturatedBytes(residual + backwardTransient(a));
     return out;
 }
 

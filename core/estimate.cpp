@@ -1,6 +1,7 @@
 // The estimate: the heaviest pipeline stage at its peak moment, with the
 // reserved and device totals around it. The per-stage account is in
 // step_account.cpp; terms and sources in docs/memory-model.md.
+#include "core/byte_count.h"
 #include "core/estimate.h"
 
 #include <algorithm>
@@ -11,11 +12,15 @@
 namespace trainmem {
 namespace {
 
-int64_t roundBytes(double b) { return static_cast<int64_t>(std::llround(b)); }
+// Saturating: past 2^62 the estimate is "too large to represent" (byte_count.h).
+int64_t roundBytes(double b) { return saturatedBytes(b); }
 
 // PyTorch's caching allocator maps large blocks in 2 MiB pages
 // (c10/cuda/CUDACachingAllocator.cpp, kRoundLarge).
-int64_t roundUpTo2MiB(int64_t b) { return (b + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB); }
+int64_t roundUpTo2MiB(int64_t b) {
+    if (b >= kTooLargeBytes) return kTooLargeBytes;
+    return (b + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB);
+}
 
 // NCCL communicators this rank belongs to (groups of size > 1).
 int64_t communicators(const ParallelConfig& par) {
@@ -57,7 +62,14 @@ StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc) {
     keep(Phase::Backward, acc.backward_next);
     keep(Phase::OptimizerStep, acc.step);
     e.reserved_bytes = roundUpTo2MiB(roundBytes(static_cast<double>(e.allocated_bytes) * (1.0 + ov.fragmentation)));
-    e.device_bytes = e.reserved_bytes + ov.cuda_context_bytes + communicators(s.parallelism) * ov.nccl_bytes_per_group;
+    e.device_bytes = roundBytes(static_cast<double>(e.reserved_bytes) + static_cast<double>(ov.cuda_context_bytes) +
+                                static_cast<double>(communicators(s.parallelism)) *
+                                    static_cast<double>(ov.nccl_bytes_per_group));
+    // Every count is at most kTooLargeBytes, so one look at the totals and the
+    // components catches a saturated one anywhere in the account.
+    e.too_large = e.device_bytes >= kTooLargeBytes || e.reserved_bytes >= kTooLargeBytes ||
+                  e.allocated_bytes >= kTooLargeBytes || e.model_states.weights >= kTooLargeBytes;
+    for (int64_t b : e.at_peak.bytes) e.too_large = e.too_large || b >= kTooLargeBytes || b < 0;
     return e;
 }
 
@@ -96,7 +108,7 @@ std::string_view phaseName(Phase p) {
 
 int64_t MemoryBreakdown::total() const {
     int64_t t = 0;
-    for (int64_t b : bytes) t += b;
+    for (int64_t b : bytes) t = addBytes(t, b);
     return t;
 }
 
@@ -118,12 +130,13 @@ Estimate estimateValidated(const Scenario& s) {
             est.recompute_fraction = acc.recompute_fraction;
         }
         est.host_bytes = std::max(est.host_bytes, acc.states.host_bytes);
+        est.too_large = est.too_large || st.too_large || acc.states.host_bytes >= kTooLargeBytes;
         first = false;
     });
     const Expected<int64_t> capacity = capacityBytes(s.hardware);
     est.capacity_bytes = capacity.ok() ? *capacity : 0;
     est.headroom_bytes = est.capacity_bytes - est.peak.device_bytes;
-    est.fits = est.headroom_bytes >= 0;
+    est.fits = !est.too_large && est.headroom_bytes >= 0;
 
     const int64_t p = s.parallelism.pipeline;
     if (est.fits && est.headroom_bytes < est.capacity_bytes / 20) est.warnings |= kWarnTinyHeadroom;
@@ -136,9 +149,16 @@ Estimate estimateValidated(const Scenario& s) {
     return est;
 }
 
+static Error tooLargeError() {
+    return Error{"", "the estimate is too large to represent: some byte count passes 2^62 bytes (4 EiB) per GPU; "
+                     "check the sizes (sequence length, batch, hidden size, overheads)"};
+}
+
 Expected<Estimate> estimate(const Scenario& s) {
     if (Status st = validate(s); !st) return st.error();
-    return estimateValidated(s);
+    Estimate est = estimateValidated(s);
+    if (est.too_large) return tooLargeError();
+    return est;
 }
 
 Expected<std::vector<StageEstimate>> estimateStages(const Scenario& s) {
@@ -146,7 +166,10 @@ Expected<std::vector<StageEstimate>> estimateStages(const Scenario& s) {
     const StepInputs in = stepInputs(s);
     std::vector<StageEstimate> out;
     out.reserve(static_cast<size_t>(s.parallelism.pipeline));
-    for (int64_t i = 0; i < s.parallelism.pipeline; ++i) out.push_back(toStageEstimate(s, accountStep(s, in, i)));
+    for (int64_t i = 0; i < s.parallelism.pipeline; ++i) {
+        out.push_back(toStageEstimate(s, accountStep(s, in, i)));
+        if (out.back().too_large) return tooLargeError();
+    }
     return out;
 }
 

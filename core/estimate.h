@@ -73,6 +73,9 @@ struct StageEstimate {
     std::array<int64_t, 4> exact_phase_bytes{};
     int64_t reserved_bytes = 0;   // comparable to torch.cuda.max_memory_reserved
     int64_t device_bytes = 0;     // comparable to nvidia-smi
+    // A count reached kTooLargeBytes (byte_count.h): the numbers above are
+    // saturated, not real; estimate() and estimateStages() refuse it.
+    bool too_large = false;
 };
 
 enum Warning : uint32_t {
@@ -94,17 +97,20 @@ struct Estimate {
     int64_t effective_batch = 1;   // sequences per optimizer step (micro x accumulation x data)
     int64_t host_bytes = 0;        // per GPU rank, for offloaded states/parameters
     int64_t capacity_bytes = 0;
-    bool fits = false;             // device_bytes <= capacity_bytes
+    bool fits = false;             // device_bytes <= capacity_bytes (never when too_large)
+    bool too_large = false;        // some stage is too large to represent (StageEstimate::too_large)
     int64_t headroom_bytes = 0;    // capacity - device (negative when it does not fit)
     int64_t activations_without_recompute = 0;  // heaviest stage's activations if nothing were recomputed
     double recompute_fraction = 0; // extra forward compute as a fraction of one step's fwd+bwd compute
     uint32_t warnings = kWarnNone;
 };
 
-// Validates, then estimates. Allocation-free after validation for a scenario
+// Validates, then estimates; an estimate too large to represent (more than
+// 2^62 bytes somewhere) is an error saying so. Allocation-free after validation for a scenario
 // whose model is already resolved (the solver's hot path).
 Expected<Estimate> estimate(const Scenario& scenario);
 // Skips validation: for callers that validated already (the layout solver).
+// A too large estimate has too_large set and fits false.
 Estimate estimateValidated(const Scenario& scenario);
 // Every pipeline stage (for the per-stage chart); same numbers as estimate().
 Expected<std::vector<StageEstimate>> estimateStages(const Scenario& scenario);

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/hf_families.h"
+#include "core/json_input.h"  // describeJson: bounded values in messages
 #include "core/model_keys.h"
 
 namespace trainmem {
@@ -38,21 +39,21 @@ public:
         if (!present(key)) return fallback;
         const json& v = at(key);
         if (v.is_boolean()) return v.get<bool>();
-        fail(key, "must be true or false (got " + v.dump() + ")");
+        fail(key, "must be true or false (got " + describeJson(v) + ")");
         return fallback;
     }
     double number(std::string_view key, double fallback) {
         if (!present(key)) return fallback;
         const json& v = at(key);
         if (v.is_number()) return v.get<double>();
-        fail(key, "must be a number (got " + v.dump() + ")");
+        fail(key, "must be a number (got " + describeJson(v) + ")");
         return fallback;
     }
     std::optional<std::string> text(std::string_view key) {
         if (!present(key)) return std::nullopt;
         const json& v = at(key);
         if (v.is_string()) return v.get<std::string>();
-        fail(key, "must be a string (got " + v.dump() + ")");
+        fail(key, "must be a string (got " + describeJson(v) + ")");
         return std::nullopt;
     }
     std::vector<int64_t> integers(std::string_view key) {
@@ -60,7 +61,7 @@ public:
         if (!present(key)) return out;
         const json& v = at(key);
         if (!v.is_array()) {
-            fail(key, "must be a list of integers (got " + v.dump() + ")");
+            fail(key, "must be a list of integers (got " + describeJson(v) + ")");
             return out;
         }
         for (const json& e : v) out.push_back(toInteger(key, e));
@@ -71,11 +72,11 @@ private:
     const json& at(std::string_view key) const { return c_.at(std::string(key)); }
     int64_t toInteger(std::string_view key, const json& v) {
         if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-            fail(key, "must be an integer below 2^63 (got " + v.dump() + ")");
+            fail(key, "must be an integer below 2^63 (got " + describeJson(v) + ")");
             return 0;
         }
         if (!v.is_number_integer()) {
-            fail(key, "must be an integer (got " + v.dump() + ")");
+            fail(key, "must be an integer (got " + describeJson(v) + ")");
             return 0;
         }
         // Refused here, under the key the user wrote, before any arithmetic
@@ -368,7 +369,7 @@ Expected<ImportedModel> importHuggingFaceConfig(const json& config) {
     if (it == config.end() || it->is_null())
         return Error{"model.model_type", "required: one of " + knownTypes() +
                                              " (another model_type is read as a Llama-style decoder)"};
-    if (!it->is_string()) return Error{"model.model_type", "must be a string (got " + it->dump() + ")"};
+    if (!it->is_string()) return Error{"model.model_type", "must be a string (got " + describeJson(*it) + ")"};
     const std::string type = it->get<std::string>();
     const FamilySpec* known = findFamily(type);
     ModelImporter importer(config, type, known ? *known : llamaStyleFamily(), known != nullptr);

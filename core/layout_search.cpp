@@ -89,6 +89,7 @@ Status checkOptions(const LayoutSearchOptions& o) {
     if (o.rejected < 0 || o.rejected > kMaxTop)
         return Error{"rejected", "must be an integer from 0 to " + std::to_string(kMaxTop) + " (got " +
                                      std::to_string(o.rejected) + ")"};
+    if (o.max_layouts < 1) return Error{"max_layouts", "must be a positive number of layouts"};
     if (o.max_micro_batch < 1 || o.max_micro_batch > kMaxMicroBatchCap)
         return Error{"max_micro_batch", "must be an integer from 1 to " + std::to_string(kMaxMicroBatchCap) +
                                             " (got " + std::to_string(o.max_micro_batch) + ")"};
@@ -189,6 +190,22 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
     LayoutSearchResult result;
     BestOf best(options.top, rankedBefore);
     BestOf rejected(options.rejected, closerToFitting);
+    // Returns false once the search must stop (limit or progress callback).
+    int64_t next_report = int64_t{1} << 16;
+    auto keepGoing = [&] {
+        if (result.enumerated >= options.max_layouts) {
+            result.stopped = "the limit of " + std::to_string(options.max_layouts) + " layouts";
+            return false;
+        }
+        if (options.progress && result.enumerated >= next_report) {
+            next_report = result.enumerated + (int64_t{1} << 16);
+            if (!options.progress(result.enumerated, result.fitting)) {
+                result.stopped = "interrupted";
+                return false;
+            }
+        }
+        return true;
+    };
     auto consider = [&](const Layout& l) {
         ++result.enumerated;
         applyLayout(work, l);
@@ -208,34 +225,38 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
         }
     };
 
-    for (int64_t t : divisors) {
-        for (int64_t p : divisors) {
-            if ((n / t) % p != 0) continue;
-            const std::vector<ScheduleChoice> schedules = scheduleChoices(p, model.num_layers);
-            for (int64_t c : divisors) {
-                if ((n / t / p) % c != 0) continue;
-                const int64_t d = n / t / p / c;
-                for (int64_t e : experts)
-                    for (int64_t zero = 0; zero <= 3; ++zero)
-                        for (bool sp : {false, true}) {
-                            if (sp && t == 1) continue;  // not a point of the space: SP splits over TP ranks
-                            for (const ScheduleChoice& schedule : schedules)
-                                for (int64_t micro = 1; micro <= micro_cap; micro *= 2) {
-                                    // With a global batch B, m = B / (micro x data) must be a whole
-                                    // number; 0 marks the layout invalid.
-                                    int64_t m = base_m;
-                                    if (options.global_batch) {
-                                        const int64_t per_step = micro * d;  // <= 2^20 x 2^24: no overflow
-                                        m = *options.global_batch % per_step == 0 ? *options.global_batch / per_step : 0;
+    // One function, so a stop leaves every loop at once.
+    [&] {
+        for (int64_t t : divisors) {
+            for (int64_t p : divisors) {
+                if ((n / t) % p != 0) continue;
+                const std::vector<ScheduleChoice> schedules = scheduleChoices(p, model.num_layers);
+                for (int64_t c : divisors) {
+                    if ((n / t / p) % c != 0) continue;
+                    const int64_t d = n / t / p / c;
+                    for (int64_t e : experts)
+                        for (int64_t zero = 0; zero <= 3; ++zero)
+                            for (bool sp : {false, true}) {
+                                if (sp && t == 1) continue;  // not a point of the space: SP splits over TP ranks
+                                for (const ScheduleChoice& schedule : schedules)
+                                    for (int64_t micro = 1; micro <= micro_cap; micro *= 2) {
+                                        // With a global batch B, m = B / (micro x data) must be a whole
+                                        // number; 0 marks the layout invalid.
+                                        int64_t m = base_m;
+                                        if (options.global_batch) {
+                                            const int64_t per_step = micro * d;  // <= 2^20 x 2^24: no overflow
+                                            m = *options.global_batch % per_step == 0 ? *options.global_batch / per_step : 0;
+                                        }
+                                        if (!keepGoing()) return;
+                                        for (Checkpointing ckpt : kCheckpointing)
+                                            consider(Layout{d, t, p, c, e, zero, sp, schedule.schedule,
+                                                            schedule.virtual_stages, micro, m, ckpt});
                                     }
-                                    for (Checkpointing ckpt : kCheckpointing)
-                                        consider(Layout{d, t, p, c, e, zero, sp, schedule.schedule,
-                                                        schedule.virtual_stages, micro, m, ckpt});
-                                }
-                        }
+                            }
+                }
             }
         }
-    }
+    }();
     result.layouts = std::move(best).sorted();
     result.rejected = std::move(rejected).sorted();
     return result;

@@ -5,6 +5,7 @@
 // checkpointing), estimated one by one and ranked. The enumeration space,
 // the validity rules and the ranking are in docs/layout-search.md.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,6 +42,14 @@ struct LayoutSearchOptions {
     int64_t top = 20;                     // fitting layouts kept, best first
     int64_t rejected = 5;                 // non-fitting layouts kept, closest to fitting first
     int64_t max_micro_batch = 64;         // micro-batch sizes tried: 1, 2, 4, ... up to this
+    // The search stops after this many points of the space (about 10 s on
+    // one core; docs/layout-search.md) and returns the best so far. A GPU
+    // count with many divisors can make the space billions of points.
+    int64_t max_layouts = kDefaultMaxLayouts;
+    static constexpr int64_t kDefaultMaxLayouts = 500'000'000;
+    // Called every 2^16 points with the counts so far; returning false stops
+    // the search with the best so far (the CLI's Ctrl+C). May be empty.
+    std::function<bool(int64_t enumerated, int64_t fitting)> progress;
 };
 
 struct RankedLayout {
@@ -56,6 +65,10 @@ struct LayoutSearchResult {
     int64_t fitting = 0;     // of the valid - redundant estimated ones, layouts whose device total fits the GPU
     std::vector<RankedLayout> layouts;   // at most options.top, best first (rankedBefore)
     std::vector<RankedLayout> rejected;  // at most options.rejected, least over capacity first
+    // Set when the search did not visit the whole space: "interrupted" (the
+    // progress callback said stop) or "the limit of N layouts"; the lists
+    // are then the best of the layouts visited.
+    std::string stopped;
 };
 
 // Errors name the option ("gpus", "global_batch", "top", "rejected",

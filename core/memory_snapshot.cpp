@@ -3,11 +3,13 @@
 // (_memory_snapshot_pickled) and the legacy handling in torch's viewer
 // (torch/utils/viz/MemoryViz.js, annotate_snapshot).
 #include <algorithm>
-#include <fstream>
 #include <limits>
+#include <unordered_map>
 #include <utility>
 
 #include "core/memory_snapshot.h"
+
+#include "core/json_input.h"  // readInputFile
 
 namespace trainmem {
 
@@ -117,6 +119,8 @@ Status readOptional(const std::optional<PickleView>& v, const Path& path, Parse 
 
 class SnapshotReader {
 public:
+    explicit SnapshotReader(size_t input_bytes) : frame_text_budget_((size_t{64} << 20) + 16 * input_bytes) {}
+
     Expected<MemorySnapshot> read(const PickleView& root) {
         const Path root_path{nullptr, "snapshot"};
         if (!root.is(PickleKind::Dict)) {
@@ -154,6 +158,9 @@ private:
     MemorySnapshot snapshot_;
     DistinctObjects distinct_;
     std::vector<int32_t> stack_of_list_;  // by frames list container id: -2 unseen, else index in stacks
+    std::unordered_map<size_t, StackFrame> frame_of_dict_;  // by frame dict container id
+    size_t frame_text_bytes_ = 0;
+    size_t frame_text_budget_;
 
     Status readSegment(const PickleView& s, const Path& path) {
         if (!s.is(PickleKind::Dict)) return wrongKind(path, "a dict", s);
@@ -271,7 +278,11 @@ private:
     }
 
     // Frames lists are shared between events in torch's files; each distinct
-    // list is read once and its index reused.
+    // list is read once and its index reused. Frame dicts can be shared too:
+    // each distinct one is read once (a 20,000-key dict referenced 200,000
+    // times is one lookup, not 200,000), and the text its copies take is
+    // counted against a budget proportional to the file, since a copy of a
+    // shared 1 MB filename per reference would allocate out of proportion.
     Expected<int32_t> readStack(const PickleView& frames, const Path& path) {
         if (!frames.is(PickleKind::List)) return wrongKind(path, "a list of frames", frames);
         if (frames.size() == 0) return -1;
@@ -284,12 +295,24 @@ private:
             const Path fpath = path.item(i);
             const PickleView f = frames.at(i);
             if (!f.is(PickleKind::Dict)) return wrongKind(fpath, "a dict with filename, line and name", f);
-            StackFrame frame;
-            Status st = readRequired(f.get("filename"), fpath.field("filename"), text, frame.filename);
-            if (st.ok()) st = readRequired(f.get("line"), fpath.field("line"), integer, frame.line);
-            if (st.ok()) st = readRequired(f.get("name"), fpath.field("name"), text, frame.name);
-            if (!st.ok()) return st.error();
-            stack.push_back(std::move(frame));
+            const size_t dict_id = *f.containerId();
+            auto known = frame_of_dict_.find(dict_id);
+            if (known == frame_of_dict_.end()) {
+                StackFrame frame;
+                Status st = readRequired(f.get("filename"), fpath.field("filename"), text, frame.filename);
+                if (st.ok()) st = readRequired(f.get("line"), fpath.field("line"), integer, frame.line);
+                if (st.ok()) st = readRequired(f.get("name"), fpath.field("name"), text, frame.name);
+                if (!st.ok()) return st.error();
+                known = frame_of_dict_.emplace(dict_id, std::move(frame)).first;
+            }
+            const StackFrame& frame = known->second;
+            frame_text_bytes_ += frame.filename.size() + frame.name.size() + sizeof(StackFrame);
+            if (frame_text_bytes_ > frame_text_budget_) {
+                return Error{fpath.str(), "the call stacks repeat more frame text than " +
+                                               std::to_string(frame_text_budget_ >> 20) +
+                                               " MiB (64 MiB + 16x the file); not a real snapshot"};
+            }
+            stack.push_back(frame);
         }
         snapshot_.stacks.push_back(std::move(stack));
         const auto index = static_cast<int32_t>(snapshot_.stacks.size() - 1);
@@ -300,25 +323,22 @@ private:
 
 }  // namespace
 
-Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root) { return SnapshotReader().read(root.view()); }
+Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root, size_t input_bytes) {
+    return SnapshotReader(input_bytes).read(root.view());
+}
 
 Expected<MemorySnapshot> readMemorySnapshot(std::string_view bytes) {
     auto root = readPickle(bytes);
     if (!root.ok()) return root.error();
-    return snapshotFromPickle(*root);
+    return snapshotFromPickle(*root, bytes.size());
 }
 
 // Errors name the file as their field, and keep the path inside it in the
 // message: "run/snap.pickle: device_traces[0][17].size: must be ...".
 Expected<MemorySnapshot> loadMemorySnapshotFile(const std::filesystem::path& path) {
-    std::error_code ec;
-    const auto length = std::filesystem::file_size(path, ec);
-    std::ifstream in(path, std::ios::binary);
-    if (ec || !in) return Error{path.string(), "cannot open the file"};
-    std::string bytes(static_cast<size_t>(length), '\0');
-    if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
-        return Error{path.string(), "cannot read the file"};
-    }
+    auto read = readInputFile(path, kMaxSnapshotFileBytes);
+    if (!read) return read.error();
+    const std::string bytes = std::move(*read);
     auto snapshot = readMemorySnapshot(bytes);
     if (!snapshot.ok()) {
         const Error& e = snapshot.error();

@@ -81,7 +81,9 @@ struct MemorySnapshot {
 
 // Structure checks name the path of the bad value, e.g.
 // "device_traces[0][17].size: must be a non-negative integer no larger than 2^50".
-Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root);
+// `input_bytes` is the pickle's size: the call stacks' text may take at most
+// 64 MiB + 16x it (shared frames are copied per stack; docs/snapshots.md).
+Expected<MemorySnapshot> snapshotFromPickle(const PickleValue& root, size_t input_bytes = 0);
 Expected<MemorySnapshot> readMemorySnapshot(std::string_view bytes);
 // Errors have the file's path as their field: "snap.pickle: refusing opcode REDUCE at byte 45: ...".
 Expected<MemorySnapshot> loadMemorySnapshotFile(const std::filesystem::path& path);

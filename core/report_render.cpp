@@ -32,8 +32,10 @@ std::string gpuLabel(const Scenario& s) {
 }
 
 std::string title(const Scenario& s, const Estimate& e) {
-    std::string text = s.name.empty() ? s.model.name : s.name;
-    text += " — " + s.model.name + " on " + std::to_string(e.total_gpus) + " × " + gpuLabel(s);
+    // Names come from files: control characters are escaped, so a name
+    // cannot move the cursor or clear the terminal.
+    std::string text = printableText(s.name.empty() ? s.model.name : s.name);
+    text += " — " + printableText(s.model.name) + " on " + std::to_string(e.total_gpus) + " × " + gpuLabel(s);
     return text;
 }
 

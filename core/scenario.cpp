@@ -9,8 +9,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "core/scenario_fields.h"
@@ -22,14 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string systemError(int error) { return std::generic_category().message(error); }
-
-// nlohmann's messages start "[json.exception.parse_error.101] parse error at
-// line 3, column 5: ..."; keep what a user needs.
-std::string parseMessage(const std::string& what) {
-    const std::string marker = "parse error ";
-    const auto at = what.find(marker);
-    return at == std::string::npos ? what : what.substr(at + marker.size());
-}
 
 // Writes all of `data` to `fd`, retrying short writes.
 bool writeAll(int fd, const std::string& data) {
@@ -65,26 +55,6 @@ Scenario scenarioForModel(const ModelConfig& model, std::string preset_name) {
     return s;
 }
 
-Expected<nlohmann::json> readJsonFile(const fs::path& path) {
-    const std::string name = path.string();
-    std::error_code ec;
-    const auto status = fs::status(path, ec);
-    if (ec || !fs::exists(status)) return Error{"", name + ": no such file"};
-    if (fs::is_directory(status)) return Error{"", name + ": is a directory, not a JSON file"};
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{"", name + ": cannot be read (" + systemError(errno) + ")"};
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) return Error{"", name + ": cannot be read (" + systemError(errno) + ")"};
-    try {
-        return nlohmann::json::parse(text.str());
-    } catch (const nlohmann::json::parse_error& e) {
-        return Error{"", name + ": malformed JSON " + parseMessage(e.what())};
-    } catch (const std::exception& e) {
-        return Error{"", name + ": cannot be parsed (" + e.what() + ")"};
-    }
-}
-
 Expected<Scenario> loadScenarioFile(const fs::path& path) {
     auto doc = readJsonFile(path);
     if (!doc) return doc.error();
@@ -97,13 +67,36 @@ Expected<Scenario> loadScenarioFile(const fs::path& path) {
     return scenario;
 }
 
-Status saveScenarioFile(const Scenario& scenario, const fs::path& path) {
-    const std::string name = path.string();
+// The file a save replaces: through symlinks to their final target, so the
+// link stays a link and its target is what gets replaced.
+static fs::path saveTarget(const fs::path& path) {
+    fs::path target = path;
+    for (int hops = 0; hops < 40; ++hops) {
+        std::error_code ec;
+        if (!fs::is_symlink(fs::symlink_status(target, ec)) || ec) return target;
+        const fs::path link = fs::read_symlink(target, ec);
+        if (ec) return target;
+        target = link.is_absolute() ? link : target.parent_path() / link;
+    }
+    return target;  // a loop: the rename below reports it
+}
+
+Status saveScenarioFile(const Scenario& scenario, const fs::path& requested) {
+    const std::string name = requested.string();
+    const fs::path path = saveTarget(requested);
     std::string text;
     try {
         text = scenarioToOrderedJson(scenario).dump(2) + "\n";
     } catch (const std::exception& e) {
         return Error{"", name + ": cannot be written (" + e.what() + ")"};
+    }
+    // A read-only file is refused, not silently replaced (the rename below
+    // would succeed: it needs only the folder to be writable). Mode bits are
+    // checked too, since access() lets root write anything.
+    if (struct stat current {}; ::stat(path.c_str(), &current) == 0) {
+        if (!S_ISREG(current.st_mode)) return Error{"", name + ": is not a regular file; choose another name"};
+        if ((current.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0)
+            return Error{"", name + ": is read-only; the file is unchanged (make it writable or save elsewhere)"};
     }
     const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
     std::string temp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
@@ -112,11 +105,11 @@ Status saveScenarioFile(const Scenario& scenario, const fs::path& path) {
 
     // Keep the permissions of the file being replaced; new files get 0644.
     struct stat existing {};
-    const mode_t mode = ::stat(name.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : 0644;
+    const mode_t mode = ::stat(path.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : 0644;
     bool written = ::fchmod(fd, mode) == 0 && writeAll(fd, text) && ::fsync(fd) == 0;
     const int write_error = errno;
     written = (::close(fd) == 0) && written;
-    if (!written || ::rename(temp.c_str(), name.c_str()) != 0) {
+    if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
         const int error = written ? errno : write_error;
         ::unlink(temp.c_str());
         return Error{"", name + ": cannot be written (" + systemError(error) + "); the previous file is unchanged"};

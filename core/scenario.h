@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/hardware.h"
+#include "core/json_input.h"  // readJsonFile
 #include "core/model_config.h"
 #include "core/parallel_config.h"
 #include "core/training_config.h"
@@ -61,8 +62,5 @@ const std::vector<std::string>& settingKeys();
 
 // A default scenario around a model: the defaults of TrainingConfig etc.
 Scenario scenarioForModel(const ModelConfig& model, std::string preset_name = {});
-
-// Reads a file's JSON; errors say which file and what went wrong.
-Expected<nlohmann::json> readJsonFile(const std::filesystem::path& path);
 
 }  // namespace trainmem

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/json_input.h"
 #include "core/names.h"
 
 namespace trainmem {
@@ -19,8 +20,11 @@ using nlohmann::json;
 
 // Largest MiB / GiB figure accepted, so the conversion to bytes cannot
 // overflow int64 (2^32 GiB = 4 EiB is far beyond any device or host).
-constexpr double kMaxMib = 4294967296.0 * 1024.0;
-constexpr double kMaxGib = 4294967296.0;
+// Integers, not doubles: they are template arguments of ByteCodec, and a
+// double non-type template parameter does not compile with clang 14
+// (Debian 12's, which builds the fuzzers).
+constexpr int64_t kMaxMib = int64_t{1} << 42;
+constexpr int64_t kMaxGib = int64_t{1} << 32;
 
 // Integral doubles are written as JSON integers ("80", not "80.0").
 json numberJson(double x) {
@@ -79,13 +83,13 @@ struct NameListCodec {
 };
 
 // Bytes in the Scenario, MiB or GiB in the file.
-template <int64_t Unit, double Max>
+template <int64_t Unit, int64_t Max>
 struct ByteCodec {
     static constexpr ValueKind kind = ValueKind::Number;
     static json write(int64_t bytes) { return numberJson(static_cast<double>(bytes) / Unit); }
     static Expected<int64_t> read(const json& v, const std::string& path) {
         const double amount = v.get<double>();
-        if (std::fabs(amount) > Max) return rangeError(path, Max);
+        if (std::fabs(amount) > static_cast<double>(Max)) return rangeError(path, static_cast<double>(Max));
         return std::llround(amount * Unit);
     }
 };
@@ -322,11 +326,7 @@ std::string joinNames(const std::vector<std::string_view>& names) {
     return text;
 }
 
-std::string describeValue(const json& value) {
-    std::string text = value.dump();
-    if (text.size() > 40) text = text.substr(0, 37) + "...";
-    return text;
-}
+std::string describeValue(const json& value) { return describeJson(value, 40); }
 
 std::string_view closestName(std::string_view word, const std::vector<std::string_view>& candidates) {
     std::string_view best;
@@ -374,7 +374,7 @@ Status checkValue(const ScenarioField& field, const json& value) {
                 std::string hint;
                 if (auto near = closestName(name, field.names); !near.empty())
                     hint = "; did you mean " + std::string(near) + "?";
-                return Error{path, "unknown name \"" + name + "\"" + hint + "; allowed: " + joinNames(field.names)};
+                return Error{path, "unknown name \"" + describeText(name) + "\"" + hint + "; allowed: " + joinNames(field.names)};
             }
             return ok();
         }
@@ -390,7 +390,7 @@ Status checkValue(const ScenarioField& field, const json& value) {
 Expected<json> parseSettingText(const ScenarioField& field, std::string_view raw) {
     const std::string_view text = trim(raw);
     const std::string path = field.path();
-    const std::string got = " (got \"" + std::string(text) + "\")";
+    const std::string got = " (got \"" + describeText(text) + "\")";
     const std::string lowered = lower(text);
     if (field.nullable && field.kind != ValueKind::Name &&
         (lowered == "auto" || lowered == "none" || lowered == "null"))

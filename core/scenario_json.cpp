@@ -35,10 +35,12 @@ Status readHeader(const json& doc) {
     }
     if (auto it = doc.find("version"); it != doc.end()) {
         if (!it->is_number_integer()) return Error{"version", "expected an integer (got " + describeValue(*it) + ")"};
-        const auto version = it->get<int64_t>();
-        if (version < 1) return Error{"version", "must be at least 1 (got " + std::to_string(version) + ")"};
-        if (version > kScenarioFormatVersion)
-            return Error{"version", "version " + std::to_string(version) + " is newer than this trainmem reads (" +
+        // Past 2^63 the number is unsigned: compared as given, never wrapped (it was "got -1").
+        const bool newer = it->is_number_unsigned() ? it->get<uint64_t>() > uint64_t{kScenarioFormatVersion}
+                                                    : it->get<int64_t>() > kScenarioFormatVersion;
+        if (!newer && it->get<int64_t>() < 1) return Error{"version", "must be at least 1 (got " + describeValue(*it) + ")"};
+        if (newer)
+            return Error{"version", "version " + describeValue(*it) + " is newer than this trainmem reads (" +
                                         std::to_string(kScenarioFormatVersion) + "); update trainmem"};
     }
     return ok();

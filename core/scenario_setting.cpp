@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "core/hf_config.h"
+#include "core/json_input.h"
 #include "core/scenario.h"
 #include "core/scenario_fields.h"
 
@@ -17,11 +18,15 @@ const std::vector<std::string_view> kSettableSections = {"model", "training", "p
 
 // A model key is a Hugging Face config.json key. The text is read as JSON
 // when it is JSON (numbers, true/false, null, arrays, quoted strings), else
-// as a bare string ("gelu_pytorch_tanh").
-json modelValue(std::string_view text) {
-    json value = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded()) return json(std::string(text));
-    return value;
+// as a bare string ("gelu_pytorch_tanh"). Text that opens a list or an object
+// was meant as JSON: a malformed or too deeply nested one is refused, with
+// the same limits as a config.json file.
+Expected<json> modelValue(const std::string& key, std::string_view text) {
+    auto value = parseJsonText(text, "model." + describeText(key, 80));
+    if (value) return value;
+    const std::string_view trimmed = text.substr(std::min(text.find_first_not_of(" \t"), text.size()));
+    if (trimmed.starts_with('[') || trimmed.starts_with('{')) return value.error();
+    return json(std::string(text));
 }
 
 // Round trip through the config.json form, so any key of any family works
@@ -33,7 +38,9 @@ Status applyModelSettings(Scenario& s, const std::vector<std::pair<std::string, 
     json config = exported;
     for (const auto& [key, text] : edits) {
         if (key.empty()) return Error{"model.", "missing a config.json key after \"model.\""};
-        config[key] = modelValue(text);
+        auto value = modelValue(key, text);
+        if (!value) return value.error();
+        config[key] = std::move(*value);
     }
     auto imported = importHuggingFaceConfig(config);
     if (!imported) return imported.error();
@@ -50,7 +57,7 @@ Status applyModelSettings(Scenario& s, const std::vector<std::pair<std::string, 
         std::vector<std::string_view> views(keys.begin(), keys.end());
         std::string hint;
         if (auto near = closestName(key, views); !near.empty()) hint = " (did you mean model." + std::string(near) + "?)";
-        return Error{"model." + key, "not a config.json key this model uses" + hint + "; keys: " + joinNames(views)};
+        return Error{"model." + describeText(key, 80), "not a config.json key this model uses" + hint + "; keys: " + joinNames(views)};
     }
     if (imported->model != s.model) s.model_preset.clear();  // no longer the preset's numbers
     s.model = std::move(imported->model);
@@ -69,7 +76,7 @@ Status applyModelSetting(Scenario& s, const std::string& key, std::string_view t
 Expected<std::pair<std::string_view, std::string_view>> splitSetting(std::string_view key_equals_value) {
     const auto eq = key_equals_value.find('=');
     if (eq == std::string_view::npos)
-        return Error{std::string(key_equals_value), "expected key=value, e.g. training.micro_batch_size=4"};
+        return Error{describeText(key_equals_value, 80), "expected key=value, e.g. training.micro_batch_size=4"};
     std::string_view key = key_equals_value.substr(0, eq);
     while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
     while (!key.empty() && key.front() == ' ') key.remove_prefix(1);
@@ -86,7 +93,7 @@ Status applyFieldSetting(Scenario& s, const ScenarioField& field, std::string_vi
 Status applySettingUnchecked(Scenario& s, std::string_view key, std::string_view text) {
     const auto dot = key.find('.');
     if (dot == std::string_view::npos || dot == 0)
-        return Error{std::string(key), "expected section.key=value with a section of: " + joinNames(kSettableSections)};
+        return Error{describeText(key, 80), "expected section.key=value with a section of: " + joinNames(kSettableSections)};
     const std::string_view section = key.substr(0, dot);
     const std::string_view name = key.substr(dot + 1);
     if (section == "model") return applyModelSetting(s, std::string(name), text);
@@ -94,7 +101,7 @@ Status applySettingUnchecked(Scenario& s, std::string_view key, std::string_view
         std::string hint;
         if (auto near = closestName(section, kSettableSections); !near.empty())
             hint = " (did you mean " + std::string(near) + "?)";
-        return Error{std::string(key), "unknown section \"" + std::string(section) + "\"" + hint +
+        return Error{describeText(key, 80), "unknown section \"" + describeText(section) + "\"" + hint +
                                            "; sections: " + joinNames(kSettableSections)};
     }
     const ScenarioField* field = findField(section, name);
@@ -104,7 +111,7 @@ Status applySettingUnchecked(Scenario& s, std::string_view key, std::string_view
         if (auto near = closestName(name, keys); !near.empty())
             message += "; did you mean " + std::string(section) + "." + std::string(near) + "?";
         message += " Keys of " + std::string(section) + ": " + joinNames(keys);
-        return Error{std::string(key), message};
+        return Error{describeText(key, 80), message};
     }
     return applyFieldSetting(s, *field, text);
 }

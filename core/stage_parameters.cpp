@@ -1,3 +1,4 @@
+#include "core/byte_count.h"
 #include "core/stage_parameters.h"
 
 #include <algorithm>
@@ -33,7 +34,8 @@ TensorGroup scaled(const TensorGroup& g, int64_t n) {
 }
 
 int64_t ceilDiv(int64_t a, int64_t b) { return b <= 1 ? a : (a + b - 1) / b; }
-int64_t roundBytes(double b) { return static_cast<int64_t>(std::llround(b)); }
+// Saturating: past 2^62 the estimate is "too large to represent" (byte_count.h).
+int64_t roundBytes(double b) { return saturatedBytes(b); }
 
 // bitsandbytes NF4 with double quantization (QLoRA paper, Dettmers et al.
 // 2023, §3): 4 bits per weight, an 8-bit absmax per block of 64 and an fp32
@@ -165,7 +167,7 @@ StageModelStates stageModelStates(const Scenario& s, const StageParameters& sp) 
     // an fp32 gradient copy on the host and runs the step on the CPU;
     // parameter offload keeps the (sharded) weights there too.
     if (par.offload_optimizer) {
-        out.host_bytes += roundBytes(master + states + static_cast<double>(trainable_local) * 4.0);
+        out.host_bytes = addBytes(out.host_bytes, roundBytes(master + states + static_cast<double>(trainable_local) * 4.0));
         out.gpu.master_weights = 0;
         out.gpu.optimizer_states = 0;
     } else {
@@ -173,7 +175,7 @@ StageModelStates stageModelStates(const Scenario& s, const StageParameters& sp) 
         out.gpu.optimizer_states = roundBytes(states);
     }
     if (par.offload_parameters) {
-        out.host_bytes += roundBytes(weights);
+        out.host_bytes = addBytes(out.host_bytes, roundBytes(weights));
         out.gpu.weights = 0;
     } else {
         out.gpu.weights = roundBytes(weights);

@@ -1,4 +1,5 @@
 // Terms and sources: docs/memory-model.md §The peak of one step.
+#include "core/byte_count.h"
 #include "core/step_account.h"
 
 #include <algorithm>
@@ -10,7 +11,8 @@
 namespace trainmem {
 namespace {
 
-int64_t roundBytes(double b) { return static_cast<int64_t>(std::llround(b)); }
+// Saturating: past 2^62 the estimate is "too large to represent" (byte_count.h).
+int64_t roundBytes(double b) { return saturatedBytes(b); }
 
 struct StageActivations {
     double one_microbatch = 0;
@@ -74,7 +76,7 @@ void applyStepInBackward(const Scenario& s, const StepInputs& in, StepAccount& a
 int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive) {
     // Each block's casts are saved by that block's matmuls and freed by its
     // backward, so they come and go with the saved activations.
-    return roundBytes(static_cast<double>(autocast_per_microbatch) * microbatches_alive) + lasting;
+    return addBytes(roundBytes(static_cast<double>(autocast_per_microbatch) * microbatches_alive), lasting);
 }
 
 StepInputs stepInputs(const Scenario& s) {

@@ -3,6 +3,7 @@
 // the samples at the account's moments (forward end, loss, backward start,
 // end and next, step) equal its breakdowns and the samples between them lie
 // below: the timeline's maximum is the estimate's peak.
+#include "core/byte_count.h"
 #include "core/timeline.h"
 
 #include <algorithm>
@@ -13,7 +14,8 @@
 namespace trainmem {
 namespace {
 
-int64_t roundBytes(double b) { return static_cast<int64_t>(std::llround(b)); }
+// Saturating: past 2^62 the estimate is "too large to represent" (byte_count.h).
+int64_t roundBytes(double b) { return saturatedBytes(b); }
 
 // One pass of a chunk of blocks: the whole stage, or 1/v of it when interleaved.
 struct Pass {

@@ -11,11 +11,27 @@ namespace trainmem::ui {
 
 namespace {
 
-ExportResult checkSize(QSize size, qreal scale) {
+// Largest PNG, in pixels (width x height x scale^2): 400 MB of image in
+// memory (docs/robustness.md).
+constexpr qint64 kMaxExportPixels = 100'000'000;
+
+ExportResult checkSize(ExportFormat format, QSize size, qreal scale) {
     if (size.width() < 100 || size.height() < 80 || size.width() > 20000 || size.height() > 20000)
         return ExportResult::failure(
             QStringLiteral("size %1x%2: width must be 100-20000 and height 80-20000").arg(size.width()).arg(size.height()));
     if (!(scale >= 0.25 && scale <= 8)) return ExportResult::failure(QStringLiteral("scale %1: must be 0.25-8").arg(scale));
+    // A PNG is painted into memory first: 4 bytes a pixel. Refused up front,
+    // naming the limit, instead of a failed QImage and a painter that is not active.
+    const double pixels = double(size.width()) * scale * double(size.height()) * scale;
+    if (format == ExportFormat::Png && pixels > double(kMaxExportPixels))
+        return ExportResult::failure(
+            QStringLiteral("size %1x%2 at scale %3 is %4 million pixels; a PNG may have at most %5 million "
+                           "(width x height x scale^2)")
+                .arg(size.width())
+                .arg(size.height())
+                .arg(scale)
+                .arg(qRound64(pixels / 1e6))
+                .arg(kMaxExportPixels / 1000000));
     return {};
 }
 
@@ -44,7 +60,7 @@ QImage paintingImage(const Painting& paint, QSize size, qreal scale) {
 
 ExportResult exportPainting(const Painting& paint, ExportFormat format, const ExportMetadata& metadata, const QString& path,
                             QSize size, qreal scale) {
-    if (ExportResult r = checkSize(size, scale); !r) return r;
+    if (ExportResult r = checkSize(format, size, scale); !r) return r;
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly)) return cannotWrite(file);
     const QRectF target(QPointF(0, 0), QSizeF(size));
@@ -82,6 +98,16 @@ ExportResult exportPainting(const Painting& paint, ExportFormat format, const Ex
             paint(painter, target);
             break;
         }
+    }
+    // QSaveFile::commit() checks the errors of writes made through it, but the
+    // last buffered bytes go out in close() without that check: on a full
+    // disk a small export would replace the previous file with a truncated
+    // one and report success. Flush here, where a failure is seen, and keep
+    // the previous file (issue 15, D08).
+    if (!file.flush() || file.error() != QFileDevice::NoError) {
+        const ExportResult failed = cannotWrite(file);
+        file.cancelWriting();
+        return failed;
     }
     if (!file.commit()) return cannotWrite(file);
     return {};

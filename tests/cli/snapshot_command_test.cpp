@@ -91,7 +91,13 @@ TEST(SnapshotCommand, BadInputIsOneLineAndStatus2) {
     r = run({"snapshot", snapshotFile("training_step_p4.pickle"), "--device", "-1"});
     EXPECT_EQ(r.status, kExitUsage);
     r = run({"snapshot", "/nonexistent.pickle"});
-    EXPECT_EQ(r.err, "trainmem-cli: /nonexistent.pickle: cannot open the file\n");
+    EXPECT_EQ(r.err, "trainmem-cli: /nonexistent.pickle: no such file\n");
+    // A device or a folder is named as such, at once (issue 15: /dev/zero never finished).
+    r = run({"snapshot", "/dev/zero"});
+    EXPECT_EQ(r.status, kExitUsage);
+    EXPECT_EQ(r.err, "trainmem-cli: /dev/zero: is a character device, not a regular file; only regular files are read\n");
+    r = run({"snapshot", "/tmp"});
+    EXPECT_EQ(r.err, "trainmem-cli: /tmp: is a directory, not a file\n");
 }
 
 }  // namespace

@@ -206,7 +206,7 @@ TEST(MemorySnapshotErrors, PickleErrorsPassThroughAndFilesAreNamed) {
     EXPECT_EQ(evil.error().text(), "pickle: refusing opcode STACK_GLOBAL at byte 28: snapshots never need code execution");
     auto missing = loadMemorySnapshotFile("/nonexistent/snapshot.pickle");
     ASSERT_FALSE(missing.ok());
-    EXPECT_EQ(missing.error().text(), "/nonexistent/snapshot.pickle: cannot open the file");
+    EXPECT_EQ(missing.error().text(), "/nonexistent/snapshot.pickle: no such file");
     const std::string dir = std::string(TRAINMEM_TEST_DATA_DIR) + "/snapshots/hostile/";
     auto evil_file = loadMemorySnapshotFile(dir + "reduce_os_system.pickle");
     ASSERT_FALSE(evil_file.ok());

@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     walk(value->view());
-    auto snapshot = trainmem::snapshotFromPickle(*value);
+    auto snapshot = trainmem::snapshotFromPickle(*value, size);
     if (!snapshot.ok()) return 0;
     for (const std::int64_t device : trainmem::snapshotDevices(*snapshot)) {
         auto timeline = trainmem::snapshotTimeline(*snapshot, trainmem::TimelineOptions{device, 8});
