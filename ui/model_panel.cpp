@@ -85,8 +85,11 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
                           tr("2 for most models; 4 for Gemma-2 (pre and post norms around attention and MLP).")},
                          1, 8, [](const Scenario& s) { return s.model.norms_per_block; },
                          [](Scenario& s, int64_t v) { s.model.norms_per_block = v; });
-    shape_->addText({tr("Activation"), {"model.hidden_act"}, tr("MLP activation function: silu (Llama), gelu_pytorch_tanh (Gemma), gelu_new (GPT-2).")},
-                      [](const Scenario& s) { return s.model.hidden_act; }, [](Scenario& s, std::string v) { s.model.hidden_act = v; });
+    // transformers' ACT2FN names the core tells apart (activation_shape.cpp):
+    // a list, so that "foo" cannot be entered and silently read as SiLU.
+    shape_->addNamedChoice({tr("Activation"), {"model.hidden_act"}, tr("MLP activation function: silu (Llama), gelu_pytorch_tanh (Gemma), gelu_new (GPT-2).")},
+                           {"silu", "swish", "gelu", "gelu_pytorch_tanh", "gelu_new", "gelu_fast", "quick_gelu", "relu"},
+                           [](const Scenario& s) { return s.model.hidden_act; }, [](Scenario& s, std::string v) { s.model.hidden_act = v; });
     shape_->addFlag({tr("Tied embeddings"), {"model.tie_word_embeddings", "model.tied_embeddings"},
                        tr("LM head shares the embedding matrix (tie_word_embeddings): Gemma, GPT-2, Llama-3.2-1B/3B.")},
                       [](const Scenario& s) { return s.model.tied_embeddings; },
@@ -125,7 +128,7 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
         document_->edit([&](Scenario& s) {
             if (on && !s.model.moe) s.model.moe = initialMoe(s.model);
             if (!on) s.model.moe.reset();
-        });
+        }, tr("Mixture of experts"));
     });
     moe_box_ = new QGroupBox(tr("Experts"), this);
     auto* moe_layout = new QVBoxLayout(moe_box_);
@@ -187,7 +190,7 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
         document_->edit([&](Scenario& s) {
             if (on && !s.model.mla) s.model.mla = initialMla();
             if (!on) s.model.mla.reset();
-        });
+        }, tr("Latent attention"));
     });
     mla_box_ = new QGroupBox(tr("Latent attention"), this);
     auto* mla_layout = new QVBoxLayout(mla_box_);
