@@ -37,7 +37,7 @@ CompareTab::CompareTab(ScenarioDocument* document, QWidget* parent) : ChartTab(d
     table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->verticalHeader()->setDefaultSectionSize(20);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->horizontalHeader()->setStretchLastSection(false);
     table_->setWordWrap(false);
     table_->setMinimumHeight(70);
     table_->setToolTip(tr("Settings that differ between the pins, then each component of the heaviest GPU per pin, "

@@ -62,11 +62,14 @@ MainWindow::MainWindow(QWidget* parent)
     column->setContentsMargins(6, 6, 6, 6);
     presets_ = new PresetPicker(document_, column_widget);
     column->addWidget(presets_);
-    column->addWidget(new ModelPanel(document_, bindings_, column_widget));
-    column->addWidget(new TrainingPanel(document_, bindings_, column_widget));
-    column->addWidget(new ParallelismPanel(document_, bindings_, column_widget));
+    // What people change most comes first: the GPU, then training and the
+    // parallel layout; the model's architecture last, collapsed.
     hardware_ = new HardwarePanel(document_, bindings_, column_widget);
     column->addWidget(hardware_);
+    column->addWidget(new TrainingPanel(document_, bindings_, column_widget));
+    column->addWidget(new ParallelismPanel(document_, bindings_, column_widget));
+    model_panel_ = new ModelPanel(document_, bindings_, column_widget);
+    column->addWidget(model_panel_);
     column->addStretch();
     panels_ = new QScrollArea();
     panels_->setWidget(column_widget);
@@ -292,7 +295,13 @@ void MainWindow::showView(ChartView view) {
 }
 
 void MainWindow::onDocumentChanged() {
-    bindings_->show(document_->error());
+    QWidget* marked = bindings_->show(document_->error());
+    // A marked field inside the collapsed architecture: open it, then mark
+    // again so the field is scrolled into view.
+    if (marked && model_panel_->isAncestorOf(marked) && !model_panel_->architectureShown()) {
+        model_panel_->setArchitectureShown(true);
+        bindings_->show(document_->error());
+    }
     updateTitle();  // the title names the scenario or its model, which an edit may change
 }
 

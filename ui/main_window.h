@@ -26,6 +26,7 @@ class LayoutFinderPanel;
 class EstimateStatus;
 class FieldBindings;
 class HardwarePanel;
+class ModelPanel;
 class OptimizerTab;
 class PresetPicker;
 class TimelineTab;
@@ -47,6 +48,7 @@ public:
     QTabWidget* tabs() { return tabs_; }
     PresetPicker* presetPicker() { return presets_; }
     HardwarePanel* hardwarePanel() { return hardware_; }
+    ModelPanel* modelPanel() { return model_panel_; }
     FieldBindings& fieldBindings() { return *bindings_; }
     ChartTab* currentChartTab() const;
 
@@ -94,6 +96,7 @@ private:
     FieldBindings* bindings_;
     PresetPicker* presets_ = nullptr;
     HardwarePanel* hardware_ = nullptr;
+    ModelPanel* model_panel_ = nullptr;
     QScrollArea* panels_ = nullptr;
     QSplitter* splitter_ = nullptr;
     QSplitter* right_ = nullptr;

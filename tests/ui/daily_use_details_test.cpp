@@ -19,6 +19,7 @@
 #include "ui/breakdown_table.h"
 #include "ui/chart_views.h"
 #include "ui/memory_chart.h"
+#include "ui/model_panel.h"
 #include "ui/preset_picker.h"
 #include "ui_test_support.h"
 
@@ -212,6 +213,38 @@ TEST(FileDialogs, StartInDocumentsAndExportSuggestsTheScenario) {
     EXPECT_TRUE(QDir(window->documentFolder()).exists() || window->documentFolder().startsWith(QDir::homePath()));
     EXPECT_TRUE(window->suggestedExportPath().endsWith("/llama3.1-8b-fsdp-8xh100-breakdown"))
         << window->suggestedExportPath().toStdString();
+}
+
+}  // namespace
+}  // namespace trainmem::ui
+
+namespace trainmem::ui {
+namespace {
+
+using namespace test;
+
+// The controls people change most come first; the architecture is collapsed
+// and opens by itself when an error names one of its fields.
+TEST(Column, MostChangedFirstArchitectureCollapsedUntilAnErrorNamesIt) {
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    QWidget* gpu = window->fieldBindings().widgetFor("hardware.gpu");
+    QWidget* mbs = window->fieldBindings().widgetFor("training.micro_batch_size");
+    QWidget* tp = window->fieldBindings().widgetFor("parallelism.tensor");
+    QWidget* kv = window->fieldBindings().widgetFor("model.num_key_value_heads");
+    ASSERT_TRUE(gpu && mbs && tp && kv);
+    QWidget* column = window->presetPicker()->parentWidget();
+    auto y = [&](QWidget* w) { return w->mapTo(column, QPoint()).y(); };
+    EXPECT_LT(y(gpu), y(mbs));
+    EXPECT_LT(y(mbs), y(tp));
+    EXPECT_FALSE(window->modelPanel()->architectureShown());
+    EXPECT_FALSE(kv->isVisibleTo(window.get()));
+
+    window->document()->edit([](Scenario& s) { s.model.num_kv_heads = 5; });  // 32 heads do not split into 5 groups
+    QApplication::processEvents();
+    ASSERT_TRUE(window->document()->stale());
+    ASSERT_EQ(window->fieldBindings().marked(), kv);
+    EXPECT_TRUE(window->modelPanel()->architectureShown());
+    EXPECT_TRUE(kv->isVisibleTo(window.get()));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "ui/breakdown_tab.h"
 #include "ui/memory_chart.h"
+#include "ui/model_panel.h"
 #include "ui/preset_picker.h"
 #include "ui_test_support.h"
 
@@ -51,6 +52,7 @@ QAction* editAction(MainWindow& window, const QKeySequence& keys) {
 
 TEST(WheelOverInputs, AnUnfocusedFieldScrollsTheColumnAndKeepsItsValue) {
     auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    window->modelPanel()->setArchitectureShown(true);
     window->resize(1000, 700);  // the column scrolls
     QApplication::processEvents();
     QScrollArea* column = inputColumn(*window);
@@ -84,6 +86,8 @@ TEST(WheelOverInputs, AnUnfocusedFieldScrollsTheColumnAndKeepsItsValue) {
 
 TEST(WheelOverInputs, AFocusedFieldStillTakesTheWheel) {
     auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    window->modelPanel()->setArchitectureShown(true);
+    QApplication::processEvents();
     QApplication::setActiveWindow(window.get());
     auto* layers = fieldWidget<QSpinBox>(*window, "model.num_hidden_layers");
     ASSERT_NE(layers, nullptr);
