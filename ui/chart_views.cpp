@@ -258,7 +258,9 @@ ChartSpec optimizerChart(const Scenario& scenario, const std::vector<OptimizerOu
                 spec.barTopLabels << (names.isEmpty() ? QStringLiteral("0×") : QStringLiteral("≈0× (%1)").arg(names.join('+')));
         }
         spec.footer << QStringLiteral("Adam(W) keeps 2 buffers per parameter (m, v); SGD+momentum, Adagrad, RMSprop, Lion and "
-                                      "Muon 1; AdamW 8-bit keeps m and v in one byte each; Adafactor factors v into row and column sums.")
+                                      "Muon 1; Adafactor factors v into row and column sums.")
+                    << QStringLiteral("AdamW 8-bit keeps m and v in one byte each, with an fp32 scale per 256 values: "
+                                      "about a quarter of AdamW's fp32 states.")
                     << QStringLiteral("Muon keeps AdamW's m and v for embeddings, head, norms and biases: the %1 view "
                                       "has this model's exact bytes.")
                            .arg(unitName(units));
