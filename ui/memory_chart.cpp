@@ -185,6 +185,7 @@ public:
         const double footer_height = footerHeight();
         const double legend_height = axes && spec_.legend ? legendHeight(legendLayers(), width - 2 * kPad) : 0;
         const double category_height = axes ? categoryLabelHeight() : 0;
+        category_height_ = category_height;
         const bool room_above = !spec_.barTopLabels.isEmpty() || spec_.capacity.has_value();
         // Qt Charts places the plot inside the margins, after its own axis
         // labels; we steer it with margins and then read where it went.
@@ -287,9 +288,9 @@ private:
                 if (fm.horizontalAdvance(word) > slot - 4) return true;
         return false;
     }
-    std::vector<LabelLine> categoryLines(int i, double slot) const {
+    // `stagger`: staggered(slot), computed once per layout by the caller.
+    std::vector<LabelLine> categoryLines(int i, double slot, bool stagger) const {
         QStringList given = spec_.categories[i].split('\n');
-        const bool stagger = spec_.categories.size() > 1 && staggered(slot);
         const double room = std::max(10.0, stagger ? 2 * slot - 8 : slot - 4);
         if (i < spec_.shortCategories.size() && QFontMetricsF(pixelFont(12, true)).horizontalAdvance(given[0]) > room)
             given[0] = spec_.shortCategories[i];
@@ -317,18 +318,21 @@ private:
     }
     double categoryLabelHeight() const {
         double height = QFontMetricsF(pixelFont(12)).height();
+        const double slot = estimatedSlotWidth();
+        const bool stagger = spec_.categories.size() > 1 && staggered(slot);
         for (int i = 0; i < spec_.categories.size(); ++i) {
             double h = 0;
-            for (const LabelLine& l : categoryLines(i, estimatedSlotWidth())) h += QFontMetricsF(l.font).height();
+            for (const LabelLine& l : categoryLines(i, slot, stagger)) h += QFontMetricsF(l.font).height();
             height = std::max(height, h);
         }
         return height + 8;
     }
     void placeCategoryLabels() {
-        const double bottom = plot_.bottom() + categoryLabelHeight();
+        const double bottom = plot_.bottom() + category_height_;
+        const bool stagger = spec_.categories.size() > 1 && staggered(slotWidth());
         for (int i = 0; i < spec_.categories.size(); ++i) {
             double y = plot_.bottom() + 5;
-            for (const LabelLine& l : categoryLines(i, slotWidth())) {
+            for (const LabelLine& l : categoryLines(i, slotWidth(), stagger)) {
                 const double lh = QFontMetricsF(l.font).height();
                 if (y + lh > bottom + 1) break;  // the real slot is never narrower than the estimate; this is a guard
                 const QColor ink = i == spec_.highlightedCategory ? kCapacity : l.first ? kInk : kMutedInk;
@@ -446,7 +450,7 @@ private:
         const double text_x = std::max(bar_right, plot_.right()) + 40;
         // Down to the bar's label row too: the call-outs are right of the bar,
         // and every pixel of height saves a wrapped detail from being cut.
-        placeCallouts(overlay_, items, plot_.top() - 18, plot_.bottom() + categoryLabelHeight(), bar_right, plot_.right(),
+        placeCallouts(overlay_, items, plot_.top() - 18, plot_.bottom() + category_height_, bar_right, plot_.right(),
                       text_x, size_.width() - kPad - text_x);
     }
 
@@ -527,6 +531,7 @@ private:
     QSizeF size_;
     QRectF plot_;
     double value_max_ = 1;
+    double category_height_ = 0;  // of the labels under the bars, this layout
 };
 
 MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent), scene_(std::make_unique<ChartScene>()) {
