@@ -260,12 +260,36 @@ void MainWindow::buildMenus() {
     });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard Shortcuts"), QKeySequence(tr("F1")), this, [this] {
+        QMessageBox box(QMessageBox::NoIcon, tr("Keyboard shortcuts"), shortcutList(), QMessageBox::Close, this);
+        box.setTextFormat(Qt::RichText);
+        box.exec();
+    });
     help->addAction(tr("&About trainmem"), this, [this] {
         QMessageBox::about(this, tr("About trainmem"),
                            tr("<b>trainmem</b> %1<br>GPU memory of training large transformers, per GPU, by component.<br>"
                               "Every term, its default and its source: docs/memory-model.md.")
                                .arg(QApplication::applicationVersion()));
     });
+}
+
+QString MainWindow::shortcutList() const {
+    // Read from the menus themselves, so the list cannot fall behind them.
+    QString rows;
+    for (QAction* top : menuBar()->actions()) {
+        if (!top->menu()) continue;
+        QString entries;
+        for (QAction* a : top->menu()->actions())
+            if (!a->isSeparator() && !a->shortcut().isEmpty())
+                entries += QStringLiteral("<tr><td>%1</td><td style='padding-left:16px'><b>%2</b></td></tr>")
+                               .arg(a->text().remove('&').remove(QRegularExpression(QStringLiteral(" “.*”$"))).toHtmlEscaped(),
+                                    a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped());
+        if (!entries.isEmpty())
+            rows += QStringLiteral("<tr><td colspan=2 style='padding-top:6px'><i>%1</i></td></tr>").arg(top->text().remove('&')) + entries;
+    }
+    return QStringLiteral("<table>%1</table><p>Inputs: the mouse wheel changes a field only once it has focus (click or "
+                          "Tab); elsewhere it scrolls the column.</p>")
+        .arg(rows);
 }
 
 void MainWindow::setUnits(Units units) {

@@ -88,6 +88,8 @@ public:
     QString scenarioFileStem() const;
     // The Export dialog's suggestion, without suffix: folder/stem-view.
     QString suggestedExportPath() const;
+    // Help > Keyboard Shortcuts: every menu entry with a shortcut, by menu (HTML).
+    QString shortcutList() const;
 
 private:
 

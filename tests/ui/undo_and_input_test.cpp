@@ -236,3 +236,19 @@ TEST(TypedValues, ArrowsStillStepWithinTheUsualRange) {
 
 }  // namespace
 }  // namespace trainmem::ui
+
+namespace trainmem::ui {
+namespace {
+
+TEST(Help, ShortcutListNamesEveryMenuShortcut) {
+    auto window = test::openWindow(test::presetScenario("llama3.1-8b-fsdp-8xh100"));
+    const QString list = window->shortcutList();
+    for (const QKeySequence& keys : {QKeySequence(QKeySequence::Undo), QKeySequence(QKeySequence::Save),
+                                     QKeySequence(QStringLiteral("Ctrl+Shift+P")), QKeySequence(QStringLiteral("Ctrl+L"))})
+        EXPECT_TRUE(list.contains(keys.toString(QKeySequence::NativeText).toHtmlEscaped())) << keys.toString().toStdString();
+    EXPECT_TRUE(list.contains("Undo"));
+    EXPECT_TRUE(list.contains("Pin to Compare"));
+}
+
+}  // namespace
+}  // namespace trainmem::ui
