@@ -3,6 +3,9 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
+#include <QLineEdit>
+#include <QMenu>
 #include <QLabel>
 #include <QPushButton>
 #include <QSplitter>
@@ -60,13 +63,34 @@ CompareTab::CompareTab(ScenarioDocument* document, QWidget* parent) : ChartTab(d
     connect(remove_, &QPushButton::clicked, this, &CompareTab::removeLast);
     connect(clear_, &QPushButton::clicked, this, &CompareTab::clear);
     connect(baseline_, &QComboBox::currentIndexChanged, this, &CompareTab::fillTable);
+    // A pin's column header: rename, move, remove.
+    table_->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
+    table_->horizontalHeader()->setToolTip(tr("Right-click a pin to rename, move or remove it."));
+    connect(table_->horizontalHeader(), &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+        const int i = table_->horizontalHeader()->logicalIndexAt(at);
+        if (i < 0 || i >= static_cast<int>(pins_.size())) return;
+        QMenu menu(this);
+        menu.addAction(tr("Rename %1…").arg(pins_[static_cast<size_t>(i)].label), this, [this, i] {
+            bool ok = false;
+            const QString name = QInputDialog::getText(this, tr("Rename pin"), tr("Name:"), QLineEdit::Normal,
+                                                       pins_[static_cast<size_t>(i)].label, &ok);
+            if (ok) renamePin(i, name);
+        });
+        menu.addAction(tr("Move left"), this, [this, i] { movePin(i, i - 1); })->setEnabled(i > 0);
+        menu.addAction(tr("Move right"), this, [this, i] { movePin(i, i + 1); })->setEnabled(i + 1 < static_cast<int>(pins_.size()));
+        menu.addAction(tr("Remove %1").arg(pins_[static_cast<size_t>(i)].label), this, [this, i] { removePin(i); });
+        menu.exec(table_->horizontalHeader()->mapToGlobal(at));
+    });
     connect(document_, &ScenarioDocument::changed, this, &CompareTab::updateControls);
     updateControls();
 }
 
 bool CompareTab::pin() {
     if (!document_->hasResult() || document_->stale() || static_cast<int>(pins_.size()) >= kMaxPins) return false;
-    const QString label = QString(QChar('A' + static_cast<int>(pins_.size())));
+    // The first letter no pin is called (pins may have been removed or renamed).
+    QString label;
+    for (QChar c = 'A'; c <= 'Z' && label.isEmpty(); c = QChar(c.unicode() + 1))
+        if (std::none_of(pins_.begin(), pins_.end(), [&](const PinnedScenario& p) { return p.label == QString(c); })) label = c;
     pins_.push_back({label, document_->resultScenario(), document_->result()});
     pinsChanged();
     return true;
@@ -76,6 +100,33 @@ void CompareTab::removeLast() {
     if (pins_.empty()) return;
     pins_.pop_back();
     pinsChanged();
+}
+
+bool CompareTab::removePin(int index) {
+    if (index < 0 || index >= static_cast<int>(pins_.size())) return false;
+    pins_.erase(pins_.begin() + index);
+    pinsChanged();
+    return true;
+}
+
+bool CompareTab::renamePin(int index, const QString& label) {
+    const QString name = label.simplified();
+    if (index < 0 || index >= static_cast<int>(pins_.size()) || name.isEmpty()) return false;
+    for (int i = 0; i < static_cast<int>(pins_.size()); ++i)
+        if (i != index && pins_[static_cast<size_t>(i)].label == name) return false;
+    pins_[static_cast<size_t>(index)].label = name;
+    pinsChanged();
+    return true;
+}
+
+bool CompareTab::movePin(int index, int to) {
+    const int n = static_cast<int>(pins_.size());
+    if (index < 0 || index >= n || to < 0 || to >= n || to == index) return false;
+    PinnedScenario moved = pins_[static_cast<size_t>(index)];
+    pins_.erase(pins_.begin() + index);
+    pins_.insert(pins_.begin() + to, std::move(moved));
+    pinsChanged();
+    return true;
 }
 
 void CompareTab::clear() {

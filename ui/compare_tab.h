@@ -23,6 +23,10 @@ public:
     bool pin();  // false when there is no valid result or six pins already
     void removeLast();
     void clear();
+    // One pin by its column (also from the table header's context menu).
+    bool removePin(int index);
+    bool renamePin(int index, const QString& label);  // false for an empty or taken name
+    bool movePin(int index, int to);
     const std::vector<PinnedScenario>& pins() const { return pins_; }
     // The comparison table: differing settings, then components and totals.
     QTableWidget* table() const { return table_; }

@@ -117,3 +117,37 @@ TEST(ScenarioDifferences, ListsOnlyWhatDiffersInColumnOrder) {
 
 }  // namespace
 }  // namespace trainmem::ui
+
+namespace trainmem::ui {
+namespace {
+
+using namespace test;
+
+TEST(CompareTab, PinsAreRenamedMovedAndRemovedOneByOne) {
+    Scenario s = presetScenario("llama3.1-8b-fsdp-8xh100");
+    s.training.micro_batch_size = 1;
+    auto window = openWindow(s);
+    CompareTab* compare = window->compareTab();
+    compare->clear();
+    for (int mbs : {1, 2, 4}) {
+        window->document()->edit([mbs](Scenario& x) { x.training.micro_batch_size = mbs; });
+        ASSERT_TRUE(compare->pin());
+    }
+    EXPECT_TRUE(compare->renamePin(1, QStringLiteral("mbs 2")));
+    EXPECT_FALSE(compare->renamePin(0, QStringLiteral("mbs 2")));  // taken
+    EXPECT_FALSE(compare->renamePin(0, QStringLiteral("  ")));
+    EXPECT_TRUE(compare->movePin(2, 0));
+    ASSERT_EQ(compare->pins().size(), 3u);
+    EXPECT_EQ(compare->pins()[0].scenario.training.micro_batch_size, 4);
+    EXPECT_EQ(compare->pins()[2].label, QStringLiteral("mbs 2"));
+    EXPECT_TRUE(compare->removePin(1));  // A (micro-batch 1)
+    ASSERT_EQ(compare->pins().size(), 2u);
+    const ChartSpec spec = compare->currentSpec();
+    EXPECT_TRUE(spec.categories[1].startsWith("mbs 2\n"));
+    // A new pin takes the first free letter.
+    ASSERT_TRUE(compare->pin());
+    EXPECT_EQ(compare->pins().back().label, QStringLiteral("A"));
+}
+
+}  // namespace
+}  // namespace trainmem::ui
