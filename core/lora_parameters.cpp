@@ -37,6 +37,20 @@ const std::vector<std::string>& loraTargetNames() {
     return names;
 }
 
+std::vector<std::string> loraTargetNames(const ModelConfig& model) {
+    std::vector<std::string> out;
+    for (const std::string& name : loraTargetNames()) {
+        bool used = name == kAllLinear;
+        for (bool moe_layer : {false, true}) {
+            if (used || (moe_layer && !model.isMoe())) break;
+            for (const BlockLinear& l : blockLinears(model, moe_layer))
+                if (selected(l, {name})) used = true;
+        }
+        if (used) out.push_back(name);
+    }
+    return out;
+}
+
 LoraParameters loraParameters(const ModelConfig& model, int64_t rank, const std::vector<std::string>& targets) {
     LoraParameters out;
     if (rank <= 0 || targets.empty()) return out;

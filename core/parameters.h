@@ -72,6 +72,9 @@ struct LoraParameters {
 LoraParameters loraParameters(const ModelConfig& model, int64_t rank, const std::vector<std::string>& targets);
 // Valid target names, for error messages and the GUI.
 const std::vector<std::string>& loraTargetNames();
+// Those that select at least one Linear of this model's blocks (dense or MoE),
+// plus "all-linear", in the order above: what the GUI offers for this model.
+std::vector<std::string> loraTargetNames(const ModelConfig& model);
 
 // rank = 0 means full fine-tuning (no adapters).
 ParameterCount countParameters(const ModelConfig& model, int64_t lora_rank = 0,

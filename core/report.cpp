@@ -75,24 +75,25 @@ std::string modelSplit(const Scenario& s) {
 }
 
 // "1.00B × 2 B = 2.01 GB": elements held here, recovered from the bytes.
-std::string perElementFormula(int64_t bytes, DType dtype) {
+std::string perElementFormula(int64_t bytes, DType dtype, Units u) {
     const double elements = static_cast<double>(bytes) / bytesOf(dtype);
-    return formatCount(std::llround(elements)) + " × " + bytesEach(dtype) + " = " + formatBytes(bytes);
+    return formatCount(std::llround(elements)) + " × " + bytesEach(dtype) + " = " + formatBytes(bytes, u);
 }
 
-ComponentExplanation explainWeights(const Scenario& s, const Estimate& e, const PrecisionPlan& plan) {
+ComponentExplanation explainWeights(const Scenario& s, const Estimate& e, const PrecisionPlan& plan, Units u) {
     const int64_t bytes = e.peak.at_peak[Component::Weights];
     if (s.training.finetuning == Finetuning::Qlora)
         return {"", "frozen base: NF4 matmul weights (0.5 B), 16-bit embeddings and norms; adapters " +
                         dtypeText(plan.weights),
-                "= " + formatBytes(bytes)};
+                "= " + formatBytes(bytes, u)};
     if (s.training.finetuning == Finetuning::Lora)
-        return {"", "frozen 16-bit base + adapters in " + dtypeText(plan.weights), "= " + formatBytes(bytes)};
+        return {"", "frozen 16-bit base + adapters in " + dtypeText(plan.weights), "= " + formatBytes(bytes, u)};
     return {"", "1× params, " + dtypeText(plan.weights) + modelSplit(s) + zeroShare(s, 3),
-            perElementFormula(bytes, plan.weights)};
+            perElementFormula(bytes, plan.weights, u)};
 }
 
-ComponentExplanation explainOptimizerStates(const Scenario& s, const Estimate& e, const PrecisionPlan& plan) {
+ComponentExplanation explainOptimizerStates(const Scenario& s, const Estimate& e, const PrecisionPlan& plan,
+                                            Units u) {
     const int64_t bytes = e.peak.at_peak[Component::OptimizerStates];
     const OptimizerKind kind = s.training.optimizer;
     const std::string name(optimizerName(kind));
@@ -113,25 +114,25 @@ ComponentExplanation explainOptimizerStates(const Scenario& s, const Estimate& e
     // (8-bit blocks, Adafactor's factors, Muon's split) only their total.
     const double buffers = spec.buffers;
     const bool plain = buffers > 0 && spec.layout == StateLayout::PerParameter;
-    if (!plain || bytes == 0) return {"", scaling, "= " + formatBytes(bytes)};
+    if (!plain || bytes == 0) return {"", scaling, "= " + formatBytes(bytes, u)};
     const double elements = static_cast<double>(bytes) / (buffers * bytesOf(plan.optimizer_states));
     return {"", scaling,
             formatCount(std::llround(elements)) + " × " + shortNumber(buffers) + " × " + bytesEach(plan.optimizer_states) +
-                " = " + formatBytes(bytes)};
+                " = " + formatBytes(bytes, u)};
 }
 
 // "2.10B elements (b × s × V = 2 × 8192 × 128256)": the size every logits
 // buffer is a multiple of.
-std::string logitsFormula(const Scenario& s, int64_t bytes) {
+std::string logitsFormula(const Scenario& s, int64_t bytes, Units u) {
     const TrainingConfig& t = s.training;
     const int64_t seq = t.sequence_length / s.parallelism.context;
-    std::string text = "= " + formatBytes(bytes) + "; each buffer b × s × V = " + std::to_string(t.micro_batch_size) +
+    std::string text = "= " + formatBytes(bytes, u) + "; each buffer b × s × V = " + std::to_string(t.micro_batch_size) +
                        " × " + std::to_string(seq) + " × " + std::to_string(s.model.vocab_size);
     if (s.parallelism.tensor > 1) text += " ÷ " + std::to_string(s.parallelism.tensor);
     return text + " elements";
 }
 
-ComponentExplanation explainActivations(const Scenario& s, const Estimate& e) {
+ComponentExplanation explainActivations(const Scenario& s, const Estimate& e, Units u) {
     const TrainingConfig& t = s.training;
     std::string scaling = "varies with batch × sequence; saved for backward; checkpointing " +
                           std::string(checkpointingName(t.checkpointing));
@@ -142,12 +143,12 @@ ComponentExplanation explainActivations(const Scenario& s, const Estimate& e) {
                                 (e.peak.in_flight_microbatches == 1 ? " micro-batch" : " micro-batches") +
                                 " in flight × (b=" +
                                 std::to_string(t.micro_batch_size) + ", s=" + std::to_string(t.sequence_length) +
-                                ") = " + formatBytes(e.peak.at_peak[Component::Activations]);
+                                ") = " + formatBytes(e.peak.at_peak[Component::Activations], u);
     // What recomputation saves, when it saves something: the activations the
     // stage would keep for its in-flight micro-batches with none.
     const std::string note = t.checkpointing != Checkpointing::None &&
                                      e.activations_without_recompute > e.peak.at_peak[Component::Activations]
-                                 ? " (" + formatBytes(e.activations_without_recompute) + " without recomputation)"
+                                 ? " (" + formatBytes(e.activations_without_recompute, u) + " without recomputation)"
                                  : "";
     return {"", scaling, formula + note};
 }
@@ -169,13 +170,13 @@ std::string formatCount(int64_t n) {
     return std::to_string(n);
 }
 
-ComponentExplanation explainComponent(Component c, const Scenario& s, const Estimate& e) {
+ComponentExplanation explainComponent(Component c, const Scenario& s, const Estimate& e, Units u) {
     const PrecisionPlan plan = planPrecision(s.training);
     const int64_t bytes = e.peak.at_peak[c];
     ComponentExplanation x;
     switch (c) {
         case Component::Weights:
-            x = explainWeights(s, e, plan);
+            x = explainWeights(s, e, plan, u);
             break;
         case Component::Gradients:
             if (s.training.optimizer_in_backward) {  // stepped and freed tensor by tensor
@@ -186,16 +187,16 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
             }
             x = {"", "1× trainable params, " + dtypeText(plan.gradients) + (fullFinetune(s) ? modelSplit(s) : "") +
                          zeroShare(s, 2),
-                 fullFinetune(s) ? perElementFormula(bytes, plan.gradients) : "= " + formatBytes(bytes)};
+                 fullFinetune(s) ? perElementFormula(bytes, plan.gradients, u) : "= " + formatBytes(bytes, u)};
             break;
         case Component::MasterWeights:
             x = plan.master ? ComponentExplanation{"", "fp32 copy of the trainable params for the update" + zeroShare(s, 1),
-                                                   perElementFormula(bytes, *plan.master)}
+                                                   perElementFormula(bytes, *plan.master, u)}
                             : ComponentExplanation{"", std::string(precisionName(s.training.precision)) +
-                                                           " keeps no master copy", "= " + formatBytes(bytes)};
+                                                           " keeps no master copy", "= " + formatBytes(bytes, u)};
             break;
         case Component::OptimizerStates:
-            x = explainOptimizerStates(s, e, plan);
+            x = explainOptimizerStates(s, e, plan, u);
             break;
         case Component::WeightCopies:
             x = {"", plan.fp8_weight_cache       ? "fp8 copies (and transposes) of the matmul weights, kept from forward to backward"
@@ -203,8 +204,8 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
                      : s.training.finetuning == Finetuning::Qlora ? "a dequantised 16-bit weight while its matmul runs"
                                                                   : "none in this recipe",
                  plan.autocast_weight_cache && !plan.fp8_weight_cache && bytes > 0
-                     ? perElementFormula(bytes, plan.activations) + " (per micro-batch in flight)"
-                     : "= " + formatBytes(bytes)};
+                     ? perElementFormula(bytes, plan.activations, u) + " (per micro-batch in flight)"
+                     : "= " + formatBytes(bytes, u)};
             break;
         case Component::GatheredWeights: {
             const int64_t units = 1 + s.hardware.overheads.fsdp_prefetch_units;
@@ -212,7 +213,7 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
             x = {"", "ZeRO-3/FSDP: the unit computing + " + std::to_string(s.hardware.overheads.fsdp_prefetch_units) +
                          " prefetched, all-gathered in " + dtypeText(plan.activations),
                  std::to_string(units) + " blocks × " + formatCount(std::llround(per_unit)) + " × " +
-                     bytesEach(plan.activations) + " = " + formatBytes(bytes)};
+                     bytesEach(plan.activations) + " = " + formatBytes(bytes, u)};
             break;
         }
         case Component::CommBuffers: {
@@ -225,21 +226,21 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
             else if (p.data * p.context > 1)
                 what = "one gradient reduce bucket in flight";
             if (p.expert > 1) what += std::string(what.empty() ? "" : "; ") + "all-to-all dispatch and combine buffers";
-            x = {"", what.empty() ? "none: no gradient reduction on one GPU" : what, "= " + formatBytes(bytes)};
+            x = {"", what.empty() ? "none: no gradient reduction on one GPU" : what, "= " + formatBytes(bytes, u)};
             break;
         }
         case Component::Activations:
-            x = explainActivations(s, e);
+            x = explainActivations(s, e, u);
             break;
         case Component::LogitsLoss:
             x = {"", "logits b × s × V (V = " + std::to_string(s.model.vocab_size) + "), cross-entropy's fp32 copy and "
                      "their gradients (loss " + std::string(lossName(s.training.loss)) + ")",
-                 logitsFormula(s, bytes)};
+                 logitsFormula(s, bytes, u)};
             break;
         case Component::OptimizerTransient:
             x = {"", "temporaries of optimizer.step() (" + std::string(optimizerImplName(s.training.optimizer_impl)) +
                          " implementation)",
-                 "= " + formatBytes(bytes)};
+                 "= " + formatBytes(bytes, u)};
             break;
         case Component::Workspace:
             x = {"", "cuBLAS workspace per handle and stream",
@@ -250,7 +251,13 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
     return x;
 }
 
-std::string workedExample(const Scenario& s, const Estimate& e) {
+std::string workedExample(const Scenario& s, const Estimate& e) { return workedExample(s, e, Units::GB); }
+
+std::string workedExample(const Scenario& s, const Estimate& e, Units u) {
+    // One decimal: the seed figure's "128.5 GB".
+    const auto size = [u](double bytes) {
+        return u == Units::GB ? decimalGB(bytes) : fixed(bytes / static_cast<double>(kGiB), 1) + " GiB";
+    };
     const PrecisionPlan plan = planPrecision(s.training);
     const double w = bytesOf(plan.weights);
     const double g = bytesOf(plan.gradients);
@@ -261,10 +268,10 @@ std::string workedExample(const Scenario& s, const Estimate& e) {
     const int64_t here = ms.weights + ms.gradients + ms.optimizer_states + ms.master_weights;
 
     std::string text = formatCount(trainable) + (fullFinetune(s) ? " params" : " adapter params") + " × (" +
-                       shortNumber(w) + "+" + shortNumber(g) + "+" + shortNumber(o) + ") B = " + decimalGB(total) +
+                       shortNumber(w) + "+" + shortNumber(g) + "+" + shortNumber(o) + ") B = " + size(total) +
                        " for weights, gradients and optimizer states";
     if (!fullFinetune(s)) text += ", on top of the frozen " + formatCount(e.parameters.total - trainable) + " base";
-    if (e.total_gpus > 1 || !fullFinetune(s)) text += "; this GPU holds " + decimalGB(static_cast<double>(here)) + " of model states";
+    if (e.total_gpus > 1 || !fullFinetune(s)) text += "; this GPU holds " + size(static_cast<double>(here)) + " of model states";
     return text;
 }
 

@@ -16,12 +16,16 @@ struct ComponentExplanation {
     std::string scaling;  // "AdamW: 2x params, fp32"
     std::string formula;  // "8.03B x 12 B / 8 (ZeRO-3)"
 };
-ComponentExplanation explainComponent(Component c, const Scenario& scenario, const Estimate& estimate);
-// "8.03B params x (2+2+12) B = 128.5 GB for weights, gradients and optimizer" (seed figure's footer)
-std::string workedExample(const Scenario& scenario, const Estimate& estimate);
-
 // Human-readable sizes; GiB (1024^3) or GB (1000^3).
 enum class Units { GiB, GB };
+
+// Sizes in the formula in `units` (the app shows one unit everywhere).
+ComponentExplanation explainComponent(Component c, const Scenario& scenario, const Estimate& estimate,
+                                      Units units = Units::GiB);
+// "8.03B params x (2+2+12) B = 128.5 GB for weights, gradients and optimizer" (seed figure's footer);
+// without `units` in GB as the seed figure.
+std::string workedExample(const Scenario& scenario, const Estimate& estimate);
+std::string workedExample(const Scenario& scenario, const Estimate& estimate, Units units);
 std::string formatBytes(int64_t bytes, Units units = Units::GiB);
 std::string formatCount(int64_t n);  // 8030261248 -> "8.03B"
 

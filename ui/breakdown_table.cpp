@@ -27,7 +27,9 @@ QIcon swatch(const QColor& color) {
 BreakdownTable::BreakdownTable(ScenarioDocument* document, QWidget* parent)
     : QTableWidget(parent), document_(document) {
     setColumnCount(4);
-    setHorizontalHeaderLabels({tr("Component"), tr("Memory"), tr("Share"), tr("Formula")});
+    // Share of the allocated peak, as trainmem-cli's table: the allocator's
+    // components add up to 100%, reserved and device show what is on top.
+    setHorizontalHeaderLabels({tr("Component"), tr("Memory"), tr("% of allocated"), tr("Formula")});
     horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
     horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
@@ -54,14 +56,15 @@ void BreakdownTable::refresh() {
     if (!document_->hasResult()) return;
     const Estimate& e = document_->result();
     const Scenario& s = document_->resultScenario();
-    const double device = static_cast<double>(e.peak.device_bytes);
+    const double allocated = static_cast<double>(e.peak.allocated_bytes);
     auto add = [&](const QIcon& icon, const QString& name, int64_t bytes, const QString& formula, bool total) {
         const int row = rowCount();
         insertRow(row);
         auto* name_item = new QTableWidgetItem(icon, name);
         auto* bytes_item = new QTableWidgetItem(q(formatBytes(bytes, units_)));
         bytes_item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-        auto* share_item = new QTableWidgetItem(device > 0 ? QStringLiteral("%1%").arg(100.0 * bytes / device, 0, 'f', 1) : QString());
+        auto* share_item =
+            new QTableWidgetItem(allocated > 0 ? QStringLiteral("%1%").arg(100.0 * bytes / allocated, 0, 'f', 1) : QString());
         share_item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         auto* formula_item = new QTableWidgetItem(formula);
         formula_item->setToolTip(formula);
@@ -81,7 +84,7 @@ void BreakdownTable::refresh() {
     for (const BarSegment& seg : barSegments(e.peak)) {
         QString formula;
         if (seg.component) {
-            const ComponentExplanation why = explainComponent(*seg.component, s, e);
+            const ComponentExplanation why = explainComponent(*seg.component, s, e, units_);
             formula = q(why.formula.empty() ? why.scaling : why.formula);
         } else if (seg.key == deviceLayerKey(DeviceLayer::AllocatorReserve)) {
             formula = tr("reserved - allocated: allocated x %1 fragmentation").arg(s.hardware.overheads.fragmentation, 0, 'g', 3);
@@ -112,9 +115,20 @@ void EstimateStatus::setUnits(Units units) {
 
 void EstimateStatus::refresh() {
     QStringList parts;
-    if (document_->stale())
-        parts << tr("<span style='color:#c0392b'><b>Invalid input</b>: %1. Showing the last valid result.</span>")
+    if (document_->stale()) {
+        // Only the error in colour: a green "fits" beside it would be about a
+        // scenario that is no longer the one in the panels.
+        parts << tr("<span style='color:#c0392b'><b>Invalid input</b>: %1.</span>")
                      .arg(QString::fromStdString(document_->error()->text()).toHtmlEscaped());
+        if (document_->hasResult()) {
+            const Estimate& e = document_->result();
+            parts << tr("<span style='color:#7f8c8d'>charts show the last valid result (%1 of %2 per GPU, %3)</span>")
+                         .arg(q(formatBytes(e.peak.device_bytes, units_)), q(formatBytes(e.capacity_bytes, units_)),
+                              e.fits ? tr("fitted") : tr("did not fit"));
+        }
+        setText(parts.join(QStringLiteral(" &nbsp;·&nbsp; ")));
+        return;
+    }
     if (document_->hasResult()) {
         const Estimate& e = document_->result();
         const QString total = q(formatBytes(e.peak.device_bytes, units_));
@@ -125,7 +139,8 @@ void EstimateStatus::refresh() {
         else
             parts << tr("<b>%1</b> of %2 per GPU: <span style='color:#c0392b'><b>does not fit</b></span>, %3 over")
                          .arg(total, capacity, q(formatBytes(-e.headroom_bytes, units_)));
-        parts << tr("%1 GPUs, effective batch %2").arg(e.total_gpus).arg(e.effective_batch);
+        parts << (e.total_gpus == 1 ? tr("1 GPU, effective batch %1").arg(e.effective_batch)
+                                    : tr("%1 GPUs, effective batch %2").arg(e.total_gpus).arg(e.effective_batch));
         for (std::string_view w : warningTexts(e.warnings))
             parts << QStringLiteral("<span style='color:#b9770e'>⚠ %1</span>")
                          .arg(QString::fromUtf8(w.data(), static_cast<qsizetype>(w.size())).toHtmlEscaped());

@@ -21,6 +21,7 @@ ChartTab::ChartTab(ScenarioDocument* document, QWidget* parent) : QWidget(parent
 void ChartTab::setUnits(Units units) {
     if (units_ == units) return;
     units_ = units;
+    unitsChanged();
     redrawSoon();
 }
 

@@ -23,6 +23,9 @@ public:
     Units units() const { return units_; }
     // The spec as drawn now, brought up to date first (for export).
     ChartSpec currentSpec();
+    // The spec for a figure on its own (export, clipboard): what the tab
+    // explains beside the chart on screen must be in it.
+    virtual ChartSpec figureSpec() { return currentSpec(); }
     MemoryChart* chart() const { return chart_; }
 
 protected:
@@ -33,6 +36,7 @@ protected:
     QVBoxLayout* below() const { return below_; }
     void redrawSoon();  // now if visible, else when next shown
     void showEvent(QShowEvent* event) override;
+    virtual void unitsChanged() {}  // after setUnits changed them
     ScenarioDocument* document_;
 
 private:

@@ -30,7 +30,7 @@ QString capacityLabel(const Scenario& s, const Estimate& e, Units units) {
 }
 
 QString peakPhrase(const Estimate& e) {
-    QString where = e.num_stages > 1 ? QStringLiteral("stage %1 of %2").arg(e.peak.stage).arg(e.num_stages)
+    QString where = e.num_stages > 1 ? QStringLiteral("stage %1 of %2").arg(e.peak.stage + 1).arg(e.num_stages)
                                      : QStringLiteral("the only stage");
     return QStringLiteral("peak on %1, during %2").arg(where, q(phaseName(e.peak.peak_phase)).toLower());
 }
@@ -134,13 +134,13 @@ ChartSpec breakdownChart(const Scenario& scenario, const Estimate& e, Units unit
                         .arg(q(scenario.model.name.empty() ? scenario.name : scenario.model.name), layoutPhrase(scenario),
                              peakPhrase(e), fitPhrase(e, units));
     spec.valueAxisTitle = unitName(units) + QStringLiteral(" per GPU");
-    spec.categories << (e.num_stages > 1 ? QStringLiteral("Stage %1 (heaviest)").arg(e.peak.stage) : QStringLiteral("One GPU"));
+    spec.categories << (e.num_stages > 1 ? QStringLiteral("Stage %1 (heaviest)").arg(e.peak.stage + 1) : QStringLiteral("One GPU"));
     const std::vector<BarSegment> segments = barSegments(e.peak);
     spec.layers = stackLayers({segments}, units);
     for (ChartLayer& layer : spec.layers) {
         const auto seg = std::find_if(segments.begin(), segments.end(), [&](const BarSegment& s) { return s.key == layer.key; });
         if (seg->component) {
-            const ComponentExplanation why = explainComponent(*seg->component, scenario, e);
+            const ComponentExplanation why = explainComponent(*seg->component, scenario, e, units);
             layer.callout = QStringLiteral("%1: %2").arg(q(why.label), bytesText(seg->bytes, units));
             layer.calloutDetail = q(why.scaling);
             if (!why.formula.empty()) layer.calloutDetail += QStringLiteral("  [%1]").arg(q(why.formula));
@@ -158,7 +158,7 @@ ChartSpec breakdownChart(const Scenario& scenario, const Estimate& e, Units unit
     spec.capacityLabel = capacityLabel(scenario, e, units);
     spec.callouts = true;
     spec.legend = false;
-    spec.footer << q(workedExample(scenario, e));
+    spec.footer << q(workedExample(scenario, e, units));
     spec.staleNotice = stale;
     spec.valueDecimals = 0;
     return spec;
@@ -176,20 +176,20 @@ ChartSpec stagesChart(const Scenario& scenario, const Estimate& e, const std::ve
     for (const StageEstimate& st : stages) {
         const int64_t last = st.first_layer + st.num_layers - 1;
         // Short lines: with 16+ stages a bar's slot is ~60 px wide.
-        QString label = QStringLiteral("Stage %1\nL%2-%3").arg(st.stage).arg(st.first_layer).arg(last);
+        QString label = QStringLiteral("Stage %1\nL%2-%3").arg(st.stage + 1).arg(st.first_layer).arg(last);
         if (st.stage == e.peak.stage) {
             label += QStringLiteral("\npeak");
             spec.highlightedCategory = static_cast<int>(spec.categories.size());
         }
         spec.categories << label;
-        spec.shortCategories << QStringLiteral("S%1").arg(st.stage);
+        spec.shortCategories << QStringLiteral("S%1").arg(st.stage + 1);
         spec.barTopLabels << bytesText(st.device_bytes, units);
         bars.push_back(barSegments(st));
     }
     spec.layers = stackLayers(bars, units);
     spec.capacity = e.capacity_bytes / unitBytes(units);
     spec.capacityLabel = capacityLabel(scenario, e, units);
-    spec.footer << q(workedExample(scenario, e));
+    spec.footer << q(workedExample(scenario, e, units));
     spec.staleNotice = stale;
     spec.emptyNotice = QStringLiteral("No stages");
     return spec;
@@ -222,14 +222,21 @@ ChartSpec optimizerChart(const Scenario& scenario, const std::vector<OptimizerOu
         // The seed figure: optimizer-state buffers per trainable parameter,
         // each buffer named inside its bar, one colour per optimizer.
         spec.title = QStringLiteral("Optimizer memory per parameter");
-        spec.subtitle = QStringLiteral("state buffers the optimizer keeps, each as large as the trainable parameters");
+        spec.subtitle = QStringLiteral("state the optimizer keeps, in fp32 copies of the trainable parameters "
+                                       "(an 8-bit buffer is a quarter of one)");
         spec.valueAxisTitle = QStringLiteral("extra memory (× params)");
         spec.valueDecimals = 1;
         spec.legend = false;
         spec.segmentSeparators = true;
         for (int i = 0; i < n; ++i) {
             const OptimizerKind kind = outcomes[static_cast<size_t>(i)].optimizer;
-            const double buffers = optimizerBuffersPerParam(kind);
+            // Heights in real bytes: the core's own state size for a block of
+            // plain matrices, over an fp32 copy of them (AdamW 8-bit: m8 and
+            // v8 at one byte each plus a scale per block, about 0.5x, not 2x).
+            TensorGroup matrices;
+            matrices.params = matrices.matrix_params = matrices.largest_tensor = 1 << 20;
+            const double height = optimizerStateBytes(kind, DType::Fp32, matrices, false) /
+                                  (4.0 * static_cast<double>(matrices.params));
             const QStringList names = QString::fromUtf8(optimizerBufferNames(kind)).split(',', Qt::SkipEmptyParts);
             // Bottom-up like the seed (Adam: v under m).
             QStringList stack = names;
@@ -241,17 +248,19 @@ ChartSpec optimizerChart(const Scenario& scenario, const std::vector<OptimizerOu
                 layer.name = stack[b].trimmed();
                 layer.color = optimizerColor(kind);
                 layer.values = QVector<double>(n, 0.0);
-                layer.values[i] = buffers / count;
+                layer.values[i] = height / count;
                 layer.inside = QStringList(n, layer.name);
                 spec.layers << layer;
             }
-            if (buffers > 0)
-                spec.barTopLabels << QStringLiteral("%1×").arg(buffers, 0, 'g', 3);
+            if (height > 0)
+                spec.barTopLabels << QStringLiteral("%1×").arg(height, 0, 'g', 2);
             else
                 spec.barTopLabels << (names.isEmpty() ? QStringLiteral("0×") : QStringLiteral("≈0× (%1)").arg(names.join('+')));
         }
         spec.footer << QStringLiteral("Adam(W) keeps 2 buffers per parameter (m, v); SGD+momentum, Adagrad, RMSprop, Lion and "
                                       "Muon 1; Adafactor factors v into row and column sums.")
+                    << QStringLiteral("AdamW 8-bit keeps m and v in one byte each, with an fp32 scale per 256 values: "
+                                      "about a quarter of AdamW's fp32 states.")
                     << QStringLiteral("Muon keeps AdamW's m and v for embeddings, head, norms and biases: the %1 view "
                                       "has this model's exact bytes.")
                            .arg(unitName(units));
@@ -293,10 +302,12 @@ ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units) {
     std::vector<Scenario> scenarios;
     for (const auto& p : pins) scenarios.push_back(p.scenario);
     const QStringList differences = scenarioDifferences(scenarios);
+    const std::vector<QStringList> captions = pinCaptions(scenarios);
 
     std::vector<std::vector<BarSegment>> bars;
-    for (const auto& p : pins) {
-        spec.categories << QStringLiteral("%1\n%2\n%3").arg(p.label, q(p.scenario.model.name), layoutPhrase(p.scenario));
+    for (size_t i = 0; i < pins.size(); ++i) {
+        const PinnedScenario& p = pins[i];
+        spec.categories << (QStringList(p.label) + captions[i]).join('\n');
         spec.barTopLabels << bytesText(p.estimate.peak.device_bytes, units) + (p.estimate.fits ? "" : " (no fit)");
         bars.push_back(barSegments(p.estimate.peak));
     }
@@ -309,14 +320,42 @@ ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units) {
     }
     QStringList labels;
     for (const auto& p : pins) labels << p.label;
-    spec.subtitle = pins.size() == 1 ? QStringLiteral("Pin another scenario to compare")
-                     : differences.size() == 1 ? QStringLiteral("1 setting differs between %1").arg(labels.join(", "))
-                                               : QStringLiteral("%1 settings differ between %2").arg(differences.size()).arg(labels.join(", "));
-    if (pins.size() > 1) {
-        for (const QString& d : differences) spec.footer << d;
-        if (differences.isEmpty()) spec.footer << QStringLiteral("The pinned scenarios are identical");
-    }
+    // The captions name what differs; the full list is the table under the
+    // chart (on screen) and not repeated here, so the plot keeps its height.
+    spec.subtitle = pins.size() == 1      ? QStringLiteral("%1 on %2").arg(q(pins.front().scenario.model.name), layoutPhrase(pins.front().scenario))
+                    : differences.isEmpty() ? QStringLiteral("%1: identical scenarios").arg(labels.join(", "))
+                    : differences.size() == 1
+                        ? QStringLiteral("1 setting differs between %1").arg(labels.join(", "))
+                        : QStringLiteral("%1 settings differ between %2").arg(differences.size()).arg(labels.join(", "));
     return spec;
+}
+
+namespace {
+
+// The last part of a settings key, as a caption can afford it.
+QString shortKey(const QString& key) {
+    QString k = key.section('.', -1);
+    k.replace('_', ' ');
+    return k;
+}
+
+}  // namespace
+
+std::vector<QStringList> pinCaptions(const std::vector<Scenario>& scenarios) {
+    std::vector<QStringList> out(scenarios.size());
+    const std::vector<SettingDifference> differences = settingDifferences(scenarios);
+    if (scenarios.size() < 2 || differences.empty()) {
+        for (size_t i = 0; i < scenarios.size(); ++i) out[i] << q(scenarios[i].model.name) << layoutPhrase(scenarios[i]);
+        return out;
+    }
+    // Up to two differing settings by name and value; more are counted.
+    constexpr size_t kShown = 2;
+    for (size_t i = 0; i < scenarios.size(); ++i) {
+        for (size_t d = 0; d < std::min(kShown, differences.size()); ++d)
+            out[i] << QStringLiteral("%1 %2").arg(shortKey(differences[d].key), differences[d].values[i]);
+        if (differences.size() > kShown) out[i] << QStringLiteral("+%1 more").arg(differences.size() - kShown);
+    }
+    return out;
 }
 
 namespace {
@@ -333,13 +372,20 @@ void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::s
 }  // namespace
 
 QStringList scenarioDifferences(const std::vector<Scenario>& scenarios) {
+    QStringList out;
+    for (const SettingDifference& d : settingDifferences(scenarios))
+        out << QStringLiteral("%1: %2").arg(d.key, d.values.join(QStringLiteral(" | ")));
+    return out;
+}
+
+std::vector<SettingDifference> settingDifferences(const std::vector<Scenario>& scenarios) {
     std::vector<std::map<std::string, std::string>> flat(scenarios.size());
     std::map<std::string, int> keys;  // ordered, deduplicated
     for (size_t i = 0; i < scenarios.size(); ++i) {
         flatten(scenarioToJson(scenarios[i]), {}, flat[i]);
         for (const auto& [k, v] : flat[i]) keys[k] = 0;
     }
-    QStringList out;
+    std::vector<SettingDifference> out;
     for (const auto& [key, unused] : keys) {
         if (key == "name" || key == "description" || key.rfind("format", 0) == 0 || key == "version") continue;
         QStringList values;
@@ -349,7 +395,7 @@ QStringList scenarioDifferences(const std::vector<Scenario>& scenarios) {
             values << (it == flat[i].end() ? QStringLiteral("-") : q(it->second));
             if (i > 0 && values[static_cast<int>(i)] != values[0]) differ = true;
         }
-        if (differ) out << QStringLiteral("%1: %2").arg(q(key), values.join(QStringLiteral(" | ")));
+        if (differ) out.push_back({q(key), values});
     }
     return out;
 }

@@ -54,6 +54,16 @@ ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units);
 
 // "training.micro_batch_size: 1 | 2 | 4" for every setting that differs.
 QStringList scenarioDifferences(const std::vector<Scenario>& scenarios);
+// The same as key and values, one value per scenario ("-" where it has none),
+// found by comparing scenarioToJson key by key.
+struct SettingDifference {
+    QString key;
+    QStringList values;
+};
+std::vector<SettingDifference> settingDifferences(const std::vector<Scenario>& scenarios);
+// Each pin's caption under its bar: the values of the settings that differ
+// ("optimizer adamw-8bit"), or its model and layout when nothing differs.
+std::vector<QStringList> pinCaptions(const std::vector<Scenario>& scenarios);
 
 // The segments of one stacked bar: the allocator's components at the peak,
 // then what the device needs beyond them. Shared by every view.

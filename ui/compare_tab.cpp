@@ -1,9 +1,18 @@
 #include "ui/compare_tab.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
-#include <QPlainTextEdit>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLineEdit>
+#include <QMenu>
+#include <QLabel>
 #include <QPushButton>
+#include <QSplitter>
+#include <QTableWidget>
 #include <QVBoxLayout>
+
+#include "ui/memory_chart.h"
 
 namespace trainmem::ui {
 
@@ -17,25 +26,71 @@ CompareTab::CompareTab(ScenarioDocument* document, QWidget* parent) : ChartTab(d
     row->addWidget(remove_);
     row->addWidget(clear_);
     row->addStretch();
+    auto* baseline_label = new QLabel(tr("Changes against"), this);
+    baseline_ = new QComboBox(this);
+    baseline_->setToolTip(tr("The pin every other column's change (absolute and %) in the table is measured against."));
+    baseline_label->setBuddy(baseline_);
+    row->addWidget(baseline_label);
+    row->addWidget(baseline_);
     column()->addLayout(row);
-    differences_ = new QPlainTextEdit(this);
-    differences_->setReadOnly(true);
-    differences_->setMaximumHeight(90);
-    differences_->setPlaceholderText(tr("Settings that differ between the pinned columns appear here."));
-    differences_->setToolTip(tr("Every setting whose value differs between the pinned scenarios, in column order."));
-    differences_->setVisible(false);
-    below()->addWidget(differences_);
+
+    table_ = new QTableWidget(this);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->verticalHeader()->setDefaultSectionSize(20);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setStretchLastSection(false);
+    table_->setWordWrap(false);
+    table_->setMinimumHeight(70);
+    table_->setToolTip(tr("Settings that differ between the pins, then each component of the heaviest GPU per pin, "
+                          "with its change against the chosen pin."));
+    table_->setVisible(false);
+    // Chart over table in a splitter: the table starts small (the captions
+    // already name what differs) and can be pulled up to read every row.
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->setChildrenCollapsible(false);
+    layout()->replaceWidget(chart(), split);
+    split->addWidget(chart());
+    split->addWidget(table_);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 0);
+    split->setSizes({600, 90});
+    table_->setMaximumHeight(QWIDGETSIZE_MAX);
+    chart()->setMinimumHeight(200);
 
     connect(pin_, &QPushButton::clicked, this, &CompareTab::pin);
     connect(remove_, &QPushButton::clicked, this, &CompareTab::removeLast);
     connect(clear_, &QPushButton::clicked, this, &CompareTab::clear);
+    connect(baseline_, &QComboBox::currentIndexChanged, this, &CompareTab::fillTable);
+    // A pin's column header: rename, move, remove.
+    table_->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
+    table_->horizontalHeader()->setToolTip(tr("Right-click a pin to rename, move or remove it."));
+    connect(table_->horizontalHeader(), &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+        const int i = table_->horizontalHeader()->logicalIndexAt(at);
+        if (i < 0 || i >= static_cast<int>(pins_.size())) return;
+        QMenu menu(this);
+        menu.addAction(tr("Rename %1…").arg(pins_[static_cast<size_t>(i)].label), this, [this, i] {
+            bool ok = false;
+            const QString name = QInputDialog::getText(this, tr("Rename pin"), tr("Name:"), QLineEdit::Normal,
+                                                       pins_[static_cast<size_t>(i)].label, &ok);
+            if (ok) renamePin(i, name);
+        });
+        menu.addAction(tr("Move left"), this, [this, i] { movePin(i, i - 1); })->setEnabled(i > 0);
+        menu.addAction(tr("Move right"), this, [this, i] { movePin(i, i + 1); })->setEnabled(i + 1 < static_cast<int>(pins_.size()));
+        menu.addAction(tr("Remove %1").arg(pins_[static_cast<size_t>(i)].label), this, [this, i] { removePin(i); });
+        menu.exec(table_->horizontalHeader()->mapToGlobal(at));
+    });
     connect(document_, &ScenarioDocument::changed, this, &CompareTab::updateControls);
     updateControls();
 }
 
 bool CompareTab::pin() {
     if (!document_->hasResult() || document_->stale() || static_cast<int>(pins_.size()) >= kMaxPins) return false;
-    const QString label = QString(QChar('A' + static_cast<int>(pins_.size())));
+    // The first letter no pin is called (pins may have been removed or renamed).
+    QString label;
+    for (QChar c = 'A'; c <= 'Z' && label.isEmpty(); c = QChar(c.unicode() + 1))
+        if (std::none_of(pins_.begin(), pins_.end(), [&](const PinnedScenario& p) { return p.label == QString(c); })) label = c;
     pins_.push_back({label, document_->resultScenario(), document_->result()});
     pinsChanged();
     return true;
@@ -45,6 +100,33 @@ void CompareTab::removeLast() {
     if (pins_.empty()) return;
     pins_.pop_back();
     pinsChanged();
+}
+
+bool CompareTab::removePin(int index) {
+    if (index < 0 || index >= static_cast<int>(pins_.size())) return false;
+    pins_.erase(pins_.begin() + index);
+    pinsChanged();
+    return true;
+}
+
+bool CompareTab::renamePin(int index, const QString& label) {
+    const QString name = label.simplified();
+    if (index < 0 || index >= static_cast<int>(pins_.size()) || name.isEmpty()) return false;
+    for (int i = 0; i < static_cast<int>(pins_.size()); ++i)
+        if (i != index && pins_[static_cast<size_t>(i)].label == name) return false;
+    pins_[static_cast<size_t>(index)].label = name;
+    pinsChanged();
+    return true;
+}
+
+bool CompareTab::movePin(int index, int to) {
+    const int n = static_cast<int>(pins_.size());
+    if (index < 0 || index >= n || to < 0 || to >= n || to == index) return false;
+    PinnedScenario moved = pins_[static_cast<size_t>(index)];
+    pins_.erase(pins_.begin() + index);
+    pins_.insert(pins_.begin() + to, std::move(moved));
+    pinsChanged();
+    return true;
 }
 
 void CompareTab::clear() {
@@ -57,19 +139,114 @@ void CompareTab::updateControls() {
     pin_->setEnabled(can_pin);
     remove_->setEnabled(!pins_.empty());
     clear_->setEnabled(!pins_.empty());
+    baseline_->setEnabled(pins_.size() > 1);
 }
 
 void CompareTab::pinsChanged() {
     updateControls();
     redrawSoon();
-    std::vector<Scenario> scenarios;
-    for (const auto& p : pins_) scenarios.push_back(p.scenario);
-    const QStringList differences = pins_.size() > 1 ? scenarioDifferences(scenarios) : QStringList();
-    differences_->setPlainText(differences.join('\n'));
-    // The chart's footer lists up to seven; the box is for longer lists.
-    differences_->setVisible(differences.size() > 7);
+    {
+        const int chosen = baseline_->currentIndex();
+        const QSignalBlocker block(baseline_);
+        baseline_->clear();
+        for (const auto& p : pins_) baseline_->addItem(p.label);
+        baseline_->setCurrentIndex(chosen >= 0 && chosen < baseline_->count() ? chosen : 0);
+    }
+    fillTable();
 }
 
-ChartSpec CompareTab::buildSpec() const { return compareChart(pins_, units()); }
+void CompareTab::unitsChanged() { fillTable(); }
+
+void CompareTab::fillTable() {
+    table_->setVisible(pins_.size() > 1);
+    if (pins_.size() < 2) {
+        table_->clear();
+        table_->setRowCount(0);
+        table_->setColumnCount(0);
+        return;
+    }
+    const int n = static_cast<int>(pins_.size());
+    const int base = std::clamp(baseline_->currentIndex(), 0, n - 1);
+    std::vector<Scenario> scenarios;
+    for (const auto& p : pins_) scenarios.push_back(p.scenario);
+    const std::vector<SettingDifference> differences = settingDifferences(scenarios);
+
+    // Components in the order of the bars, each once, whichever pin has it.
+    struct Row {
+        QString key, name;
+        QColor color;
+        std::vector<int64_t> bytes;
+    };
+    std::vector<Row> rows;
+    for (int i = 0; i < n; ++i)
+        for (const BarSegment& seg : barSegments(pins_[static_cast<size_t>(i)].estimate.peak)) {
+            auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.key == seg.key; });
+            if (it == rows.end()) it = rows.insert(rows.end(), Row{seg.key, seg.name, seg.color, std::vector<int64_t>(n, 0)});
+            it->bytes[static_cast<size_t>(i)] = seg.bytes;
+        }
+    Row total{QStringLiteral("device"), tr("Device total"), QColor(), std::vector<int64_t>(n, 0)};
+    for (int i = 0; i < n; ++i) total.bytes[static_cast<size_t>(i)] = pins_[static_cast<size_t>(i)].estimate.peak.device_bytes;
+    rows.push_back(total);
+
+    table_->clear();
+    table_->setColumnCount(n);
+    table_->setRowCount(static_cast<int>(differences.size() + rows.size()));
+    QStringList headers;
+    for (int i = 0; i < n; ++i) headers << (i == base ? tr("%1 (base)").arg(pins_[static_cast<size_t>(i)].label) : pins_[static_cast<size_t>(i)].label);
+    table_->setHorizontalHeaderLabels(headers);
+    int r = 0;
+    QFont bold = table_->font();
+    bold.setBold(true);
+    for (const SettingDifference& d : differences) {
+        auto* head = new QTableWidgetItem(d.key);
+        head->setToolTip(d.key);
+        table_->setVerticalHeaderItem(r, head);
+        for (int i = 0; i < n; ++i) {
+            auto* item = new QTableWidgetItem(d.values.value(i));
+            item->setTextAlignment(Qt::AlignCenter);
+            if (d.values.value(i) != d.values.value(base)) item->setFont(bold);
+            table_->setItem(r, i, item);
+        }
+        ++r;
+    }
+    const double unit = unitBytes(units());
+    for (const Row& row : rows) {
+        auto* head = new QTableWidgetItem(QStringLiteral("%1 (%2)").arg(row.name, unitName(units())));
+        if (row.color.isValid()) {
+            QPixmap swatch(10, 10);
+            swatch.fill(row.color);
+            head->setIcon(QIcon(swatch));
+        } else {
+            head->setFont(bold);
+        }
+        table_->setVerticalHeaderItem(r, head);
+        const double b = static_cast<double>(row.bytes[static_cast<size_t>(base)]);
+        for (int i = 0; i < n; ++i) {
+            const double v = static_cast<double>(row.bytes[static_cast<size_t>(i)]);
+            QString text = QString::number(v / unit, 'f', 2);
+            if (i != base && v != b) {
+                text += QStringLiteral("  (%1%2").arg(v > b ? "+" : "−").arg(std::abs(v - b) / unit, 0, 'f', 2);
+                if (b > 0) text += QStringLiteral(", %1%2%").arg(v > b ? "+" : "−").arg(std::abs(v - b) / b * 100, 0, 'f', 0);
+                text += ')';
+            }
+            auto* item = new QTableWidgetItem(text);
+            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            item->setData(Qt::UserRole, v);  // bytes, for tests and sorting
+            if (!row.color.isValid()) item->setFont(bold);
+            table_->setItem(r, i, item);
+        }
+        ++r;
+    }
+}
+
+ChartSpec CompareTab::buildSpec() const {
+    ChartSpec spec = compareChart(pins_, units());
+    // On screen the table under the chart names every component with its
+    // colour: a legend would only take the plot's height.
+    if (pins_.size() > 1) spec.legend = false;
+    return spec;
+}
+
+ChartSpec CompareTab::figureSpec() { return compareChart(pins_, units()); }
 
 }  // namespace trainmem::ui

@@ -1,13 +1,16 @@
 #pragma once
 // Tab 3: pin the current scenario as a column, change anything, pin again:
-// up to six columns side by side, with the settings that differ listed.
+// up to six columns side by side. Each bar's caption names what differs; the
+// table under the chart lists every differing setting once and each
+// component per pin, with its change against a chosen baseline pin.
 #include <vector>
 
 #include "ui/chart_tab.h"
 #include "ui/chart_views.h"
 
+class QComboBox;
 class QPushButton;
-class QPlainTextEdit;
+class QTableWidget;
 
 namespace trainmem::ui {
 
@@ -20,20 +23,34 @@ public:
     bool pin();  // false when there is no valid result or six pins already
     void removeLast();
     void clear();
+    // One pin by its column (also from the table header's context menu).
+    bool removePin(int index);
+    bool renamePin(int index, const QString& label);  // false for an empty or taken name
+    bool movePin(int index, int to);
     const std::vector<PinnedScenario>& pins() const { return pins_; }
+    // The comparison table: differing settings, then components and totals.
+    QTableWidget* table() const { return table_; }
+    // Index of the pin the table's changes are measured against.
+    QComboBox* baseline() const { return baseline_; }
+
+    // With the legend, which on screen the table's colour swatches stand for.
+    ChartSpec figureSpec() override;
 
 protected:
     ChartSpec buildSpec() const override;
+    void unitsChanged() override;
 
 private:
     void updateControls();
     void pinsChanged();
+    void fillTable();
 
     std::vector<PinnedScenario> pins_;
     QPushButton* pin_;
     QPushButton* remove_;
     QPushButton* clear_;
-    QPlainTextEdit* differences_;
+    QComboBox* baseline_;
+    QTableWidget* table_;
 };
 
 }  // namespace trainmem::ui

@@ -10,6 +10,25 @@ namespace trainmem::ui {
 ExportSizeDialog::ExportSizeDialog(QSize size, double scale, bool raster, QWidget* parent) : QDialog(parent) {
     setWindowTitle(tr("Export size"));
     auto* form = new QFormLayout(this);
+    // Sizes for where the figure goes. Vector sizes are in points, so a
+    // document column is a physical 16 cm and the chart's 11-12 px text is
+    // 11-12 pt there; raster sizes are pixels (times the scale).
+    struct Preset {
+        QString name;
+        QSize raster, vector;
+    };
+    const Preset presets[] = {
+        {tr("Slide (16:9)"), {1280, 720}, {720, 405}},
+        {tr("Document column (16 cm)"), {640, 420}, {454, 300}},
+        {tr("Full page (17 × 24 cm)"), {900, 1270}, {482, 680}},
+    };
+    presets_ = new QComboBox(this);
+    presets_->addItem(tr("Custom"));
+    for (const Preset& p : presets) {
+        const QSize s = raster ? p.raster : p.vector;
+        presets_->addItem(QStringLiteral("%1 — %2 × %3 %4").arg(p.name).arg(s.width()).arg(s.height()).arg(raster ? tr("px") : tr("pt")), s);
+    }
+    form->addRow(tr("Preset"), presets_);
     width_ = new QSpinBox(this);
     width_->setRange(100, 20000);
     width_->setValue(size.width());
@@ -20,6 +39,20 @@ ExportSizeDialog::ExportSizeDialog(QSize size, double scale, bool raster, QWidge
     height_->setSuffix(width_->suffix());
     form->addRow(tr("Width"), width_);
     form->addRow(tr("Height"), height_);
+    connect(presets_, &QComboBox::activated, this, [this](int index) {
+        const QSize s = presets_->itemData(index).toSize();
+        if (s.isEmpty()) return;
+        width_->setValue(s.width());
+        height_->setValue(s.height());
+    });
+    // Editing a number makes it a custom size, so the preset shown never lies.
+    auto custom = [this] {
+        if (presets_->currentData().toSize() != QSize(width_->value(), height_->value())) presets_->setCurrentIndex(0);
+    };
+    connect(width_, &QSpinBox::valueChanged, this, custom);
+    connect(height_, &QSpinBox::valueChanged, this, custom);
+    for (int i = 1; i < presets_->count(); ++i)
+        if (presets_->itemData(i).toSize() == size) presets_->setCurrentIndex(i);
     scale_ = new QComboBox(this);
     for (double s : {1.0, 1.5, 2.0, 3.0, 4.0}) scale_->addItem(QStringLiteral("%1x").arg(s), s);
     scale_->setCurrentIndex(std::max(0, scale_->findData(scale)));

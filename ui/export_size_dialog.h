@@ -13,8 +13,10 @@ public:
     ExportSizeDialog(QSize size, double scale, bool raster, QWidget* parent = nullptr);
     QSize size() const;
     double scale() const;
+    QComboBox* presets() const { return presets_; }
 
 private:
+    QComboBox* presets_;
     QSpinBox* width_;
     QSpinBox* height_;
     QComboBox* scale_;

@@ -1,5 +1,6 @@
 #include "ui/field_form.h"
 
+#include <climits>
 #include <cmath>
 
 namespace trainmem::ui {
@@ -21,14 +22,107 @@ void FieldForm::addRow(const FieldInfo& info, QWidget* widget) {
     if (bindings_ && !info.fields.isEmpty()) bindings_->bind(info.fields, widget);
 }
 
+namespace {
+
+QString stepName(const FieldInfo& info) { return info.label.trimmed(); }
+
+}  // namespace
+
+// The arrows and keys step within the usual range, but a typed value is
+// taken as typed: the widget's own range is as wide as the type, so
+// "99999999", "0" or "-1" reach the core, which says what is allowed and the
+// field is marked, instead of becoming another number.
+class IntegerField : public QSpinBox {
+public:
+    IntegerField(int step_minimum, int step_maximum, QWidget* parent)
+        : QSpinBox(parent), step_minimum_(step_minimum), step_maximum_(step_maximum) {
+        setRange(INT_MIN + 1, INT_MAX);  // INT_MIN itself cannot be typed back ("-2147483648" overflows on the way)
+    }
+    void stepBy(int steps) override {
+        const int64_t next = std::clamp<int64_t>(int64_t{value()} + int64_t{steps} * singleStep(), step_minimum_, step_maximum_);
+        setValue(static_cast<int>(next));
+        selectAll();
+    }
+    // As wide as the usual range needs, not as "-2,147,483,647".
+    QSize sizeHint() const override { return hints().first; }
+    QSize minimumSizeHint() const override { return hints().second; }
+
+protected:
+    StepEnabled stepEnabled() const override {
+        StepEnabled on = StepNone;
+        if (value() < step_maximum_) on |= StepUpEnabled;
+        if (value() > step_minimum_) on |= StepDownEnabled;
+        return on;
+    }
+
+private:
+    std::pair<QSize, QSize> hints() const {
+        const QString key = font().key() + suffix() + specialValueText() + QString::number(minimum());
+        if (key != hint_key_) {
+            QSpinBox probe;
+            probe.setFont(font());
+            probe.setRange(std::max(minimum(), step_minimum_), step_maximum_);
+            probe.setGroupSeparatorShown(isGroupSeparatorShown());
+            probe.setSuffix(suffix());
+            probe.setSpecialValueText(specialValueText());
+            hint_ = {probe.sizeHint(), probe.minimumSizeHint()};
+            hint_key_ = key;
+        }
+        return hint_;
+    }
+    int step_minimum_, step_maximum_;
+    mutable QString hint_key_;
+    mutable std::pair<QSize, QSize> hint_;
+};
+
+class RealField : public QDoubleSpinBox {
+public:
+    RealField(double step_minimum, double step_maximum, QWidget* parent)
+        : QDoubleSpinBox(parent), step_minimum_(step_minimum), step_maximum_(step_maximum) {
+        setRange(-1e12, 1e12);
+    }
+    void stepBy(int steps) override {
+        setValue(std::clamp(value() + steps * singleStep(), step_minimum_, step_maximum_));
+        selectAll();
+    }
+    QSize sizeHint() const override { return hints().first; }
+    QSize minimumSizeHint() const override { return hints().second; }
+
+protected:
+    StepEnabled stepEnabled() const override {
+        StepEnabled on = StepNone;
+        if (value() < step_maximum_) on |= StepUpEnabled;
+        if (value() > step_minimum_) on |= StepDownEnabled;
+        return on;
+    }
+
+private:
+    std::pair<QSize, QSize> hints() const {
+        const QString key = font().key() + suffix() + specialValueText() + QString::number(decimals()) + QString::number(minimum());
+        if (key != hint_key_) {
+            QDoubleSpinBox probe;
+            probe.setFont(font());
+            probe.setDecimals(decimals());
+            probe.setRange(std::max(minimum(), step_minimum_), step_maximum_);
+            probe.setSuffix(suffix());
+            probe.setSpecialValueText(specialValueText());
+            hint_ = {probe.sizeHint(), probe.minimumSizeHint()};
+            hint_key_ = key;
+        }
+        return hint_;
+    }
+    double step_minimum_, step_maximum_;
+    mutable QString hint_key_;
+    mutable std::pair<QSize, QSize> hint_;
+};
+
 QSpinBox* FieldForm::addInteger(const FieldInfo& info, int minimum, int maximum, Getter<int64_t> get,
                                 Setter<int64_t> set) {
-    auto* spin = new QSpinBox(this);
-    spin->setRange(minimum, maximum);
+    auto* spin = new IntegerField(minimum, maximum, this);
     spin->setGroupSeparatorShown(true);
     spin->setAccelerated(true);
-    connect(spin, &QSpinBox::valueChanged, this, [this, set](int v) {
-        document_->edit([&](Scenario& s) { set(s, v); });
+    connect(spin, &QSpinBox::valueChanged, this, [this, set, what = stepName(info)](int v) {
+        document_->edit([&](Scenario& s) { set(s, v); }, what);
     });
     refreshers_.push_back([this, spin, get] {
         const int64_t v = get(document_->scenario());
@@ -47,13 +141,12 @@ QSpinBox* FieldForm::addInteger(const FieldInfo& info, int minimum, int maximum,
 
 QDoubleSpinBox* FieldForm::addReal(const FieldInfo& info, double minimum, double maximum, int decimals, double step,
                                    Getter<double> get, Setter<double> set, const QString& suffix) {
-    auto* spin = new QDoubleSpinBox(this);
-    spin->setRange(minimum, maximum);
+    auto* spin = new RealField(minimum, maximum, this);
     spin->setDecimals(decimals);
     spin->setSingleStep(step);
     spin->setSuffix(suffix);
-    connect(spin, &QDoubleSpinBox::valueChanged, this, [this, set](double v) {
-        document_->edit([&](Scenario& s) { set(s, v); });
+    connect(spin, &QDoubleSpinBox::valueChanged, this, [this, set, what = stepName(info)](double v) {
+        document_->edit([&](Scenario& s) { set(s, v); }, what);
     });
     refreshers_.push_back([this, spin, get] {
         const double v = get(document_->scenario());
@@ -70,7 +163,8 @@ QDoubleSpinBox* FieldForm::addReal(const FieldInfo& info, double minimum, double
 
 QCheckBox* FieldForm::addFlag(const FieldInfo& info, Getter<bool> get, Setter<bool> set) {
     auto* box = new QCheckBox(this);
-    connect(box, &QCheckBox::toggled, this, [this, set](bool v) { document_->edit([&](Scenario& s) { set(s, v); }); });
+    connect(box, &QCheckBox::toggled, this,
+            [this, set, what = stepName(info)](bool v) { document_->edit([&](Scenario& s) { set(s, v); }, what); });
     refreshers_.push_back([this, box, get] {
         const bool v = get(document_->scenario());
         if (v != box->isChecked()) {
@@ -84,8 +178,8 @@ QCheckBox* FieldForm::addFlag(const FieldInfo& info, Getter<bool> get, Setter<bo
 
 QLineEdit* FieldForm::addText(const FieldInfo& info, Getter<std::string> get, Setter<std::string> set) {
     auto* edit = new QLineEdit(this);
-    connect(edit, &QLineEdit::textEdited, this, [this, set](const QString& text) {
-        document_->edit([&](Scenario& s) { set(s, text.toStdString()); });
+    connect(edit, &QLineEdit::textEdited, this, [this, set, what = stepName(info)](const QString& text) {
+        document_->edit([&](Scenario& s) { set(s, text.toStdString()); }, what);
     });
     refreshers_.push_back([this, edit, get] {
         const QString v = QString::fromStdString(get(document_->scenario()));
@@ -96,6 +190,25 @@ QLineEdit* FieldForm::addText(const FieldInfo& info, Getter<std::string> get, Se
     });
     addRow(info, edit);
     return edit;
+}
+
+QComboBox* FieldForm::addNamedChoice(const FieldInfo& info, const QStringList& names, Getter<std::string> get,
+                                     Setter<std::string> set) {
+    auto* box = new QComboBox(this);
+    box->addItems(names);
+    connect(box, &QComboBox::currentIndexChanged, this, [this, box, set, what = stepName(info)](int) {
+        const std::string v = box->currentText().toStdString();
+        document_->edit([&](Scenario& s) { set(s, v); }, what);
+    });
+    refreshers_.push_back([this, box, get] {
+        const QString v = QString::fromStdString(get(document_->scenario()));
+        if (v == box->currentText()) return;
+        QSignalBlocker block(box);
+        if (box->findText(v) < 0) box->addItem(v);
+        box->setCurrentIndex(box->findText(v));
+    });
+    addRow(info, box);
+    return box;
 }
 
 QLabel* FieldForm::addReadout(const QString& label, const QString& tip, std::function<QString()> text) {

@@ -48,6 +48,11 @@ public:
                             Getter<double> get, Setter<double> set, const QString& suffix = {});
     QCheckBox* addFlag(const FieldInfo& info, Getter<bool> get, Setter<bool> set);
     QLineEdit* addText(const FieldInfo& info, Getter<std::string> get, Setter<std::string> set);
+    // A choice among names (an activation function): nothing else can be
+    // typed. A name read from a file that is not in the list is shown as it
+    // is, added at the end, so loading never changes it silently.
+    QComboBox* addNamedChoice(const FieldInfo& info, const QStringList& names, Getter<std::string> get,
+                              Setter<std::string> set);
 
     // A choice among enum values, shown by name.
     template <class E>
@@ -55,9 +60,9 @@ public:
                          Setter<E> set) {
         auto* box = new QComboBox(this);
         for (const auto& [name, value] : choices) box->addItem(name, static_cast<int>(value));
-        connect(box, &QComboBox::currentIndexChanged, this, [this, box, set](int) {
+        connect(box, &QComboBox::currentIndexChanged, this, [this, box, set, what = info.label.trimmed()](int) {
             const E value = static_cast<E>(box->currentData().toInt());
-            document_->edit([&](Scenario& s) { set(s, value); });
+            document_->edit([&](Scenario& s) { set(s, value); }, what);
         });
         refreshers_.push_back([this, box, get] {
             const int index = box->findData(static_cast<int>(get(document_->scenario())));

@@ -44,7 +44,7 @@ HardwarePanel::HardwarePanel(ScenarioDocument* document, FieldBindings* bindings
             } else {
                 s.hardware.memory_bytes.reset();
             }
-        });
+        }, tr("GPU"));
     });
     form_->addRow({tr("GPU"), {"hardware.gpu"}, tr("Device whose memory the estimate must fit into, as cudaMemGetInfo reports its total.")},
                   gpu);
@@ -124,6 +124,18 @@ void HardwarePanel::refresh() {
     }
     form_->setRowVisible(custom_memory_, h.gpu == kCustom.toStdString());
     advanced_->setRowVisible(cublas_, h.overheads.cublas_workspace_bytes.has_value());
+}
+
+void HardwarePanel::setUnits(Units units) {
+    const double unit = units == Units::GiB ? kGiBd : 1e9;
+    const QString name = units == Units::GiB ? QStringLiteral("GiB") : QStringLiteral("GB");
+    const std::vector<GpuSpec>& catalogue = gpuCatalogue();
+    for (int i = 0; i < gpu_->count(); ++i) {
+        const QString key = gpu_->itemData(i).toString();
+        for (const GpuSpec& spec : catalogue)
+            if (key == QString::fromUtf8(spec.name.data(), static_cast<qsizetype>(spec.name.size())))
+                gpu_->setItemText(i, QStringLiteral("%1  (%2 %3)").arg(key).arg(spec.memory_bytes / unit, 0, 'f', 1).arg(name));
+    }
 }
 
 }  // namespace trainmem::ui

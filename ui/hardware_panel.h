@@ -4,6 +4,7 @@
 // buffers, FSDP prefetch and allocator fragmentation.
 #include <QGroupBox>
 
+#include "core/report.h"
 #include "ui/field_form.h"
 
 class QComboBox;
@@ -15,6 +16,9 @@ class HardwarePanel : public QGroupBox {
     Q_OBJECT
 public:
     HardwarePanel(ScenarioDocument* document, FieldBindings* bindings, QWidget* parent = nullptr);
+    // The GPU list shows each device's memory in the app's units.
+    void setUnits(Units units);
+    QComboBox* gpuList() const { return gpu_; }
 
 private:
     void refresh();

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QLocale>
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -15,6 +16,7 @@
 #include <QThread>
 #include <QVBoxLayout>
 
+#include "core/batch.h"
 #include "core/hardware.h"
 
 namespace trainmem::ui {
@@ -85,6 +87,7 @@ struct LayoutFinderPanel::Outcome {
     std::optional<LayoutSearchResult> result;
     std::optional<Error> error;
     double milliseconds = 0;
+    bool other_batch = false;  // the user allowed layouts that train another global batch
 };
 
 LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
@@ -109,12 +112,25 @@ LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent
     }
     gpu_->setToolTip(tr("The GPU every layout must fit into."));
     labelled(tr("GP&U"), gpu_);
+    // The global batch is a training decision, not a memory one: by default
+    // every layout trains the scenario's, and another is listed only when asked.
+    other_batch_ = new QCheckBox(tr("Allow another global &batch:"), this);
+    other_batch_->setToolTip(tr("Off: every layout trains the scenario's global batch (sequences per optimizer step), "
+                                "and layouts that cannot divide it are skipped. On: the global batch set here, or "
+                                "\"keep accumulation\" to keep the scenario's accumulation steps (each layout then "
+                                "trains its own global batch)."));
+    form->addWidget(other_batch_);
     global_batch_ = new QSpinBox(this);
     global_batch_->setRange(0, 100'000'000);
     global_batch_->setSpecialValueText(tr("keep accumulation"));
-    global_batch_->setToolTip(tr("Sequences per optimizer step. Each layout then runs global batch / (micro-batch × data) "
-                                 "micro-batches; layouts that cannot divide it are skipped."));
-    labelled(tr("Global &batch"), global_batch_);
+    global_batch_->setToolTip(other_batch_->toolTip());
+    global_batch_->setEnabled(false);
+    form->addWidget(global_batch_);
+    form->addSpacing(10);
+    connect(other_batch_, &QCheckBox::toggled, this, [this](bool on) {
+        global_batch_->setEnabled(on);
+        if (!on) global_batch_->setValue(static_cast<int>(std::min<int64_t>(scenarioBatch(), global_batch_->maximum())));
+    });
     top_ = new QSpinBox(this);
     top_->setRange(1, 500);
     top_->setValue(20);
@@ -160,6 +176,8 @@ LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent
             [this] { apply_->setEnabled(last_ && last_->result && !table_->selectedItems().isEmpty()); });
     connect(document_, &ScenarioDocument::replaced, this, &LayoutFinderPanel::takeScenarioDefaults);
     connect(document_, &ScenarioDocument::changed, this, [this] {
+        if (!other_batch_->isChecked())
+            global_batch_->setValue(static_cast<int>(std::min<int64_t>(scenarioBatch(), global_batch_->maximum())));
         if (isVisible()) refreshLargest();
     });
     takeScenarioDefaults();
@@ -188,12 +206,24 @@ void LayoutFinderPanel::takeScenarioDefaults() {
     }
     const int index = gpu_->findData(QString::fromStdString(s.hardware.gpu));
     if (index >= 0) gpu_->setCurrentIndex(index);
+    other_batch_->setChecked(false);
+    global_batch_->setValue(static_cast<int>(std::min<int64_t>(scenarioBatch(), global_batch_->maximum())));
     refreshLargest();
 }
+
+int64_t LayoutFinderPanel::scenarioBatch() const { return planBatch(document_->scenario()).effective_batch; }
 
 void LayoutFinderPanel::setUnits(Units units) {
     if (units_ == units) return;
     units_ = units;
+    const double unit = units == Units::GiB ? kGiBd : 1e9;
+    for (int i = 0; i < gpu_->count(); ++i)
+        for (const GpuSpec& spec : gpuCatalogue())
+            if (gpu_->itemData(i).toString() == q(spec.name))
+                gpu_->setItemText(i, QStringLiteral("%1  (%2 %3)")
+                                         .arg(q(spec.name))
+                                         .arg(spec.memory_bytes / unit, 0, 'f', 1)
+                                         .arg(units == Units::GiB ? QStringLiteral("GiB") : QStringLiteral("GB")));
     refreshLargest();
     if (last_ && last_->result) showResult();
 }
@@ -210,7 +240,11 @@ bool LayoutFinderPanel::search() {
     outcome->base.hardware.gpu = gpu;
     if (gpu != kCustom.toStdString()) outcome->base.hardware.memory_bytes.reset();
     outcome->options.gpus = gpus_->value();
-    if (global_batch_->value() > 0) outcome->options.global_batch = global_batch_->value();
+    outcome->other_batch = other_batch_->isChecked();
+    if (!outcome->other_batch)
+        outcome->options.global_batch = scenarioBatch();
+    else if (global_batch_->value() > 0)
+        outcome->options.global_batch = global_batch_->value();
     outcome->options.top = top_->value();
     outcome->options.rejected = 5;
 
@@ -305,8 +339,28 @@ bool LayoutFinderPanel::apply(int row) {
             return false;
         }
     }
-    document_->edit([&](Scenario& s) { s = next; });
-    showStatus(tr("Applied layout #%1.").arg(row + 1), false);
+    // Apply never changes the global batch behind the user's back: only a
+    // search that was allowed another batch may, and then it says so.
+    const int64_t batch_now = scenarioBatch();
+    const int64_t batch_next = planBatch(next).effective_batch;
+    if (batch_next != batch_now && !last_->other_batch) {
+        showStatus(tr("Not applied: layout #%1 trains a global batch of %2, the scenario %3. Search again: the scenario "
+                      "changed since this search.")
+                       .arg(row + 1)
+                       .arg(batch_next)
+                       .arg(batch_now),
+                   true);
+        return false;
+    }
+    document_->edit([&](Scenario& s) { s = next; }, tr("Apply layout #%1").arg(row + 1));
+    if (batch_next != batch_now)
+        showStatus(tr("Applied layout #%1; the global batch is now %2 sequences per step (was %3).")
+                       .arg(row + 1)
+                       .arg(batch_next)
+                       .arg(batch_now),
+                   false);
+    else
+        showStatus(tr("Applied layout #%1; global batch %2 sequences per step, as before.").arg(row + 1).arg(batch_now), false);
     return true;
 }
 

@@ -15,6 +15,7 @@
 #include "core/report.h"
 #include "ui/scenario_document.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPushButton;
@@ -43,6 +44,8 @@ public:
     QSpinBox* gpuCount() const { return gpus_; }
     QComboBox* gpuModel() const { return gpu_; }
     QSpinBox* globalBatch() const { return global_batch_; }
+    // Off (the default): every listed layout trains the scenario's global batch.
+    QCheckBox* otherGlobalBatch() const { return other_batch_; }
     QSpinBox* topK() const { return top_; }
     QTableWidget* layoutTable() const { return table_; }
     QTableWidget* rejectedTable() const { return rejected_table_; }
@@ -63,10 +66,12 @@ private:
     void showResult();
     void refreshLargest();
     void showStatus(const QString& text, bool error);
+    int64_t scenarioBatch() const;  // sequences per optimizer step of the open scenario
 
     ScenarioDocument* document_;
     QSpinBox* gpus_;
     QComboBox* gpu_;
+    QCheckBox* other_batch_;
     QSpinBox* global_batch_;
     QSpinBox* top_;
     QPushButton* search_;

@@ -2,7 +2,9 @@
 
 #include <QActionGroup>
 #include <QApplication>
+#include <QClipboard>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -12,17 +14,21 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QRegularExpression>
 #include <QScrollArea>
+#include <QStandardPaths>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolButton>
+#include <QUndoView>
 #include <QVBoxLayout>
 
 #include "ui/breakdown_tab.h"
 #include "ui/breakdown_table.h"
 #include "ui/chart_export.h"
+#include "ui/cli_command.h"
 #include "ui/compare_tab.h"
 #include "ui/export_size_dialog.h"
 #include "ui/field_bindings.h"
@@ -36,6 +42,7 @@
 #include "ui/scenario_files.h"
 #include "ui/timeline_tab.h"
 #include "ui/training_panel.h"
+#include "ui/wheel_guard.h"
 
 // Resources compiled into a static library must be registered by name, from
 // the global namespace.
@@ -55,15 +62,22 @@ MainWindow::MainWindow(QWidget* parent)
     column->setContentsMargins(6, 6, 6, 6);
     presets_ = new PresetPicker(document_, column_widget);
     column->addWidget(presets_);
-    column->addWidget(new ModelPanel(document_, bindings_, column_widget));
+    // What people change most comes first: the GPU, then training and the
+    // parallel layout; the model's architecture last, collapsed.
+    hardware_ = new HardwarePanel(document_, bindings_, column_widget);
+    column->addWidget(hardware_);
     column->addWidget(new TrainingPanel(document_, bindings_, column_widget));
     column->addWidget(new ParallelismPanel(document_, bindings_, column_widget));
-    column->addWidget(new HardwarePanel(document_, bindings_, column_widget));
+    model_panel_ = new ModelPanel(document_, bindings_, column_widget);
+    column->addWidget(model_panel_);
     column->addStretch();
     panels_ = new QScrollArea();
     panels_->setWidget(column_widget);
     panels_->setWidgetResizable(true);
-    panels_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // A wide model (405B's numbers) can make the column wider than its pane:
+    // then it scrolls sideways instead of being cut.
+    panels_->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    guardWheel(column_widget);
 
     // Right: chart tabs over the table and status line.
     tabs_ = new QTabWidget();
@@ -104,6 +118,16 @@ MainWindow::MainWindow(QWidget* parent)
     layout_dock_->setFloating(true);
     layout_dock_->resize(1120, 640);
     layout_dock_->hide();
+    guardWheel(layout_finder_);
+
+    // Every step that Undo can take back, clickable to jump to any of them.
+    auto* history = new QUndoView(document_->undoStack());
+    history->setEmptyLabel(tr("<opened scenario>"));
+    history_dock_ = new QDockWidget(tr("Undo history"), this);
+    history_dock_->setObjectName(QStringLiteral("undo_history"));
+    history_dock_->setWidget(history);
+    addDockWidget(Qt::RightDockWidgetArea, history_dock_);
+    history_dock_->hide();
 
     buildMenus();
     connect(document_, &ScenarioDocument::changed, this, &MainWindow::onDocumentChanged);
@@ -115,7 +139,8 @@ MainWindow::MainWindow(QWidget* parent)
     resize(1500, 940);
     if (!restoreGeometry(settings_.windowGeometry())) resize(1500, 940);
     restoreState(settings_.windowState());
-    right_->setSizes({620, 260});
+    // The charts get most of the height; the table keeps about six rows.
+    right_->setSizes({680, 200});
     updateTitle();
 }
 
@@ -143,9 +168,29 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* undo = document_->undoStack()->createUndoAction(this, tr("&Undo"));
+    undo->setShortcuts(QKeySequence::Undo);
+    QAction* redo = document_->undoStack()->createRedoAction(this, tr("&Redo"));
+    redo->setShortcuts(QKeySequence::Redo);
+    edit->addAction(undo);
+    edit->addAction(redo);
+    QAction* show_history = history_dock_->toggleViewAction();
+    show_history->setText(tr("Undo &History"));
+    show_history->setShortcut(QKeySequence(tr("Ctrl+Shift+H")));
+    edit->addAction(show_history);
+    edit->addSeparator();
     edit->addAction(tr("Copy Chart &Image"), QKeySequence(tr("Ctrl+Shift+C")), this, &MainWindow::copyChart);
     edit->addAction(tr("Copy Table as &Markdown"), this, [this] { copyTable(true); });
     edit->addAction(tr("Copy Table as &CSV"), this, [this] { copyTable(false); });
+    edit->addAction(tr("Copy as trainmem-cli Comman&d"), QKeySequence(tr("Ctrl+Alt+C")), this, [this] {
+        const Expected<QString> line = cliCommand(document_->scenario(), document_->path());
+        if (!line) {
+            statusBar()->showMessage(tr("No command line: %1").arg(QString::fromStdString(line.error().text())), 8000);
+            return;
+        }
+        QApplication::clipboard()->setText(*line);
+        statusBar()->showMessage(tr("Copied: %1").arg(*line), 6000);
+    });
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     units_group_ = new QActionGroup(this);
@@ -190,11 +235,22 @@ void MainWindow::buildMenus() {
         "#units_GB { border-top-right-radius: 3px; border-bottom-right-radius: 3px; }"));
     tabs_->setCornerWidget(units_toggle_, Qt::TopRightCorner);
     view->addSeparator();
+    view->addAction(tr("&Find a Preset"), QKeySequence::Find, this, [this] { presets_->focusSearch(); });
+    view->addSeparator();
     for (int i = 0; i < tabs_->count(); ++i)
         view->addAction(tabs_->tabText(i), QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)), this,
                         [this, i] { tabs_->setCurrentIndex(i); });
 
     QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+    // Pinning from anywhere: change a field, pin, change again, without
+    // going to the Compare tab between.
+    tools->addAction(tr("&Pin to Compare"), QKeySequence(tr("Ctrl+Shift+P")), this, [this] {
+        if (compare_->pin())
+            statusBar()->showMessage(tr("Pinned as %1 in the Compare tab").arg(compare_->pins().back().label), 4000);
+        else
+            statusBar()->showMessage(tr("Cannot pin: fix the marked field first, or remove a pin (at most %1)")
+                                         .arg(CompareTab::kMaxPins), 6000);
+    });
     tools->addAction(tr("&Find a Layout…"), QKeySequence(tr("Ctrl+L")), this, [this] {
         layout_finder_->takeScenarioDefaults();
         if (layout_dock_->isFloating() && !layout_dock_->isVisible())
@@ -204,12 +260,36 @@ void MainWindow::buildMenus() {
     });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard Shortcuts"), QKeySequence(tr("F1")), this, [this] {
+        QMessageBox box(QMessageBox::NoIcon, tr("Keyboard shortcuts"), shortcutList(), QMessageBox::Close, this);
+        box.setTextFormat(Qt::RichText);
+        box.exec();
+    });
     help->addAction(tr("&About trainmem"), this, [this] {
         QMessageBox::about(this, tr("About trainmem"),
                            tr("<b>trainmem</b> %1<br>GPU memory of training large transformers, per GPU, by component.<br>"
                               "Every term, its default and its source: docs/memory-model.md.")
                                .arg(QApplication::applicationVersion()));
     });
+}
+
+QString MainWindow::shortcutList() const {
+    // Read from the menus themselves, so the list cannot fall behind them.
+    QString rows;
+    for (QAction* top : menuBar()->actions()) {
+        if (!top->menu()) continue;
+        QString entries;
+        for (QAction* a : top->menu()->actions())
+            if (!a->isSeparator() && !a->shortcut().isEmpty())
+                entries += QStringLiteral("<tr><td>%1</td><td style='padding-left:16px'><b>%2</b></td></tr>")
+                               .arg(a->text().remove('&').remove(QRegularExpression(QStringLiteral(" “.*”$"))).toHtmlEscaped(),
+                                    a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped());
+        if (!entries.isEmpty())
+            rows += QStringLiteral("<tr><td colspan=2 style='padding-top:6px'><i>%1</i></td></tr>").arg(top->text().remove('&')) + entries;
+    }
+    return QStringLiteral("<table>%1</table><p>Inputs: the mouse wheel changes a field only once it has focus (click or "
+                          "Tab); elsewhere it scrolls the column.</p>")
+        .arg(rows);
 }
 
 void MainWindow::setUnits(Units units) {
@@ -219,6 +299,7 @@ void MainWindow::setUnits(Units units) {
         tab->setUnits(units);
     timeline_->setUnits(units);
     layout_finder_->setUnits(units);
+    hardware_->setUnits(units);
     table_->setUnits(units);
     status_->setUnits(units);
     settings_.setUnits(units);
@@ -238,7 +319,14 @@ void MainWindow::showView(ChartView view) {
 }
 
 void MainWindow::onDocumentChanged() {
-    bindings_->show(document_->error());
+    QWidget* marked = bindings_->show(document_->error());
+    // A marked field inside the collapsed architecture: open it, then mark
+    // again so the field is scrolled into view.
+    if (marked && model_panel_->isAncestorOf(marked) && !model_panel_->architectureShown()) {
+        model_panel_->setArchitectureShown(true);
+        bindings_->show(document_->error());
+    }
+    updateTitle();  // the title names the scenario or its model, which an edit may change
 }
 
 void MainWindow::updateTitle() {
@@ -270,15 +358,13 @@ void MainWindow::newScenario() {
 
 void MainWindow::openScenarioDialog() {
     if (!confirmDiscard()) return;
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario or config.json"),
-                                                      QFileInfo(settings_.lastScenarioPath()).absolutePath(),
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario or config.json"), documentFolder(),
                                                       tr("JSON files (*.json);;All files (*)"));
     if (!path.isEmpty()) openFile(path);
 }
 
 void MainWindow::openConfigDialog() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open a Hugging Face config.json"),
-                                                      QFileInfo(settings_.lastScenarioPath()).absolutePath(),
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a Hugging Face config.json"), documentFolder(),
                                                       tr("config.json (*.json);;All files (*)"));
     if (!path.isEmpty()) openFile(path);
 }
@@ -295,7 +381,7 @@ bool MainWindow::openFile(const QString& path) {
         settings_.setLastScenarioPath(path);
         rebuildRecentMenu();
     } else {
-        document_->edit([&](Scenario& s) { s = opened->scenario; });
+        document_->edit([&](Scenario& s) { s = opened->scenario; }, tr("Model from %1").arg(QFileInfo(path).fileName()));
         statusBar()->showMessage(tr("Model from %1").arg(path), 6000);
     }
     return true;
@@ -306,11 +392,25 @@ bool MainWindow::save() {
     return saveTo(document_->path());
 }
 
+QString MainWindow::documentFolder() const {
+    const QString last = settings_.lastScenarioPath();
+    if (!last.isEmpty() && QFileInfo(last).absoluteDir().exists()) return QFileInfo(last).absolutePath();
+    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    return documents.isEmpty() ? QDir::homePath() : documents;
+}
+
+QString MainWindow::scenarioFileStem() const {
+    const Scenario& s = document_->scenario();
+    QString stem = QString::fromStdString(!s.name.empty() ? s.name : s.model.name);
+    // A file name from a model name: "Llama-3.1-8B (edited)" -> "llama-3.1-8b-edited".
+    stem = stem.toLower().replace(QRegularExpression(QStringLiteral("[^a-z0-9._-]+")), QStringLiteral("-"));
+    stem = stem.remove(QRegularExpression(QStringLiteral("^-+|-+$")));
+    return stem.isEmpty() ? QStringLiteral("scenario") : stem;
+}
+
 bool MainWindow::saveAs() {
     QString suggested = document_->path();
-    if (suggested.isEmpty())
-        suggested = QFileInfo(settings_.lastScenarioPath()).absolutePath() + "/" +
-                    QString::fromStdString(document_->scenario().name.empty() ? "scenario" : document_->scenario().name) + ".json";
+    if (suggested.isEmpty()) suggested = documentFolder() + "/" + scenarioFileStem() + ".json";
     const QString path = QFileDialog::getSaveFileName(this, tr("Save scenario"), suggested, tr("Scenario (*.json)"));
     return !path.isEmpty() && saveTo(path);
 }
@@ -348,7 +448,7 @@ void MainWindow::exportChartDialog() {
     const bool timeline = tabs_->currentWidget() == timeline_;
     if (!tab && !timeline) return;
     QString filter = tr("PNG image (*.png)");
-    const QString base = settings_.exportFolder() + "/" + tabs_->tabText(tabs_->currentIndex()).toLower();
+    const QString base = suggestedExportPath();
     const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), base + ".png",
                                                       tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), &filter);
     if (path.isEmpty()) return;
@@ -360,7 +460,7 @@ void MainWindow::exportChartDialog() {
     ExportSizeDialog ask(settings_.exportSize(), settings_.exportScale(), *format == ExportFormat::Png, this);
     if (ask.exec() != QDialog::Accepted) return;
     const ExportResult r = timeline ? timeline_->exportTo(path, ask.size(), ask.scale())
-                                    : exportChart(tab->currentSpec(), path, ask.size(), ask.scale());
+                                    : exportChart(tab->figureSpec(), path, ask.size(), ask.scale());
     if (!r) {
         QMessageBox::warning(this, tr("Export failed"), r.error);
         return;
@@ -371,12 +471,21 @@ void MainWindow::exportChartDialog() {
     statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
 }
 
+QString MainWindow::suggestedExportPath() const {
+    QString folder = settings_.exportFolder();
+    if (folder.isEmpty() || !QDir(folder).exists()) folder = documentFolder();
+    QString view = tabs_->tabText(tabs_->currentIndex()).toLower();
+    if (tabs_->currentWidget() == breakdown_ && breakdown_->perStage()) view = QStringLiteral("stages");
+    // "llama3.1-8b-fsdp-8xh100-breakdown": which scenario and which view.
+    return folder + "/" + scenarioFileStem() + "-" + view;
+}
+
 void MainWindow::copyChart() {
     ChartTab* tab = currentChartTab();
     if (tabs_->currentWidget() == timeline_)
         timeline_->copyImage(devicePixelRatioF());
     else if (tab)
-        copyChartImage(tab->currentSpec(), tab->chart()->size(), devicePixelRatioF());
+        copyChartImage(tab->figureSpec(), tab->chart()->size(), devicePixelRatioF());
     else
         return;
     statusBar()->showMessage(tr("Chart copied as an image"), 3000);

@@ -25,6 +25,8 @@ class CompareTab;
 class LayoutFinderPanel;
 class EstimateStatus;
 class FieldBindings;
+class HardwarePanel;
+class ModelPanel;
 class OptimizerTab;
 class PresetPicker;
 class TimelineTab;
@@ -41,9 +43,12 @@ public:
     CompareTab* compareTab() { return compare_; }
     TimelineTab* timelineTab() { return timeline_; }
     LayoutFinderPanel* layoutFinder() { return layout_finder_; }
+    QDockWidget* undoHistory() { return history_dock_; }
     QWidget* unitsToggle() { return units_toggle_; }
     QTabWidget* tabs() { return tabs_; }
     PresetPicker* presetPicker() { return presets_; }
+    HardwarePanel* hardwarePanel() { return hardware_; }
+    ModelPanel* modelPanel() { return model_panel_; }
     FieldBindings& fieldBindings() { return *bindings_; }
     ChartTab* currentChartTab() const;
 
@@ -76,10 +81,24 @@ private:
     void onDocumentChanged();
     bool confirmDiscard();  // false when the user cancels
 
+public:
+    // Where file dialogs start: the last scenario's folder, else Documents.
+    QString documentFolder() const;
+    // The scenario as a file name: "llama3.1-8b-fsdp-8xh100", "llama-3.1-8b-edited".
+    QString scenarioFileStem() const;
+    // The Export dialog's suggestion, without suffix: folder/stem-view.
+    QString suggestedExportPath() const;
+    // Help > Keyboard Shortcuts: every menu entry with a shortcut, by menu (HTML).
+    QString shortcutList() const;
+
+private:
+
     AppSettings settings_;
     ScenarioDocument* document_;
     FieldBindings* bindings_;
     PresetPicker* presets_ = nullptr;
+    HardwarePanel* hardware_ = nullptr;
+    ModelPanel* model_panel_ = nullptr;
     QScrollArea* panels_ = nullptr;
     QSplitter* splitter_ = nullptr;
     QSplitter* right_ = nullptr;
@@ -90,6 +109,7 @@ private:
     TimelineTab* timeline_ = nullptr;
     LayoutFinderPanel* layout_finder_ = nullptr;
     QDockWidget* layout_dock_ = nullptr;
+    QDockWidget* history_dock_ = nullptr;
     BreakdownTable* table_ = nullptr;
     EstimateStatus* status_ = nullptr;
     QMenu* recent_menu_ = nullptr;

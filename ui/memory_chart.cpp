@@ -56,6 +56,17 @@ public:
     QGraphicsScene& scene() { return scene_; }
     const ChartSpec& spec() const { return spec_; }
     const QStringList& texts() const { return overlay_.texts(); }
+    // The text item that is `prefix`, else the first that starts with it, in
+    // scene coordinates.
+    QRectF textRect(const QString& prefix) const {
+        QRectF first;
+        for (QGraphicsItem* item : scene_.items())
+            if (auto* t = qgraphicsitem_cast<QGraphicsSimpleTextItem*>(item); t && t->text().startsWith(prefix)) {
+                if (t->text() == prefix) return t->sceneBoundingRect();
+                if (first.isNull()) first = t->sceneBoundingRect();
+            }
+        return first;
+    }
 
     // A spec's bars become one QBarSet per layer (Qt's stacked-bar idiom).
     void setSpec(const ChartSpec& spec) {
@@ -174,12 +185,15 @@ public:
         const double footer_height = footerHeight();
         const double legend_height = axes && spec_.legend ? legendHeight(legendLayers(), width - 2 * kPad) : 0;
         const double category_height = axes ? categoryLabelHeight() : 0;
+        category_height_ = category_height;
         const bool room_above = !spec_.barTopLabels.isEmpty() || spec_.capacity.has_value();
         // Qt Charts places the plot inside the margins, after its own axis
         // labels; we steer it with margins and then read where it went.
         // (QChart::setPlotArea is not used: in Qt 6.4 it moves the series but
         // leaves the axes where the automatic layout put them.)
-        const double top = y + (room_above ? 24 : 8);
+        // Multi-bar charts with a capacity line keep one more row above the
+        // plot: where its label goes when every place on the line is taken.
+        const double top = y + (room_above ? 24 : 8) + (spec_.capacity && !spec_.callouts ? 16 : 0);
         const double bottom = kPad + (footer_height > 0 ? footer_height + 10 : 0) +
                               (legend_height > 0 ? legend_height + 6 : 0) + category_height;
         double right = kPad + 8;
@@ -255,24 +269,75 @@ private:
         return y;
     }
 
+    // A bar's label as drawn in a slot `slot` pixels wide: its short form
+    // when the first line does not fit, then a smaller font, then each line
+    // broken at spaces ("AdamW" / "8-bit"); an ellipsis only for a single word
+    // that fits in no font, so three columns never all read "Ada…". When
+    // even a 10 px name is wider than its slot, the labels are staggered: odd
+    // bars' labels one line lower, so each may use the width of two slots.
+    struct LabelLine {
+        QString text;  // empty: the staggered labels' spacer line
+        QFont font;
+        bool first;    // a line of the category's first (bold) line
+        double room;   // width it may use, centred on its bar
+    };
+    bool staggered(double slot) const {
+        const QFontMetricsF fm(pixelFont(10, true));
+        for (const QString& c : spec_.categories)
+            for (const QString& word : c.section('\n', 0, 0).split(' ', Qt::SkipEmptyParts))
+                if (fm.horizontalAdvance(word) > slot - 4) return true;
+        return false;
+    }
+    // `stagger`: staggered(slot), computed once per layout by the caller.
+    std::vector<LabelLine> categoryLines(int i, double slot, bool stagger) const {
+        QStringList given = spec_.categories[i].split('\n');
+        const double room = std::max(10.0, stagger ? 2 * slot - 8 : slot - 4);
+        if (i < spec_.shortCategories.size() && QFontMetricsF(pixelFont(12, true)).horizontalAdvance(given[0]) > room)
+            given[0] = spec_.shortCategories[i];
+        int px = 12;
+        auto widest = [&](int size) {
+            double w = 0;
+            for (int k = 0; k < given.size(); ++k)
+                for (const QString& word : given[k].split(' ', Qt::SkipEmptyParts))
+                    w = std::max(w, QFontMetricsF(pixelFont(k == 0 ? size : size - 1, k == 0)).horizontalAdvance(word));
+            return w;
+        };
+        while (px > 9 && widest(px) > room) --px;
+        std::vector<LabelLine> out;
+        if (stagger && i % 2 == 1) out.push_back({QString(), pixelFont(px, true), true, room});
+        for (int k = 0; k < given.size(); ++k) {
+            const QFont f = pixelFont(k == 0 ? px : px - 1, k == 0);
+            for (const QString& line : wrapLines(given[k], f, room, 3)) out.push_back({line, f, k == 0, room});
+        }
+        return out;
+    }
+    // Before the plot is laid out its width is a guess: a narrower slot than
+    // the real one, so the height reserved is never too small.
+    double estimatedSlotWidth() const {
+        return (size_.width() - 2 * kPad - 90) / std::max<qsizetype>(1, spec_.categories.size());
+    }
     double categoryLabelHeight() const {
-        int lines = 1;
-        for (const QString& c : spec_.categories) lines = std::max<int>(lines, c.count('\n') + 1);
-        return lines * QFontMetricsF(pixelFont(12)).height() + 8;
+        double height = QFontMetricsF(pixelFont(12)).height();
+        const double slot = estimatedSlotWidth();
+        const bool stagger = spec_.categories.size() > 1 && staggered(slot);
+        for (int i = 0; i < spec_.categories.size(); ++i) {
+            double h = 0;
+            for (const LabelLine& l : categoryLines(i, slot, stagger)) h += QFontMetricsF(l.font).height();
+            height = std::max(height, h);
+        }
+        return height + 8;
     }
     void placeCategoryLabels() {
-        const QFont first = pixelFont(12, true);
-        const QFont rest = pixelFont(11);
-        const double lh = QFontMetricsF(first).height();
+        const double bottom = plot_.bottom() + category_height_;
+        const bool stagger = spec_.categories.size() > 1 && staggered(slotWidth());
         for (int i = 0; i < spec_.categories.size(); ++i) {
-            QStringList lines = spec_.categories[i].split('\n');
-            if (i < spec_.shortCategories.size() &&
-                QFontMetricsF(first).horizontalAdvance(lines[0]) > slotWidth() - 4)
-                lines[0] = spec_.shortCategories[i];
-            for (int k = 0; k < lines.size(); ++k) {
-                const QFont& f = k == 0 ? first : rest;
-                const QColor ink = i == spec_.highlightedCategory ? kCapacity : k == 0 ? kInk : kMutedInk;
-                centeredText(elided(lines[k], f, slotWidth() - 4), f, ink, barCenterX(i), plot_.bottom() + 5 + k * lh);
+            double y = plot_.bottom() + 5;
+            for (const LabelLine& l : categoryLines(i, slotWidth(), stagger)) {
+                const double lh = QFontMetricsF(l.font).height();
+                if (y + lh > bottom + 1) break;  // the real slot is never narrower than the estimate; this is a guard
+                const QColor ink = i == spec_.highlightedCategory ? kCapacity : l.first ? kInk : kMutedInk;
+                if (!l.text.isEmpty()) centeredText(elided(l.text, l.font, l.room + 2), l.font, ink, barCenterX(i), y);
+                y += lh;
             }
         }
     }
@@ -321,12 +386,46 @@ private:
         }
     }
 
+public:
+    // A bar with the label above it, in scene coordinates.
+    QRectF barRect(int i) const {
+        double top = 0;
+        for (const auto& layer : spec_.layers)
+            if (i < layer.values.size()) top += std::max(0.0, layer.values[i]);
+        const double label = i < spec_.barTopLabels.size() ? QFontMetricsF(pixelFont(12, true)).height() + 3 : 0;
+        return QRectF(barCenterX(i) - barPixelWidth() / 2, valueY(top) - label, barPixelWidth(),
+                      plot_.bottom() - valueY(top) + label);
+    }
+
+private:
+    // The capacity label sits on its line where no bar or bar label is: right
+    // end above the line, below it, left end above, below; only when every
+    // place is taken does it go on a white backing at the right.
     void placeCapacityLabel() {
         if (!spec_.capacity || spec_.capacityLabel.isEmpty()) return;
         const QFont f = pixelFont(11, true);
         auto* item = text(elided(spec_.capacityLabel, f, plot_.width() - 8), f, kCapacity);
         const QRectF r = item->boundingRect();
-        item->setPos(plot_.right() - r.width() - 4, valueY(*spec_.capacity) - r.height() - 2);
+        const double line = valueY(*spec_.capacity);
+        const QPointF places[] = {{plot_.right() - r.width() - 4, line - r.height() - 2},
+                                  {plot_.right() - r.width() - 4, line + 3},
+                                  {plot_.left() + 4, line - r.height() - 2},
+                                  {plot_.left() + 4, line + 3}};
+        auto clear = [&](QPointF at) {
+            const QRectF box(at, r.size());
+            if (box.top() < plot_.top() - 20 || box.bottom() > plot_.bottom()) return false;
+            for (int i = 0; i < spec_.categories.size(); ++i)
+                if (barRect(i).adjusted(-2, -2, 2, 0).intersects(box)) return false;
+            return true;
+        };
+        // Above the bars' own labels, in the row kept for it.
+        QPointF at(plot_.right() - r.width() - 4, plot_.top() - 20 - r.height());
+        for (const QPointF& p : places)
+            if (clear(p)) {
+                at = p;
+                break;
+            }
+        item->setPos(at);
         auto* backing = own(new QGraphicsRectItem(item->pos().x() - 2, item->pos().y(), r.width() + 4, r.height()), 9);
         backing->setBrush(QColor(255, 255, 255, 210));
         backing->setPen(Qt::NoPen);
@@ -351,7 +450,7 @@ private:
         const double text_x = std::max(bar_right, plot_.right()) + 40;
         // Down to the bar's label row too: the call-outs are right of the bar,
         // and every pixel of height saves a wrapped detail from being cut.
-        placeCallouts(overlay_, items, plot_.top() - 18, plot_.bottom() + categoryLabelHeight(), bar_right, plot_.right(),
+        placeCallouts(overlay_, items, plot_.top() - 18, plot_.bottom() + category_height_, bar_right, plot_.right(),
                       text_x, size_.width() - kPad - text_x);
     }
 
@@ -391,17 +490,21 @@ private:
         centeredText(elided(s, f, size_.width() - 2 * kPad), f, kMutedInk, size_.width() / 2, plot_.center().y());
     }
 
+    // Over the plot only: beside a single bar the call-outs start right of
+    // it, and a banner across the whole width hid the top ones. The message
+    // wraps in that width instead of being cut.
     void placeStaleNotice() {
         if (spec_.staleNotice.isEmpty()) return;
         const QFont f = pixelFont(12, true);
-        const double left = spec_.callouts ? kPad : plot_.left();
-        const double width = (spec_.callouts ? size_.width() - 2 * kPad : plot_.width());
-        const double h = QFontMetricsF(f).height() + 10;
-        auto* banner = own(new QGraphicsRectItem(left, plot_.top() + 4, width, h), 20);
+        const double left = plot_.left();
+        const double width = plot_.width();
+        const QStringList lines = wrapLines(spec_.staleNotice, f, width - 12, 4);
+        const double lh = QFontMetricsF(f).height();
+        auto* banner = own(new QGraphicsRectItem(left, plot_.top() + 4, width, lines.size() * lh + 10), 20);
         banner->setBrush(QColor(0x70, 0x70, 0x70, 225));
         banner->setPen(Qt::NoPen);
-        auto* item = centeredText(elided(spec_.staleNotice, f, width - 12), f, Qt::white, left + width / 2, plot_.top() + 9);
-        item->setZValue(21);
+        for (int k = 0; k < lines.size(); ++k)
+            centeredText(lines[k], f, Qt::white, left + width / 2, plot_.top() + 9 + k * lh)->setZValue(21);
     }
 
     void showTip(bool on, int layer, int index) {
@@ -428,6 +531,7 @@ private:
     QSizeF size_;
     QRectF plot_;
     double value_max_ = 1;
+    double category_height_ = 0;  // of the labels under the bars, this layout
 };
 
 MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent), scene_(std::make_unique<ChartScene>()) {
@@ -468,6 +572,8 @@ void MemoryChart::setSpec(const ChartSpec& spec) {
 const ChartSpec& MemoryChart::spec() const { return scene_->spec(); }
 
 QStringList MemoryChart::visibleTexts() const { return scene_->texts(); }
+QRectF MemoryChart::textRect(const QString& prefix) const { return scene_->textRect(prefix); }
+QRectF MemoryChart::barRect(int bar) const { return scene_->barRect(bar); }
 
 void MemoryChart::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);

@@ -34,6 +34,10 @@ public:
 
     // Texts currently on screen (title, call-outs, legend, labels): for tests.
     QStringList visibleTexts() const;
+    // Where the text `prefix` (else the first starting with it) is drawn, and where bar
+    // `bar` is with the label above it (chart coordinates): for tests.
+    QRectF textRect(const QString& prefix) const;
+    QRectF barRect(int bar) const;
     // How many times the chart's pixels were painted: for tests and the benchmark.
     int paintCount() const { return paint_count_; }
 

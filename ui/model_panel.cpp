@@ -1,6 +1,7 @@
 #include "ui/model_panel.h"
 
 #include <QCheckBox>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "core/report.h"
@@ -34,8 +35,30 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
     parameters_->setToolTip(tr("Parameters of the whole model, counted exactly from the architecture below."));
     column->addWidget(parameters_);
 
+    // The architecture is set by the preset or config.json and changed far
+    // less than training and parallelism: collapsed, behind the parameter
+    // count, until opened (or until an error names one of its fields).
+    expander_ = new QToolButton(this);
+    expander_->setText(tr("Architecture"));
+    expander_->setCheckable(true);
+    expander_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    expander_->setArrowType(Qt::RightArrow);
+    expander_->setAutoRaise(true);
+    expander_->setToolTip(tr("Every config.json field of the model: sizes, MLP and norm kind, biases, dropouts, experts, latent attention."));
+    column->addWidget(expander_);
+    architecture_ = new QWidget(this);
+    architecture_->setVisible(false);
+    auto* body = new QVBoxLayout(architecture_);
+    body->setContentsMargins(0, 0, 0, 0);
+    body->setSpacing(6);
+    column->addWidget(architecture_);
+    connect(expander_, &QToolButton::toggled, this, [this](bool open) {
+        architecture_->setVisible(open);
+        expander_->setArrowType(open ? Qt::DownArrow : Qt::RightArrow);
+    });
+
     shape_ = new FieldForm(document, bindings, this);
-    column->addWidget(shape_);
+    body->addWidget(shape_);
     shape_->addText({tr("Name"), {"model.name"}, tr("Display name used in titles and exports.")},
                     [](const Scenario& s) { return s.model.name; }, [](Scenario& s, std::string v) { s.model.name = v; });
     shape_->addInteger({tr("Hidden size"), {"model.hidden_size", "model.n_embd"},
@@ -85,8 +108,11 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
                           tr("2 for most models; 4 for Gemma-2 (pre and post norms around attention and MLP).")},
                          1, 8, [](const Scenario& s) { return s.model.norms_per_block; },
                          [](Scenario& s, int64_t v) { s.model.norms_per_block = v; });
-    shape_->addText({tr("Activation"), {"model.hidden_act"}, tr("MLP activation function: silu (Llama), gelu_pytorch_tanh (Gemma), gelu_new (GPT-2).")},
-                      [](const Scenario& s) { return s.model.hidden_act; }, [](Scenario& s, std::string v) { s.model.hidden_act = v; });
+    // transformers' ACT2FN names the core tells apart (activation_shape.cpp):
+    // a list, so that "foo" cannot be entered and silently read as SiLU.
+    shape_->addNamedChoice({tr("Activation"), {"model.hidden_act"}, tr("MLP activation function: silu (Llama), gelu_pytorch_tanh (Gemma), gelu_new (GPT-2).")},
+                           {"silu", "swish", "gelu", "gelu_pytorch_tanh", "gelu_new", "gelu_fast", "quick_gelu", "relu"},
+                           [](const Scenario& s) { return s.model.hidden_act; }, [](Scenario& s, std::string v) { s.model.hidden_act = v; });
     shape_->addFlag({tr("Tied embeddings"), {"model.tie_word_embeddings", "model.tied_embeddings"},
                        tr("LM head shares the embedding matrix (tie_word_embeddings): Gemma, GPT-2, Llama-3.2-1B/3B.")},
                       [](const Scenario& s) { return s.model.tied_embeddings; },
@@ -120,18 +146,18 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
     // Mixture of experts.
     moe_toggle_ = new QCheckBox(tr("Mixture of experts (MoE)"), this);
     moe_toggle_->setToolTip(tr("Routed experts replace the dense MLP (Mixtral, Qwen2-MoE, DeepSeek)."));
-    column->addWidget(moe_toggle_);
+    body->addWidget(moe_toggle_);
     connect(moe_toggle_, &QCheckBox::toggled, this, [this](bool on) {
         document_->edit([&](Scenario& s) {
             if (on && !s.model.moe) s.model.moe = initialMoe(s.model);
             if (!on) s.model.moe.reset();
-        });
+        }, tr("Mixture of experts"));
     });
     moe_box_ = new QGroupBox(tr("Experts"), this);
     auto* moe_layout = new QVBoxLayout(moe_box_);
     moe_ = new FieldForm(document, bindings, moe_box_);
     moe_layout->addWidget(moe_);
-    column->addWidget(moe_box_);
+    body->addWidget(moe_box_);
     auto moe = [](const Scenario& s) -> const MoeConfig& {
         static const MoeConfig none;
         return s.model.moe ? *s.model.moe : none;
@@ -182,18 +208,18 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
     // Multi-head latent attention.
     mla_toggle_ = new QCheckBox(tr("Multi-head latent attention (MLA)"), this);
     mla_toggle_->setToolTip(tr("DeepSeek-V2/V3: low-rank compressed q and kv projections replace q/k/v/o."));
-    column->addWidget(mla_toggle_);
+    body->addWidget(mla_toggle_);
     connect(mla_toggle_, &QCheckBox::toggled, this, [this](bool on) {
         document_->edit([&](Scenario& s) {
             if (on && !s.model.mla) s.model.mla = initialMla();
             if (!on) s.model.mla.reset();
-        });
+        }, tr("Latent attention"));
     });
     mla_box_ = new QGroupBox(tr("Latent attention"), this);
     auto* mla_layout = new QVBoxLayout(mla_box_);
     mla_ = new FieldForm(document, bindings, mla_box_);
     mla_layout->addWidget(mla_);
-    column->addWidget(mla_box_);
+    body->addWidget(mla_box_);
     auto mla = [](const Scenario& s) -> const MlaConfig& {
         static const MlaConfig none;
         return s.model.mla ? *s.model.mla : none;
@@ -223,6 +249,9 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
     connect(document_, &ScenarioDocument::changed, this, &ModelPanel::refresh);
     refresh();
 }
+
+void ModelPanel::setArchitectureShown(bool shown) { expander_->setChecked(shown); }
+bool ModelPanel::architectureShown() const { return expander_->isChecked(); }
 
 void ModelPanel::refresh() {
     const Scenario& s = document_->scenario();

@@ -6,6 +6,7 @@
 #include "ui/field_form.h"
 
 class QCheckBox;
+class QToolButton;
 
 namespace trainmem::ui {
 
@@ -13,6 +14,9 @@ class ModelPanel : public QGroupBox {
     Q_OBJECT
 public:
     ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWidget* parent = nullptr);
+    // Opens or closes the architecture fields (closed at start).
+    void setArchitectureShown(bool shown);
+    bool architectureShown() const;
 
 private:
     void refresh();
@@ -26,6 +30,8 @@ private:
     QGroupBox* mla_box_;
     FieldForm* mla_;
     QLabel* parameters_;
+    QToolButton* expander_;
+    QWidget* architecture_;
 };
 
 }  // namespace trainmem::ui

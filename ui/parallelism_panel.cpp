@@ -53,6 +53,7 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
                                  tr("Hybrid sharding (HSDP): ranks per shard group; 0 = shard over all data x context ranks.")},
                                 0, kMaxDegree, [](const Scenario& s) { return s.parallelism.shard_group; },
                                 [](Scenario& s, int64_t v) { s.parallelism.shard_group = v; });
+    shard_group->setMinimum(0);  // the special text shows at the minimum, 0
     shard_group->setSpecialValueText(tr("all DP x CP ranks"));
     shard_group_ = shard_group;
     f.addInteger({tr("Tensor parallel"), {"parallelism.tensor"},
@@ -81,6 +82,7 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
                                      "Fewer than p leaves a bubble.")},
                                  0, 1 << 20, [](const Scenario& s) { return s.parallelism.microbatches; },
                                  [](Scenario& s, int64_t v) { s.parallelism.microbatches = v; });
+    microbatches->setMinimum(0);  // the special text shows at the minimum, 0
     microbatches->setSpecialValueText(tr("= grad accumulation"));
     microbatches_ = microbatches;
     f.addInteger({tr("Context parallel"), {"parallelism.context"},

@@ -20,8 +20,8 @@ PresetPicker::PresetPicker(ScenarioDocument* document, QWidget* parent)
     column->addWidget(search_);
     list_ = new QListWidget(this);
     list_->setMaximumHeight(150);
-    list_->setToolTip(tr("Double-click or Enter: a scenario preset replaces everything; "
-                         "a model preset replaces only the model."));
+    list_->setToolTip(tr("Click (or Enter) to load: a scenario preset replaces everything; a model preset replaces only "
+                         "the model. Edit > Undo brings back what was there."));
     column->addWidget(list_);
     auto* buttons = new QHBoxLayout();
     auto* open = new QPushButton(tr("Open config.json…"), this);
@@ -38,8 +38,13 @@ PresetPicker::PresetPicker(ScenarioDocument* document, QWidget* parent)
                 return;
             }
     });
+    // One click loads (Undo takes it back); Enter too. A double-click's second
+    // activation loads the same preset again, which the document ignores.
+    connect(list_, &QListWidget::itemClicked, this,
+            [this](QListWidgetItem* item) { choose(item->data(Qt::UserRole).toString()); });
     connect(list_, &QListWidget::itemActivated, this,
             [this](QListWidgetItem* item) { choose(item->data(Qt::UserRole).toString()); });
+    connect(document_, &ScenarioDocument::changed, this, &PresetPicker::markLoaded);
     connect(open, &QPushButton::clicked, this, &PresetPicker::openConfigRequested);
     reload();
 }
@@ -51,10 +56,58 @@ void PresetPicker::reload() {
         const QString kind = p.kind == PresetKind::Scenario ? tr("scenario") : tr("model");
         auto* item = new QListWidgetItem(QStringLiteral("%1   · %2").arg(name, kind), list_);
         item->setData(Qt::UserRole, name);
+        item->setData(Qt::UserRole + 2, p.kind == PresetKind::Scenario);
         item->setToolTip(QString::fromStdString(p.description));
-        item->setData(Qt::UserRole + 1, (name + " " + QString::fromStdString(p.description) + " " + kind).toLower());
+        // Searchable by what the model is, not only by what its name says:
+        // "moe" finds DeepSeek and Qwen-MoE too, "mla" DeepSeek.
+        QString traits;
+        const Expected<ModelConfig> model = p.kind == PresetKind::Scenario
+                                                ? [&]() -> Expected<ModelConfig> {
+                                                      Expected<Scenario> s = loadPreset(p.name);
+                                                      if (!s) return s.error();
+                                                      return s->model;
+                                                  }()
+                                                : loadModelPreset(p.name);
+        if (model && model->moe) traits += QStringLiteral(" moe mixture-of-experts experts");
+        if (model && model->mla) traits += QStringLiteral(" mla latent");
+        if (model) traits += " " + QString::fromStdString(model->name) + " " + QString::fromStdString(model->family);
+        item->setData(Qt::UserRole + 1, (name + " " + QString::fromStdString(p.description) + " " + kind + traits).toLower());
     }
     filter(search_->text());
+    markLoaded();
+}
+
+void PresetPicker::focusSearch() {
+    search_->setFocus(Qt::ShortcutFocusReason);
+    search_->selectAll();
+}
+
+void PresetPicker::markLoaded() {
+    const Scenario& s = document_->scenario();
+    for (int i = 0; i < list_->count(); ++i) {
+        QListWidgetItem* item = list_->item(i);
+        const std::string name = item->data(Qt::UserRole).toString().toStdString();
+        const bool scenario = item->data(Qt::UserRole + 2).toBool();
+        // The scenario preset the open scenario is named after, or the model
+        // preset its model still is (editing the model clears model_preset).
+        const bool loaded = scenario ? (!name.empty() && s.name == name && document_->path().isEmpty())
+                                     : (!s.model_preset.empty() && s.model_preset == name);
+        QFont f = item->font();
+        if (f.bold() != loaded) {
+            f.setBold(loaded);
+            item->setFont(f);
+        }
+        if (loaded && scenario) {
+            const QSignalBlocker block(list_);
+            list_->setCurrentItem(item);
+        }
+    }
+}
+
+QListWidgetItem* PresetPicker::loadedItem(bool scenario) const {
+    for (int i = 0; i < list_->count(); ++i)
+        if (list_->item(i)->font().bold() && list_->item(i)->data(Qt::UserRole + 2).toBool() == scenario) return list_->item(i);
+    return nullptr;
 }
 
 void PresetPicker::filter(const QString& text) {
@@ -76,7 +129,7 @@ bool PresetPicker::choose(const QString& name) {
                 emit failed(QString::fromStdString(s.error().text()));
                 return false;
             }
-            document_->replace(*s);
+            document_->load(*s, tr("Load preset %1").arg(name));
             return true;
         }
         Expected<ModelConfig> m = loadModelPreset(key);
@@ -84,11 +137,13 @@ bool PresetPicker::choose(const QString& name) {
             emit failed(QString::fromStdString(m.error().text()));
             return false;
         }
-        document_->edit([&](Scenario& s) {
-            s.model = *m;
-            s.model_preset = key;
-            s.warnings.clear();
-        });
+        document_->edit(
+            [&](Scenario& s) {
+                s.model = *m;
+                s.model_preset = key;
+                s.warnings.clear();
+            },
+            tr("Load model %1").arg(name));
         return true;
     }
     emit failed(tr("No preset named \"%1\"").arg(name));

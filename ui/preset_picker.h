@@ -20,6 +20,11 @@ public:
     // Loads a preset by name; false (and `failed`) when it cannot.
     bool choose(const QString& name);
     void reload();  // re-reads the presets directory
+    QListWidget* list() const { return list_; }
+    void focusSearch();  // the search field, its text selected
+    // The item drawn as loaded (bold): the scenario preset of the open
+    // scenario, or the model preset of its model; nullptr when none.
+    QListWidgetItem* loadedItem(bool scenario) const;
 
 signals:
     void openConfigRequested();     // "Open config.json..." pressed
@@ -27,6 +32,7 @@ signals:
 
 private:
     void filter(const QString& text);
+    void markLoaded();
 
     ScenarioDocument* document_;
     QLineEdit* search_;

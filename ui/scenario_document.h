@@ -2,13 +2,16 @@
 // The open scenario and what it last estimated. Panels edit the scenario
 // through edit(); every accepted edit re-estimates at once (the estimate takes
 // microseconds), and an invalid scenario keeps the last valid result, marked
-// stale, with the error naming the field to fix.
+// stale, with the error naming the field to fix. Every edit and every loaded
+// preset or model goes through the undo stack, so nothing is lost that Ctrl+Z
+// cannot bring back; "unsaved" means "not at the stack's clean index".
 #include <functional>
 #include <optional>
 #include <vector>
 
 #include <QObject>
 #include <QString>
+#include <QUndoStack>
 
 #include "core/estimate.h"
 #include "core/scenario.h"
@@ -24,11 +27,23 @@ public:
 
     // Applies `change` to a copy; when the copy equals the current scenario
     // nothing happens and false is returned (this is what stops feedback
-    // loops between widgets and the document).
-    bool edit(const std::function<void(Scenario&)>& change);
-    // A whole new scenario (preset, opened file, New). `path` is the file it
-    // came from, empty for presets.
+    // loops between widgets and the document). Otherwise the change is one
+    // undoable step named `what` ("Micro-batch"); consecutive edits with the
+    // same non-empty `what` within kMergeMs merge into one step, so typing
+    // "4096" or clicking an arrow five times is undone at once.
+    bool edit(const std::function<void(Scenario&)>& change, const QString& what = {});
+    // A whole new scenario that starts a new history (opened scenario file,
+    // New, the scenario given on the command line): the user was asked about
+    // unsaved changes before. `path` is the file it came from.
     void replace(const Scenario& scenario, const QString& path = {});
+    // A whole new scenario as one undoable step (a scenario preset): the edits
+    // it replaces come back with Undo instead of being asked about. The path
+    // is cleared (a preset is not the file that was open) and the new state
+    // counts as saved, as after replace().
+    void load(const Scenario& scenario, const QString& what);
+
+    QUndoStack* undoStack() { return &undo_; }
+    static constexpr int kMergeMs = 1500;
 
     // The last valid result, and the scenario it belongs to (the call-outs
     // explain that scenario, not the invalid one being edited).
@@ -41,7 +56,7 @@ public:
     const std::optional<Error>& error() const { return error_; }
 
     const QString& path() const { return path_; }
-    bool dirty() const { return dirty_; }
+    bool dirty() const { return !undo_.isClean(); }
     void setSavedAs(const QString& path);  // after a successful save
 
 signals:
@@ -50,8 +65,11 @@ signals:
     void fileStateChanged();  // path or dirty flag
 
 private:
+    friend class ScenarioStep;
+    // Sets the state an undo step recorded; `whole` = a different scenario
+    // altogether (widgets reload everything, the old result is dropped).
+    void apply(const Scenario& scenario, const QString& path, bool whole);
     void reestimate();
-    void setDirty(bool dirty);
 
     struct Result {
         Scenario scenario;
@@ -62,7 +80,7 @@ private:
     std::optional<Result> result_;
     std::optional<Error> error_;
     QString path_;
-    bool dirty_ = false;
+    QUndoStack undo_;
 };
 
 }  // namespace trainmem::ui

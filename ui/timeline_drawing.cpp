@@ -46,7 +46,7 @@ Expected<TimelineDrawing> timelineDrawing(const Scenario& scenario, std::optiona
     d.stages = scenario.parallelism.pipeline;
     d.units = units;
     d.title = d.stages > 1 ? QObject::tr("Memory through one training step — stage %1 of %2, per GPU")
-                                 .arg(d.timeline.stage)
+                                 .arg(d.timeline.stage + 1)
                                  .arg(d.stages)
                            : QObject::tr("Memory through one training step, per GPU");
     d.subtitle = scenarioPhrase(scenario);

@@ -134,7 +134,7 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
             std::vector<std::string> chosen;
             for (const auto& [n, b] : target_boxes_)
                 if (b->isChecked()) chosen.push_back(n);
-            document_->edit([&](Scenario& s) { s.training.lora_targets = chosen; });
+            document_->edit([&](Scenario& s) { s.training.lora_targets = chosen; }, tr("LoRA targets"));
         });
     }
     f.addRow({tr("  LoRA targets"), {"training.lora_targets"},
@@ -147,11 +147,13 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                   tr("Batch size the base learning rate was tuned at (B0); 0 = no learning-rate scaling shown.")},
                  0, 1 << 30, [](const Scenario& s) { return s.training.base_batch_size.value_or(0); },
                  [](Scenario& s, int64_t v) { s.training.base_batch_size = v > 0 ? std::optional<int64_t>(v) : std::nullopt; });
+    base_batch->setMinimum(0);  // the special text shows at the minimum, 0
     base_batch->setSpecialValueText(tr("none"));
     QDoubleSpinBox* base_lr = f.addReal({tr("Base learning rate"), {"training.base_learning_rate"},
                tr("Learning rate tuned at the base batch (e.g. 3e-4); 0 = none.")},
               0, 10, 6, 1e-4, [](const Scenario& s) { return s.training.base_learning_rate.value_or(0.0); },
               [](Scenario& s, double v) { s.training.base_learning_rate = v > 0 ? std::optional<double>(v) : std::nullopt; });
+    base_lr->setMinimum(0);  // the special text shows at the minimum, 0
     base_lr->setSpecialValueText(tr("none"));
     f.addInteger({tr("Warmup steps"), {"training.warmup_steps"},
                   tr("Gradual warmup: lr_t = lr x t / T_w for the first T_w steps (Goyal et al. 2017).")},
@@ -180,6 +182,29 @@ void TrainingPanel::refresh() {
     form_->setRowVisible(loss_chunks_, t.loss == LossImpl::Chunked || t.loss == LossImpl::ChunkedOutput);
     const bool lora = t.finetuning != Finetuning::Full;
     for (QWidget* w : {lora_rank_, lora_dropout_, lora_targets_}) form_->setRowVisible(w, lora);
+    // Only this architecture's module names (GPT-2 has c_attn, not gate_proj);
+    // a chosen name it lacks stays shown, so it can be unticked.
+    const std::vector<std::string> names = loraTargetNames(document_->scenario().model);
+    std::vector<std::string> offered;
+    for (const auto& [name, box] : target_boxes_)
+        if (std::find(names.begin(), names.end(), name) != names.end() ||
+            std::find(t.lora_targets.begin(), t.lora_targets.end(), name) != t.lora_targets.end())
+            offered.push_back(name);
+    if (offered != offered_targets_) {
+        // Re-lay the grid with only the offered boxes, two per row, no holes.
+        auto* grid = static_cast<QGridLayout*>(lora_targets_->layout());
+        for (const auto& [name, box] : target_boxes_) grid->removeWidget(box);
+        int index = 0;
+        for (const auto& [name, box] : target_boxes_) {
+            const bool shown = std::find(offered.begin(), offered.end(), name) != offered.end();
+            box->setVisible(shown);
+            if (shown) {
+                grid->addWidget(box, index / 2, index % 2);
+                ++index;
+            }
+        }
+        offered_targets_ = offered;
+    }
     for (const auto& [name, box] : target_boxes_) {
         const bool on = std::find(t.lora_targets.begin(), t.lora_targets.end(), name) != t.lora_targets.end();
         if (box->isChecked() != on) {

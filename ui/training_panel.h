@@ -25,6 +25,7 @@ private:
     QWidget* lora_dropout_;
     QWidget* lora_targets_;
     std::vector<std::pair<std::string, QCheckBox*>> target_boxes_;
+    std::vector<std::string> offered_targets_;  // the names laid out in the grid now
 };
 
 }  // namespace trainmem::ui

@@ -1,9 +1,11 @@
 // Exports write files a viewer can open: PNG at the requested size and scale,
 // SVG that parses and names every component drawn as real text, PDF.
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QSet>
+#include <QSpinBox>
 #include <QSvgRenderer>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
@@ -11,6 +13,7 @@
 #include "core/estimate.h"
 #include "ui/chart_export.h"
 #include "ui/chart_views.h"
+#include "ui/export_size_dialog.h"
 #include "ui/component_palette.h"
 #include "ui_test_support.h"
 
@@ -111,6 +114,29 @@ TEST(ChartExport, EmptyCompareViewStillExportsItsHint) {
     const QString path = dir.filePath("compare.svg");
     ASSERT_TRUE(exportSvg(compareChart({}, Units::GiB), path, QSize(800, 500)).ok);
     EXPECT_TRUE(svgText(path).contains("Pin current"));
+}
+
+}  // namespace
+}  // namespace trainmem::ui
+
+namespace trainmem::ui {
+namespace {
+
+TEST(ExportSizeDialog, PresetsSetPhysicalSizesAndEditingMakesItCustom) {
+    ExportSizeDialog vector(QSize(800, 500), 1.0, false);
+    QComboBox* presets = vector.presets();
+    int column = -1;
+    for (int i = 0; i < presets->count(); ++i)
+        if (presets->itemText(i).startsWith("Document column")) column = i;
+    ASSERT_GE(column, 0);
+    presets->setCurrentIndex(column);
+    emit presets->activated(column);
+    // 16 cm = 16 / 2.54 in x 72 pt/in = 453.5 pt.
+    EXPECT_EQ(vector.size().width(), 454);
+    auto* width = vector.findChild<QSpinBox*>();
+    ASSERT_NE(width, nullptr);
+    width->setValue(500);
+    EXPECT_EQ(presets->currentIndex(), 0);  // "Custom"
 }
 
 }  // namespace

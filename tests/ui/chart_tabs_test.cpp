@@ -1,6 +1,8 @@
 // The optimizer and compare tabs: one column per optimizer (in bytes and in
 // buffers per parameter, as in the seed figure), pinned columns with their
 // differences.
+#include <QTableWidget>
+
 #include "ui/compare_tab.h"
 #include "ui/display_names.h"
 #include "ui/optimizer_tab.h"
@@ -73,7 +75,15 @@ TEST(CompareTab, PinsColumnsAndListsTheSettingsThatDiffer) {
     ASSERT_EQ(spec.categories.size(), 2);
     EXPECT_TRUE(spec.categories[0].startsWith("A"));
     EXPECT_TRUE(spec.categories[1].startsWith("B"));
-    EXPECT_EQ(spec.footer, (QStringList{"training.micro_batch_size: 1 | 2"}));
+    // The differing setting is drawn once: in each bar's caption, and in the
+    // table under the chart, not again in a footer.
+    EXPECT_TRUE(spec.footer.isEmpty()) << spec.footer.join('|').toStdString();
+    EXPECT_TRUE(spec.categories[0].contains("micro batch size 1")) << spec.categories[0].toStdString();
+    EXPECT_TRUE(spec.categories[1].contains("micro batch size 2")) << spec.categories[1].toStdString();
+    ASSERT_GE(compare->table()->rowCount(), 1);
+    EXPECT_EQ(compare->table()->verticalHeaderItem(0)->text(), "training.micro_batch_size");
+    EXPECT_EQ(compare->table()->item(0, 0)->text(), "1");
+    EXPECT_EQ(compare->table()->item(0, 1)->text(), "2");
     // Column B holds twice the activations of column A (linear in micro-batch).
     EXPECT_NEAR(layerValue(spec, "activations", 1) / layerValue(spec, "activations", 0), 2.0, 0.01);
 }
@@ -103,6 +113,40 @@ TEST(ScenarioDifferences, ListsOnlyWhatDiffersInColumnOrder) {
     EXPECT_TRUE(d.contains(QStringLiteral("hardware.gpu: %1 | A100-80GB").arg(QString::fromStdString(a.hardware.gpu))));
     EXPECT_TRUE(d.contains(QStringLiteral("parallelism.zero_stage: %1 | 1").arg(a.parallelism.zero_stage)));
     EXPECT_TRUE(scenarioDifferences({a, a}).isEmpty());
+}
+
+}  // namespace
+}  // namespace trainmem::ui
+
+namespace trainmem::ui {
+namespace {
+
+using namespace test;
+
+TEST(CompareTab, PinsAreRenamedMovedAndRemovedOneByOne) {
+    Scenario s = presetScenario("llama3.1-8b-fsdp-8xh100");
+    s.training.micro_batch_size = 1;
+    auto window = openWindow(s);
+    CompareTab* compare = window->compareTab();
+    compare->clear();
+    for (int mbs : {1, 2, 4}) {
+        window->document()->edit([mbs](Scenario& x) { x.training.micro_batch_size = mbs; });
+        ASSERT_TRUE(compare->pin());
+    }
+    EXPECT_TRUE(compare->renamePin(1, QStringLiteral("mbs 2")));
+    EXPECT_FALSE(compare->renamePin(0, QStringLiteral("mbs 2")));  // taken
+    EXPECT_FALSE(compare->renamePin(0, QStringLiteral("  ")));
+    EXPECT_TRUE(compare->movePin(2, 0));
+    ASSERT_EQ(compare->pins().size(), 3u);
+    EXPECT_EQ(compare->pins()[0].scenario.training.micro_batch_size, 4);
+    EXPECT_EQ(compare->pins()[2].label, QStringLiteral("mbs 2"));
+    EXPECT_TRUE(compare->removePin(1));  // A (micro-batch 1)
+    ASSERT_EQ(compare->pins().size(), 2u);
+    const ChartSpec spec = compare->currentSpec();
+    EXPECT_TRUE(spec.categories[1].startsWith("mbs 2\n"));
+    // A new pin takes the first free letter.
+    ASSERT_TRUE(compare->pin());
+    EXPECT_EQ(compare->pins().back().label, QStringLiteral("A"));
 }
 
 }  // namespace

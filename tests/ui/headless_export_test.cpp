@@ -1,5 +1,6 @@
 // trainmem --export: renders without a window, exits 0, or 2 with one line
 // on stderr for bad input.
+#include <QFile>
 #include <QImage>
 #include <QProcess>
 #include <QSvgRenderer>
@@ -49,6 +50,14 @@ TEST(HeadlessExport, AppliesSettingsAndWritesSvgAndPdf) {
     const AppRun config = runApp({"--model-config", TRAINMEM_TEST_DATA_DIR "/hf/qwen2_defaults.json", "--view", "compare",
                                "--export", dir.filePath("c.png")});
     EXPECT_EQ(config.status, 0) << config.err.toStdString();
+    // A figure of one scenario says what it is, never the on-screen hint.
+    const AppRun compare = runApp({"--preset", "llama3.1-8b-fsdp-8xh100", "--view", "compare", "--export", dir.filePath("c.svg")});
+    ASSERT_EQ(compare.status, 0) << compare.err.toStdString();
+    QFile figure(dir.filePath("c.svg"));
+    ASSERT_TRUE(figure.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(figure.readAll());
+    EXPECT_FALSE(text.contains("Pin another"));
+    EXPECT_TRUE(text.contains("H100-80GB"));
 }
 
 TEST(HeadlessExport, BadInputExitsTwoWithOneLine) {

@@ -6,6 +6,9 @@
 #include <QSpinBox>
 #include <QTableWidget>
 
+#include <QCheckBox>
+
+#include "core/batch.h"
 #include "core/layout_search.h"
 #include "ui/layout_finder_panel.h"
 #include "ui/scenario_document.h"
@@ -134,6 +137,41 @@ TEST(LayoutFinder, AStaleScenarioIsNotSearched) {
     // The status names the field to fix, as the document does.
     EXPECT_TRUE(on.panel.statusText().contains(QString::fromStdString(on.document.error()->field)))
         << on.panel.statusText().toStdString();
+}
+
+// The issue: the default kept accumulation, so each row trained another global
+// batch and Apply silently turned the 8B FSDP preset's 32 into 8.
+TEST(LayoutFinder, ByDefaultEveryLayoutAndApplyKeepTheScenariosGlobalBatch) {
+    PanelOn on(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    const int64_t batch = planBatch(on.document.scenario()).effective_batch;
+    ASSERT_GT(batch, 0);
+    EXPECT_FALSE(on.panel.otherGlobalBatch()->isChecked());
+    EXPECT_EQ(on.panel.globalBatch()->value(), batch);
+    ASSERT_TRUE(on.searchAndWait());
+    QTableWidget* table = on.panel.layoutTable();
+    ASSERT_GT(table->rowCount(), 1) << on.panel.statusText().toStdString();
+    for (int row = 0; row < table->rowCount(); ++row) {
+        Scenario applied = on.document.scenario();
+        for (const auto& [key, value] : on.panel.settingsFor(row)) ASSERT_TRUE(applySetting(applied, key, value).ok());
+        EXPECT_EQ(planBatch(applied).effective_batch, batch) << "row " << row;
+    }
+    ASSERT_TRUE(on.panel.apply(table->rowCount() - 1)) << on.panel.statusText().toStdString();
+    EXPECT_EQ(planBatch(on.document.scenario()).effective_batch, batch);
+}
+
+TEST(LayoutFinder, AnotherGlobalBatchOnlyWhenAskedAndApplySaysSo) {
+    PanelOn on(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    const int64_t batch = planBatch(on.document.scenario()).effective_batch;
+    on.panel.otherGlobalBatch()->setChecked(true);
+    on.panel.globalBatch()->setValue(static_cast<int>(batch * 2));
+    ASSERT_TRUE(on.searchAndWait());
+    ASSERT_GT(on.panel.layoutTable()->rowCount(), 0) << on.panel.statusText().toStdString();
+    ASSERT_TRUE(on.panel.apply(0));
+    EXPECT_EQ(planBatch(on.document.scenario()).effective_batch, batch * 2);
+    EXPECT_TRUE(on.panel.statusText().contains(QString::number(batch * 2))) << on.panel.statusText().toStdString();
+    // One Undo brings the layout and the batch back.
+    on.document.undoStack()->undo();
+    EXPECT_EQ(planBatch(on.document.scenario()).effective_batch, batch);
 }
 
 }  // namespace

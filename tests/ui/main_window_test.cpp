@@ -10,6 +10,7 @@
 #include "ui/breakdown_tab.h"
 #include "ui/chart_views.h"
 #include "ui/memory_chart.h"
+#include "ui/model_panel.h"
 #include "ui/preset_picker.h"
 #include "ui_test_support.h"
 
@@ -83,6 +84,7 @@ TEST(MainWindow, EveryModelKeyTheCoreNamesInErrorsHasAWidget) {
 
 TEST(MainWindow, ExpertFieldsShowOnlyForMoeModelsAndLatentFieldsOnlyForMla) {
     auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    window->modelPanel()->setArchitectureShown(true);  // collapsed at start
     QWidget* experts = window->fieldBindings().widgetFor("model.num_local_experts");
     QWidget* kv_lora = window->fieldBindings().widgetFor("model.kv_lora_rank");
     ASSERT_NE(experts, nullptr);

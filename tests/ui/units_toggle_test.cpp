@@ -2,6 +2,7 @@
 // chart, the table and the status line, the View menu shows the same choice,
 // and the choice is still there in the next window.
 #include <QMenu>
+#include <QComboBox>
 #include <QMenuBar>
 #include <QTableWidget>
 #include <QTest>
@@ -10,6 +11,8 @@
 #include "ui/app_settings.h"
 #include "ui/breakdown_tab.h"
 #include "ui/breakdown_table.h"
+#include "ui/hardware_panel.h"
+#include "ui/memory_chart.h"
 #include "ui_test_support.h"
 
 namespace trainmem::ui {
@@ -106,6 +109,39 @@ TEST(UnitsToggle, TheChoiceIsSavedAndTheNextWindowOpensWithIt) {
 
     next->setUnits(Units::GiB);  // leave the default for the other tests
     EXPECT_EQ(AppSettings().units(), Units::GiB);
+}
+
+// The issue: in GB mode the formulas stayed in GiB ("Weights: 3.12 GB … = 2.90
+// GiB"), the GPU list was always in GiB and the worked example always in GB.
+TEST(UnitsToggle, OneUnitEverywhereAsChosen) {
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    const QRegularExpression gib(QStringLiteral("\\bGiB\\b")), gb(QStringLiteral("\\bGB\\b"));
+    for (Units units : {Units::GB, Units::GiB}) {
+        window->setUnits(units);
+        QApplication::processEvents();
+        const QRegularExpression& wrong = units == Units::GB ? gib : gb;
+        const QRegularExpression& right = units == Units::GB ? gb : gib;
+        const ChartSpec spec = window->breakdownTab()->chart()->spec();
+        for (const ChartLayer& layer : spec.layers) {
+            EXPECT_FALSE(layer.callout.contains(wrong)) << layer.callout.toStdString();
+            EXPECT_FALSE(layer.calloutDetail.contains(wrong)) << layer.calloutDetail.toStdString();
+        }
+        ASSERT_FALSE(spec.footer.isEmpty());
+        EXPECT_TRUE(spec.footer.front().contains(right)) << spec.footer.front().toStdString();
+        EXPECT_FALSE(spec.footer.front().contains(wrong)) << spec.footer.front().toStdString();
+        auto* table = window->findChild<BreakdownTable*>();
+        ASSERT_NE(table, nullptr);
+        for (int row = 0; row < table->rowCount(); ++row)
+            for (int column = 0; column < table->columnCount(); ++column)
+                if (table->item(row, column))
+                    EXPECT_FALSE(table->item(row, column)->text().contains(wrong)) << table->item(row, column)->text().toStdString();
+        QComboBox* gpus = window->hardwarePanel()->gpuList();
+        const int h100 = gpus->findData(QStringLiteral("H100-80GB"));
+        ASSERT_GE(h100, 0);
+        // 81,559 MiB (cudaMemGetInfo on an H100 SXM5) = 79.6 GiB = 85.5 GB
+        EXPECT_TRUE(gpus->itemText(h100).contains(units == Units::GB ? QStringLiteral("85.5 GB") : QStringLiteral("79.6 GiB")))
+            << gpus->itemText(h100).toStdString();
+    }
 }
 
 }  // namespace
