@@ -182,7 +182,7 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
             if (s.training.optimizer_in_backward) {  // stepped and freed tensor by tensor
                 x = {"", "one parameter tensor's gradient, " + dtypeText(plan.gradients) +
                              " (optimizer step in backward)",
-                     "= " + formatBytes(bytes)};
+                     "= " + formatBytes(bytes, u)};
                 break;
             }
             x = {"", "1× trainable params, " + dtypeText(plan.gradients) + (fullFinetune(s) ? modelSplit(s) : "") +
