@@ -77,6 +77,11 @@ const PublishedCount kPublished[] = {
     {"gemma-3-1b", 999'885'952},
     // Granite 3.3 8B (tied): the Hub's safetensors total.
     {"granite-3.3-8b", 8'170'864'640},
+    // Kimi-K2 (DeepSeek-V3's architecture as model_type kimi_k2; 384 experts,
+    // one dense layer, no MTP layer): the logical parameter count quoted for
+    // the checkpoint (presets/models/README.md), e_score_correction_bias
+    // counted as for DeepSeek-V3.
+    {"kimi-k2", 1'026'408'232'448},
 };
 
 TEST(PublishedParameterCounts, EveryPresetMatchesTheCountOfTheModelItDescribes) {
