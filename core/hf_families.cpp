@@ -95,6 +95,19 @@ const FamilySpec kFamilies[] = {
      .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
      .max_positions = 131072, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
      .qk_norm = true, .norm_weight_fp32 = true},
+    // GptOssConfig / modeling_gpt_oss.py (transformers 4.55): 36 layers of
+    // 2880 with 64 heads of 64 and 8 KV heads, 128 experts top-4, each
+    // intermediate_size (2880) wide, attention_bias=True (q, k, v and o), untied.
+    // GptOssAttention holds `sinks`, one learned logit per head; GptOssExperts
+    // holds gate_up_proj_bias [E, 2f] and down_proj_bias [E, h];
+    // GptOssTopKRouter holds a bias [E]. Every layer is a MoE layer. The
+    // checkpoint's MXFP4 expert blocks are counted as the parameters they
+    // dequantize to. Its activation account is the Llama-style MoE block's:
+    // the clamped SwiGLU and the sink concatenation are not yet modelled.
+    {.model_type = "gpt_oss", .expert_ffn_key = "intermediate_size", .vocab_size = 201088, .hidden_size = 2880,
+     .intermediate_size = 2880, .num_layers = 36, .num_heads = 64, .num_kv_heads = 8, .head_dim = 64,
+     .max_positions = 131072, .qkv_bias = true, .output_bias = true, .attention_sinks = true, .num_experts = 128,
+     .experts_per_token = 4, .expert_bias = true, .router_bias = true},
     // Phi3Config: fused qkv_proj / gate_up_proj without biases.
     {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},

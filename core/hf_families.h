@@ -90,6 +90,7 @@ struct FamilySpec {
     bool qk_norm = false;               // q/k norm by default
     QkNormSpan qk_norm_span = QkNormSpan::PerHead;
     bool mla = false;                   // DeepSeek multi-head latent attention
+    bool attention_sinks = false;       // gpt-oss: a learned sink logit per query head (H parameters per layer)
 
     // ---- mixture of experts (num_experts == 0: dense unless the config has expert keys)
     int64_t num_experts = 0;
@@ -104,6 +105,8 @@ struct FamilySpec {
     bool zero_experts_is_dense = false; // Qwen-MoE: num_experts 0 = a dense model (num_experts > 0 test)
     bool expert_w123 = false;           // Mixtral names expert matrices w1 (gate), w3 (up), w2 (down)
     bool fp32_router = false;           // DeepSeek: router on an fp32 copy of its input, fp32 routing weights
+    bool expert_bias = false;           // gpt-oss: biases on every routed expert's gate, up and down projections
+    bool router_bias = false;           // gpt-oss: the router is Linear(h, E) with a bias
 
     // ---- what the eager forward keeps (activation account)
     bool softmax_fp32 = true;           // softmax(dtype=float32) then cast back (all but GPT-2)

@@ -198,7 +198,7 @@ TEST(FamilyDefaults, Gpt2AcceptsTheAttributeMapNames) {
 }
 
 TEST(FamilyDefaults, EverySupportedTypeImportsFromItsModelTypeAlone) {
-    EXPECT_EQ(supportedModelTypes().size(), 18u);  // 17 rows and kimi_k2, an alias
+    EXPECT_EQ(supportedModelTypes().size(), 19u);  // 18 rows and kimi_k2, an alias
     for (const std::string& type : supportedModelTypes()) {
         json c = {{"model_type", type}};
         if (type == "deepseek_v2") c["num_experts_per_tok"] = 6;
@@ -208,6 +208,21 @@ TEST(FamilyDefaults, EverySupportedTypeImportsFromItsModelTypeAlone) {
             EXPECT_EQ(r->model.family, type);
         }
     }
+}
+
+TEST(FamilyDefaults, GptOssConfigDefaultsAreGptOss120b) {
+    // GptOssConfig's defaults (transformers 4.55) are gpt-oss-120b's shape: 36
+    // layers, 128 experts top-4. Its published parameter count (the GGUF's
+    // general.parameter_count, MXFP4 experts counted as parameters) checks the
+    // row's sinks, attention biases, expert biases and router bias at a second
+    // size; gpt-oss-20b's preset checks them at 24 layers of 32 experts.
+    const Expected<ImportedModel> r = importHuggingFaceConfig(json{{"model_type", "gpt_oss"}});
+    ASSERT_TRUE(r.ok()) << r.error().text();
+    EXPECT_EQ(r->model.num_layers, 36);
+    ASSERT_TRUE(r->model.isMoe());
+    EXPECT_EQ(r->model.moe->num_experts, 128);
+    EXPECT_EQ(parameterLayout(r->model).num_moe_layers, 36);
+    EXPECT_EQ(countParameters(r->model).total, 116'829'156'672);
 }
 
 // --- Unknown model types.

@@ -82,6 +82,10 @@ const PublishedCount kPublished[] = {
     // the checkpoint (presets/models/README.md), e_score_correction_bias
     // counted as for DeepSeek-V3.
     {"kimi-k2", 1'026'408'232'448},
+    // gpt-oss-20b: the GGUF's general.parameter_count (MXFP4 experts counted
+    // as the parameters they dequantize to), with q/k/v/o biases, attention
+    // sinks, expert biases and the router's bias.
+    {"gpt-oss-20b", 20'914'757'184},
 };
 
 TEST(PublishedParameterCounts, EveryPresetMatchesTheCountOfTheModelItDescribes) {
