@@ -231,13 +231,13 @@ private:
                 r_.fail("norm_type", "must be \"rmsnorm\" or \"layernorm\" (got \"" + *t + "\")");
         }
         m.norms_per_block = r_.integer("norms_per_block", d_.norms_per_block);
-        m.qk_norm = r_.boolean("qk_norm", d_.qk_norm);
+        m.qk_norm = r_.boolean(d_.qk_norm_key, d_.qk_norm);
         m.learned_positions = r_.boolean("learned_position_embeddings", d_.learned_positions);
         m.attention_qkv_bias = d_.qkv_bias;
         m.attention_output_bias = d_.output_bias;
         if (d_.reads_attention_bias && r_.present("attention_bias")) {
             m.attention_qkv_bias = r_.boolean("attention_bias", false);
-            m.attention_output_bias = m.attention_qkv_bias;
+            m.attention_output_bias = d_.attention_bias_on_output && m.attention_qkv_bias;
         }
         m.attention_qkv_bias = r_.boolean("qkv_bias", m.attention_qkv_bias);
         m.attention_output_bias = r_.boolean("attention_output_bias", m.attention_output_bias);

@@ -51,15 +51,18 @@ private:
         if (m_.norm != d_.norm)
             j_["norm_type"] = m_.norm == NormKind::RMSNorm ? "rmsnorm" : "layernorm";
         if (m_.norms_per_block != d_.norms_per_block) j_["norms_per_block"] = m_.norms_per_block;
-        if (m_.qk_norm != d_.qk_norm) j_["qk_norm"] = m_.qk_norm;
+        if (m_.qk_norm != d_.qk_norm) j_[std::string(d_.qk_norm_key)] = m_.qk_norm;
         if (m_.learned_positions != d_.learned_positions) j_["learned_position_embeddings"] = m_.learned_positions;
         // Biases: what the family implies after its own keys, then overrides.
         bool qkv = d_.qkv_bias;
         bool out = d_.output_bias;
         if (d_.reads_attention_bias) {
-            const bool both = m_.attention_qkv_bias && m_.attention_output_bias;
-            j_["attention_bias"] = both;
-            qkv = out = both;
+            // GLM-4.5's attention_bias reaches q, k and v only.
+            const bool on = d_.attention_bias_on_output ? m_.attention_qkv_bias && m_.attention_output_bias
+                                                        : m_.attention_qkv_bias;
+            j_["attention_bias"] = on;
+            qkv = on;
+            out = d_.attention_bias_on_output && on;
         }
         if (d_.qkv_bias_key || m_.attention_qkv_bias != qkv) j_["qkv_bias"] = m_.attention_qkv_bias;
         if (m_.attention_output_bias != out) j_["attention_output_bias"] = m_.attention_output_bias;

@@ -108,6 +108,21 @@ const FamilySpec kFamilies[] = {
      .intermediate_size = 2880, .num_layers = 36, .num_heads = 64, .num_kv_heads = 8, .head_dim = 64,
      .max_positions = 131072, .qkv_bias = true, .output_bias = true, .attention_sinks = true, .num_experts = 128,
      .experts_per_token = 4, .expert_bias = true, .router_bias = true},
+    // Glm4MoeConfig / modeling_glm4_moe.py (transformers 4.54, GLM-4.5-Air's
+    // sizes): 46 layers of 4096, 96 heads, 8 KV heads, 128 experts top-8 of
+    // 1408, one shared expert, first_k_dense_replace=1, attention_bias=False,
+    // use_qk_norm=False. Glm4MoeAttention puts attention_bias on q, k and v
+    // only (o_proj has none); q_norm / k_norm are per head when use_qk_norm.
+    // Glm4MoeTopkRouter is DeepSeek-V3's: fp32 logits and
+    // e_score_correction_bias. The class has no head_dim default (the
+    // modeling file falls back to h / H, 42 here); every GLM-4.5 config.json
+    // gives 128, the row's default. The MTP layer (num_nextn_predict_layers)
+    // is stored in the checkpoint but not built: not counted.
+    {.model_type = "glm4_moe", .experts_key = "n_routed_experts", .qk_norm_key = "use_qk_norm",
+     .vocab_size = 151552, .hidden_size = 4096, .intermediate_size = 10944, .num_layers = 46, .num_heads = 96,
+     .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072, .attention_bias_on_output = false,
+     .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 1408, .shared_experts = 1,
+     .first_dense_layers = 1, .router_score_bias = true, .fp32_router = true},
     // Phi3Config: fused qkv_proj / gate_up_proj without biases.
     {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},

@@ -60,6 +60,7 @@ struct FamilySpec {
     // GPT2Config's attribute_map: hidden_size etc. are names of n_embd etc.
     bool attribute_map_aliases = false;
     bool qkv_bias_key = false;           // the config class has a qkv_bias key (Qwen2-MoE)
+    std::string_view qk_norm_key = "qk_norm";  // GLM-4.5: use_qk_norm
 
     // ---- defaults of the configuration class (0 = required where noted)
     int64_t vocab_size = 32000;
@@ -86,6 +87,7 @@ struct FamilySpec {
     bool output_bias = false;           // o_proj / c_proj bias by convention (GPT-2)
     bool mlp_bias = false;              // MLP biases by convention (GPT-2)
     bool reads_attention_bias = true;   // the modeling code honours attention_bias (q, k, v and o)
+    bool attention_bias_on_output = true; // attention_bias reaches o_proj too (GLM-4.5: q, k, v only)
     bool writes_mlp_bias = false;       // the config class has an mlp_bias key (Llama)
     bool qk_norm = false;               // q/k norm by default
     QkNormSpan qk_norm_span = QkNormSpan::PerHead;

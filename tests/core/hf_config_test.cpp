@@ -198,7 +198,7 @@ TEST(FamilyDefaults, Gpt2AcceptsTheAttributeMapNames) {
 }
 
 TEST(FamilyDefaults, EverySupportedTypeImportsFromItsModelTypeAlone) {
-    EXPECT_EQ(supportedModelTypes().size(), 19u);  // 18 rows and kimi_k2, an alias
+    EXPECT_EQ(supportedModelTypes().size(), 20u);  // 19 rows and kimi_k2, an alias
     for (const std::string& type : supportedModelTypes()) {
         json c = {{"model_type", type}};
         if (type == "deepseek_v2") c["num_experts_per_tok"] = 6;
@@ -223,6 +223,26 @@ TEST(FamilyDefaults, GptOssConfigDefaultsAreGptOss120b) {
     EXPECT_EQ(r->model.moe->num_experts, 128);
     EXPECT_EQ(parameterLayout(r->model).num_moe_layers, 36);
     EXPECT_EQ(countParameters(r->model).total, 116'829'156'672);
+}
+
+TEST(FamilyDefaults, Glm45AttentionBiasReachesQkvButNotTheOutput) {
+    // Glm4MoeAttention (modeling_glm4_moe.py, transformers 4.54): q_proj,
+    // k_proj, v_proj take bias=config.attention_bias; o_proj has bias=False.
+    // use_qk_norm is GLM's name for the per-head q/k norms.
+    json c = {{"model_type", "glm4_moe"}, {"attention_bias", true}, {"use_qk_norm", true}};
+    const Expected<ImportedModel> r = importHuggingFaceConfig(c);
+    ASSERT_TRUE(r.ok()) << r.error().text();
+    EXPECT_TRUE(r->model.attention_qkv_bias);
+    EXPECT_FALSE(r->model.attention_output_bias);
+    EXPECT_TRUE(r->model.qk_norm);
+    const json exported = exportHuggingFaceConfig(r->model);
+    EXPECT_EQ(exported.at("attention_bias"), true);
+    EXPECT_EQ(exported.at("use_qk_norm"), true);
+    EXPECT_FALSE(exported.contains("attention_output_bias"));
+    EXPECT_FALSE(exported.contains("qk_norm"));
+    const Expected<ImportedModel> back = importHuggingFaceConfig(exported);
+    ASSERT_TRUE(back.ok()) << back.error().text();
+    EXPECT_EQ(back->model, r->model);
 }
 
 // --- Unknown model types.

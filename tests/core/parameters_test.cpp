@@ -86,6 +86,11 @@ const PublishedCount kPublished[] = {
     // as the parameters they dequantize to), with q/k/v/o biases, attention
     // sinks, expert biases and the router's bias.
     {"gpt-oss-20b", 20'914'757'184},
+    // GLM-4.5-Air without its stored MTP layer (transformers does not build
+    // it): the Hub total of a checkpoint of this architecture that ships no
+    // MTP layer, and GLM-4.5-Air's own Hub total less that layer
+    // (presets/models/README.md note 8).
+    {"glm-4.5-air", 106'852'251'264},
 };
 
 TEST(PublishedParameterCounts, EveryPresetMatchesTheCountOfTheModelItDescribes) {
