@@ -1,5 +1,6 @@
 #include "core/hf_config.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -315,8 +316,12 @@ private:
             e.experts_per_token = size(ModelField::ExpertsPerToken, d_.experts_per_token);
         else
             r_.fail(top, "required for a mixture-of-experts model");
-        if (r_.present("moe_intermediate_size"))
-            e.expert_ffn = r_.integer("moe_intermediate_size", 0);
+        // Llama 4 names the expert width intermediate_size (its dense MLPs are
+        // intermediate_size_mlp); elsewhere it is moe_intermediate_size.
+        const std::string_view ffn_key =
+            d_.expert_ffn_key != d_.intermediate_key ? d_.expert_ffn_key : std::string_view("moe_intermediate_size");
+        if (r_.present(ffn_key))
+            e.expert_ffn = r_.integer(ffn_key, 0);
         else if (d_.moe_intermediate > 0)
             e.expert_ffn = size(ModelField::ExpertFfn, d_.moe_intermediate);
         else
@@ -342,6 +347,18 @@ private:
         sel.moe_layer_freq = r_.integer("moe_layer_freq", 1);
         sel.decoder_sparse_step = r_.integer("decoder_sparse_step", 1);
         sel.mlp_only_layers = r_.integers("mlp_only_layers");
+        if (d_.moe_layer_keys == MoeLayerKeys::Llama4) {
+            // Llama4TextModel: moe_layers, or every interleave_moe_layer_step-th
+            // layer counted from 1 (range(step - 1, L, step)), Qwen's rule.
+            sel.decoder_sparse_step = r_.integer("interleave_moe_layer_step", 1);
+            if (r_.present("moe_layers")) {
+                const std::vector<int64_t> moe = r_.integers("moe_layers");
+                sel.decoder_sparse_step = 1;
+                sel.mlp_only_layers.clear();
+                for (int64_t i = 0; i < out_.model.num_layers; ++i)
+                    if (std::find(moe.begin(), moe.end(), i) == moe.end()) sel.mlp_only_layers.push_back(i);
+            }
+        }
         const MoeLayerFit fit = fitMoeLayers(out_.model.num_layers, sel);
         if (!fit.supported)
             r_.fail(sel.mlp_only_layers.empty() ? "decoder_sparse_step" : "mlp_only_layers",

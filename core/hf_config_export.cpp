@@ -96,7 +96,10 @@ private:
         const MoeConfig& e = *m_.moe;
         set(ModelField::NumExperts, e.num_experts);
         set(ModelField::ExpertsPerToken, e.experts_per_token);
-        if (d_.moe_intermediate > 0 || e.expert_ffn != m_.ffn_hidden_size) j_["moe_intermediate_size"] = e.expert_ffn;
+        if (d_.expert_ffn_key != d_.intermediate_key && d_.expert_ffn_key != "moe_intermediate_size")
+            j_[std::string(d_.expert_ffn_key)] = e.expert_ffn;  // Llama 4: intermediate_size
+        else if (d_.moe_intermediate > 0 || e.expert_ffn != m_.ffn_hidden_size)
+            j_["moe_intermediate_size"] = e.expert_ffn;
         const bool deepseek = d_.mla;  // DeepSeek's configs state every MoE key
         if (e.shared_expert_ffn != d_.shared_intermediate) j_["shared_expert_intermediate_size"] = e.shared_expert_ffn;
         const int64_t shared_default =
@@ -112,7 +115,10 @@ private:
     void writeMoeLayers(const MoeConfig& e, bool deepseek) {
         const MoeLayerPattern want{e.first_dense_layers, e.layer_frequency};
         MoeLayerSelection sel;
-        if (d_.moe_layer_keys == MoeLayerKeys::Qwen) {
+        if (d_.moe_layer_keys == MoeLayerKeys::Llama4) {
+            sel.decoder_sparse_step = e.layer_frequency;
+            j_["interleave_moe_layer_step"] = e.layer_frequency;
+        } else if (d_.moe_layer_keys == MoeLayerKeys::Qwen) {
             sel.decoder_sparse_step = e.layer_frequency;
             for (int64_t i = 0; i < e.first_dense_layers && e.layer_frequency > 0; ++i)
                 if ((i + 1) % e.layer_frequency == 0) sel.mlp_only_layers.push_back(i);

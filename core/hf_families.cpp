@@ -123,6 +123,19 @@ const FamilySpec kFamilies[] = {
      .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072, .attention_bias_on_output = false,
      .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 1408, .shared_experts = 1,
      .first_dense_layers = 1, .router_score_bias = true, .fp32_router = true},
+    // Llama4TextConfig / modeling_llama4.py (transformers 4.51): 48 layers
+    // of 5120, 40 heads of 128, 8 KV heads; routed experts intermediate_size
+    // (8192) wide, dense MLPs intermediate_size_mlp (16384); 16 experts top-1;
+    // MoE layers interleave_moe_layer_step-1, 2*step-1, ... (moe_layers when
+    // given), each with one shared expert (Llama4TextMLP of intermediate_size)
+    // and a bias-free router. use_qk_norm is an L2 norm without weights and
+    // the NoPE layers (no_rope_layers) and chunked attention keep no
+    // parameters. Llama-4 checkpoints are multimodal (model_type llama4 with a
+    // text_config); the preset is the text_config read as Llama4ForCausalLM.
+    {.model_type = "llama4_text", .intermediate_key = "intermediate_size_mlp", .expert_ffn_key = "intermediate_size",
+     .moe_layer_keys = MoeLayerKeys::Llama4, .vocab_size = 202048, .hidden_size = 5120, .intermediate_size = 16384,
+     .num_layers = 48, .num_heads = 40, .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072,
+     .num_experts = 16, .experts_per_token = 1, .moe_intermediate = 8192, .shared_experts = 1},
     // Phi3Config: fused qkv_proj / gate_up_proj without biases.
     {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},

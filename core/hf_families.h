@@ -26,6 +26,7 @@ enum class ModuleNaming {
 enum class MoeLayerKeys {
     DeepSeek,  // first_k_dense_replace, moe_layer_freq
     Qwen,      // mlp_only_layers, decoder_sparse_step
+    Llama4,    // interleave_moe_layer_step (Qwen's step rule) or an explicit moe_layers list
 };
 
 // Where a block's two norms sit.
