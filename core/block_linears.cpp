@@ -105,6 +105,11 @@ BlockLinears blockLinears(const ModelConfig& m, bool moe_layer) {
     // and down_proj_bias, modeling_gpt_oss.py).
     const FamilySpec& family = familyOf(m.family);
     addMlp(out, m, BlockPart::RoutedExperts, e.expert_ffn, e.num_experts, family.expert_bias);
+    if (family.experts_are_parameters) {
+        // Fused expert parameters, not Linear modules: never a LoRA target.
+        for (size_t i = 0; i < out.size; ++i)
+            if (out.items[i].part == BlockPart::RoutedExperts) out.items[i].lora_targets = {};
+    }
     const int64_t shared = sharedExpertWidth(m);
     if (shared > 0) addMlp(out, m, BlockPart::SharedExperts, shared, 1, m.mlp_bias);
     // Qwen2-MoE: shared_expert_gate = Linear(h, 1, bias=False) (modeling_qwen2_moe.py).

@@ -107,7 +107,7 @@ const FamilySpec kFamilies[] = {
     {.model_type = "gpt_oss", .expert_ffn_key = "intermediate_size", .vocab_size = 201088, .hidden_size = 2880,
      .intermediate_size = 2880, .num_layers = 36, .num_heads = 64, .num_kv_heads = 8, .head_dim = 64,
      .max_positions = 131072, .qkv_bias = true, .output_bias = true, .attention_sinks = true, .num_experts = 128,
-     .experts_per_token = 4, .expert_bias = true, .router_bias = true},
+     .experts_per_token = 4, .expert_bias = true, .experts_are_parameters = true, .router_bias = true},
     // Glm4MoeConfig / modeling_glm4_moe.py (transformers 4.54, GLM-4.5-Air's
     // sizes): 46 layers of 4096, 96 heads, 8 KV heads, 128 experts top-8 of
     // 1408, one shared expert, first_k_dense_replace=1, attention_bias=False,
@@ -135,7 +135,8 @@ const FamilySpec kFamilies[] = {
     {.model_type = "llama4_text", .intermediate_key = "intermediate_size_mlp", .expert_ffn_key = "intermediate_size",
      .moe_layer_keys = MoeLayerKeys::Llama4, .vocab_size = 202048, .hidden_size = 5120, .intermediate_size = 16384,
      .num_layers = 48, .num_heads = 40, .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072,
-     .num_experts = 16, .experts_per_token = 1, .moe_intermediate = 8192, .shared_experts = 1},
+     .num_experts = 16, .experts_per_token = 1, .moe_intermediate = 8192, .shared_experts = 1,
+     .experts_are_parameters = true},
     // Phi3Config: fused qkv_proj / gate_up_proj without biases.
     {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},

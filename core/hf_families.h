@@ -109,6 +109,10 @@ struct FamilySpec {
     bool expert_w123 = false;           // Mixtral names expert matrices w1 (gate), w3 (up), w2 (down)
     bool fp32_router = false;           // DeepSeek: router on an fp32 copy of its input, fp32 routing weights
     bool expert_bias = false;           // gpt-oss: biases on every routed expert's gate, up and down projections
+    // gpt-oss (GptOssExperts) and Llama 4 (Llama4TextExperts) hold the routed
+    // experts as 3-D nn.Parameters, not nn.Linear modules: PEFT's
+    // target_modules, "all-linear" included, cannot select them.
+    bool experts_are_parameters = false;
     bool router_bias = false;           // gpt-oss: the router is Linear(h, E) with a bias
 
     // ---- what the eager forward keeps (activation account)

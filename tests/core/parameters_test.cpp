@@ -258,6 +258,22 @@ TEST(LoraParameters, Gpt2FusedAttentionIsOneAdapter) {
     EXPECT_EQ(countParameters(preset("gpt2"), 8, {"c_proj"}).lora, 12 * (8 * (768 + 768) + 8 * (3072 + 768)));
 }
 
+TEST(LoraParameters, FusedExpertParametersAreNeverTargets) {
+    // gpt-oss's experts are GptOssExperts parameters (gate_up_proj, down_proj)
+    // and its router GptOssTopKRouter's: neither is an nn.Linear, so PEFT's
+    // "all-linear" adapts only q, k, v, o (24 layers, h 2880, 64 x 64 query
+    // and 8 x 64 key/value widths); naming the expert projections adapts nothing.
+    const int64_t r = 8, h = 2880, q = 64 * 64, kv = 8 * 64;
+    const int64_t attention = r * (h + q) + 2 * r * (h + kv) + r * (q + h);
+    EXPECT_EQ(countParameters(preset("gpt-oss-20b"), r, {"all-linear"}).lora, 24 * attention);
+    EXPECT_EQ(countParameters(preset("gpt-oss-20b"), r, {"gate_proj", "up_proj", "down_proj"}).lora, 0);
+    // Llama 4's routed experts likewise (Llama4TextExperts); its shared expert
+    // is a Llama4TextMLP of nn.Linear layers and is adapted.
+    const int64_t h4 = 5120, f4 = 8192;
+    EXPECT_EQ(countParameters(preset("llama-4-scout"), r, {"gate_proj", "up_proj", "down_proj"}).lora,
+              48 * (2 * r * (h4 + f4) + r * (f4 + h4)));
+}
+
 TEST(LoraParameters, Phi3FusedProjectionsAreOneAdapterEach) {
     const int64_t r = 4, h = 3072, f = 8192;
     EXPECT_EQ(countParameters(preset("phi-3-mini-4k"), r, {"q_proj", "k_proj"}).lora, 32 * r * (h + 3 * h));
