@@ -101,15 +101,22 @@ BlockLinears blockLinears(const ModelConfig& m, bool moe_layer) {
         return out;
     }
     const MoeConfig& e = *m.moe;
-    // Routed experts never carry biases in the supported families.
-    addMlp(out, m, BlockPart::RoutedExperts, e.expert_ffn, e.num_experts, false);
+    // Routed experts carry biases only in gpt-oss (GptOssExperts' gate_up_proj_bias
+    // and down_proj_bias, modeling_gpt_oss.py).
+    const FamilySpec& family = familyOf(m.family);
+    addMlp(out, m, BlockPart::RoutedExperts, e.expert_ffn, e.num_experts, family.expert_bias);
+    if (family.experts_are_parameters) {
+        // Fused expert parameters, not Linear modules: never a LoRA target.
+        for (size_t i = 0; i < out.size; ++i)
+            if (out.items[i].part == BlockPart::RoutedExperts) out.items[i].lora_targets = {};
+    }
     const int64_t shared = sharedExpertWidth(m);
     if (shared > 0) addMlp(out, m, BlockPart::SharedExperts, shared, 1, m.mlp_bias);
     // Qwen2-MoE: shared_expert_gate = Linear(h, 1, bias=False) (modeling_qwen2_moe.py).
     if (e.shared_expert_gate) out.add({"shared_expert_gate", BlockPart::SharedExperts, m.hidden_size, 1, 1, false, {}});
-    // Router gate Linear(h, E, bias=False) in every supported family. It is not
+    // Router gate Linear(h, E), with a bias only in gpt-oss (GptOssTopKRouter). It is not
     // a LoRA target here, "all-linear" included: see docs/memory-model.md.
-    out.add({"gate", BlockPart::Router, m.hidden_size, e.num_experts, 1, false, {}});
+    out.add({"gate", BlockPart::Router, m.hidden_size, e.num_experts, 1, family.router_bias, {}});
     return out;
 }
 

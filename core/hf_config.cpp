@@ -1,5 +1,6 @@
 #include "core/hf_config.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -232,13 +233,13 @@ private:
                 r_.fail("norm_type", "must be \"rmsnorm\" or \"layernorm\" (got \"" + *t + "\")");
         }
         m.norms_per_block = r_.integer("norms_per_block", d_.norms_per_block);
-        m.qk_norm = r_.boolean("qk_norm", d_.qk_norm);
+        m.qk_norm = r_.boolean(d_.qk_norm_key, d_.qk_norm);
         m.learned_positions = r_.boolean("learned_position_embeddings", d_.learned_positions);
         m.attention_qkv_bias = d_.qkv_bias;
         m.attention_output_bias = d_.output_bias;
         if (d_.reads_attention_bias && r_.present("attention_bias")) {
             m.attention_qkv_bias = r_.boolean("attention_bias", false);
-            m.attention_output_bias = m.attention_qkv_bias;
+            m.attention_output_bias = d_.attention_bias_on_output && m.attention_qkv_bias;
         }
         m.attention_qkv_bias = r_.boolean("qkv_bias", m.attention_qkv_bias);
         m.attention_output_bias = r_.boolean("attention_output_bias", m.attention_output_bias);
@@ -316,8 +317,12 @@ private:
             e.experts_per_token = size(ModelField::ExpertsPerToken, d_.experts_per_token);
         else
             r_.fail(top, "required for a mixture-of-experts model");
-        if (r_.present("moe_intermediate_size"))
-            e.expert_ffn = r_.integer("moe_intermediate_size", 0);
+        // Llama 4 names the expert width intermediate_size (its dense MLPs are
+        // intermediate_size_mlp); elsewhere it is moe_intermediate_size.
+        const std::string_view ffn_key =
+            d_.expert_ffn_key != d_.intermediate_key ? d_.expert_ffn_key : std::string_view("moe_intermediate_size");
+        if (r_.present(ffn_key))
+            e.expert_ffn = r_.integer(ffn_key, 0);
         else if (d_.moe_intermediate > 0)
             e.expert_ffn = size(ModelField::ExpertFfn, d_.moe_intermediate);
         else
@@ -343,6 +348,18 @@ private:
         sel.moe_layer_freq = r_.integer("moe_layer_freq", 1);
         sel.decoder_sparse_step = r_.integer("decoder_sparse_step", 1);
         sel.mlp_only_layers = r_.integers("mlp_only_layers");
+        if (d_.moe_layer_keys == MoeLayerKeys::Llama4) {
+            // Llama4TextModel: moe_layers, or every interleave_moe_layer_step-th
+            // layer counted from 1 (range(step - 1, L, step)), Qwen's rule.
+            sel.decoder_sparse_step = r_.integer("interleave_moe_layer_step", 1);
+            if (r_.present("moe_layers")) {
+                const std::vector<int64_t> moe = r_.integers("moe_layers");
+                sel.decoder_sparse_step = 1;
+                sel.mlp_only_layers.clear();
+                for (int64_t i = 0; i < out_.model.num_layers; ++i)
+                    if (std::find(moe.begin(), moe.end(), i) == moe.end()) sel.mlp_only_layers.push_back(i);
+            }
+        }
         const MoeLayerFit fit = fitMoeLayers(out_.model.num_layers, sel);
         if (!fit.supported)
             r_.fail(sel.mlp_only_layers.empty() ? "decoder_sparse_step" : "mlp_only_layers",

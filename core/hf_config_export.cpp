@@ -51,15 +51,18 @@ private:
         if (m_.norm != d_.norm)
             j_["norm_type"] = m_.norm == NormKind::RMSNorm ? "rmsnorm" : "layernorm";
         if (m_.norms_per_block != d_.norms_per_block) j_["norms_per_block"] = m_.norms_per_block;
-        if (m_.qk_norm != d_.qk_norm) j_["qk_norm"] = m_.qk_norm;
+        if (m_.qk_norm != d_.qk_norm) j_[std::string(d_.qk_norm_key)] = m_.qk_norm;
         if (m_.learned_positions != d_.learned_positions) j_["learned_position_embeddings"] = m_.learned_positions;
         // Biases: what the family implies after its own keys, then overrides.
         bool qkv = d_.qkv_bias;
         bool out = d_.output_bias;
         if (d_.reads_attention_bias) {
-            const bool both = m_.attention_qkv_bias && m_.attention_output_bias;
-            j_["attention_bias"] = both;
-            qkv = out = both;
+            // GLM-4.5's attention_bias reaches q, k and v only.
+            const bool on = d_.attention_bias_on_output ? m_.attention_qkv_bias && m_.attention_output_bias
+                                                        : m_.attention_qkv_bias;
+            j_["attention_bias"] = on;
+            qkv = on;
+            out = d_.attention_bias_on_output && on;
         }
         if (d_.qkv_bias_key || m_.attention_qkv_bias != qkv) j_["qkv_bias"] = m_.attention_qkv_bias;
         if (m_.attention_output_bias != out) j_["attention_output_bias"] = m_.attention_output_bias;
@@ -93,7 +96,10 @@ private:
         const MoeConfig& e = *m_.moe;
         set(ModelField::NumExperts, e.num_experts);
         set(ModelField::ExpertsPerToken, e.experts_per_token);
-        if (d_.moe_intermediate > 0 || e.expert_ffn != m_.ffn_hidden_size) j_["moe_intermediate_size"] = e.expert_ffn;
+        if (d_.expert_ffn_key != d_.intermediate_key && d_.expert_ffn_key != "moe_intermediate_size")
+            j_[std::string(d_.expert_ffn_key)] = e.expert_ffn;  // Llama 4: intermediate_size
+        else if (d_.moe_intermediate > 0 || e.expert_ffn != m_.ffn_hidden_size)
+            j_["moe_intermediate_size"] = e.expert_ffn;
         const bool deepseek = d_.mla;  // DeepSeek's configs state every MoE key
         if (e.shared_expert_ffn != d_.shared_intermediate) j_["shared_expert_intermediate_size"] = e.shared_expert_ffn;
         const int64_t shared_default =
@@ -109,7 +115,10 @@ private:
     void writeMoeLayers(const MoeConfig& e, bool deepseek) {
         const MoeLayerPattern want{e.first_dense_layers, e.layer_frequency};
         MoeLayerSelection sel;
-        if (d_.moe_layer_keys == MoeLayerKeys::Qwen) {
+        if (d_.moe_layer_keys == MoeLayerKeys::Llama4) {
+            sel.decoder_sparse_step = e.layer_frequency;
+            j_["interleave_moe_layer_step"] = e.layer_frequency;
+        } else if (d_.moe_layer_keys == MoeLayerKeys::Qwen) {
             sel.decoder_sparse_step = e.layer_frequency;
             for (int64_t i = 0; i < e.first_dense_layers && e.layer_frequency > 0; ++i)
                 if ((i + 1) % e.layer_frequency == 0) sel.mlp_only_layers.push_back(i);

@@ -95,6 +95,48 @@ const FamilySpec kFamilies[] = {
      .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
      .max_positions = 131072, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
      .qk_norm = true, .norm_weight_fp32 = true},
+    // GptOssConfig / modeling_gpt_oss.py (transformers 4.55): 36 layers of
+    // 2880 with 64 heads of 64 and 8 KV heads, 128 experts top-4, each
+    // intermediate_size (2880) wide, attention_bias=True (q, k, v and o), untied.
+    // GptOssAttention holds `sinks`, one learned logit per head; GptOssExperts
+    // holds gate_up_proj_bias [E, 2f] and down_proj_bias [E, h];
+    // GptOssTopKRouter holds a bias [E]. Every layer is a MoE layer. The
+    // checkpoint's MXFP4 expert blocks are counted as the parameters they
+    // dequantize to. Its activation account is the Llama-style MoE block's:
+    // the clamped SwiGLU and the sink concatenation are not yet modelled.
+    {.model_type = "gpt_oss", .expert_ffn_key = "intermediate_size", .vocab_size = 201088, .hidden_size = 2880,
+     .intermediate_size = 2880, .num_layers = 36, .num_heads = 64, .num_kv_heads = 8, .head_dim = 64,
+     .max_positions = 131072, .qkv_bias = true, .output_bias = true, .attention_sinks = true, .num_experts = 128,
+     .experts_per_token = 4, .expert_bias = true, .experts_are_parameters = true, .router_bias = true},
+    // Glm4MoeConfig / modeling_glm4_moe.py (transformers 4.54, GLM-4.5-Air's
+    // sizes): 46 layers of 4096, 96 heads, 8 KV heads, 128 experts top-8 of
+    // 1408, one shared expert, first_k_dense_replace=1, attention_bias=False,
+    // use_qk_norm=False. Glm4MoeAttention puts attention_bias on q, k and v
+    // only (o_proj has none); q_norm / k_norm are per head when use_qk_norm.
+    // Glm4MoeTopkRouter is DeepSeek-V3's: fp32 logits and
+    // e_score_correction_bias. The class has no head_dim default (the
+    // modeling file falls back to h / H, 42 here); every GLM-4.5 config.json
+    // gives 128, the row's default. The MTP layer (num_nextn_predict_layers)
+    // is stored in the checkpoint but not built: not counted.
+    {.model_type = "glm4_moe", .experts_key = "n_routed_experts", .qk_norm_key = "use_qk_norm",
+     .vocab_size = 151552, .hidden_size = 4096, .intermediate_size = 10944, .num_layers = 46, .num_heads = 96,
+     .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072, .attention_bias_on_output = false,
+     .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 1408, .shared_experts = 1,
+     .first_dense_layers = 1, .router_score_bias = true, .fp32_router = true},
+    // Llama4TextConfig / modeling_llama4.py (transformers 4.51): 48 layers
+    // of 5120, 40 heads of 128, 8 KV heads; routed experts intermediate_size
+    // (8192) wide, dense MLPs intermediate_size_mlp (16384); 16 experts top-1;
+    // MoE layers interleave_moe_layer_step-1, 2*step-1, ... (moe_layers when
+    // given), each with one shared expert (Llama4TextMLP of intermediate_size)
+    // and a bias-free router. use_qk_norm is an L2 norm without weights and
+    // the NoPE layers (no_rope_layers) and chunked attention keep no
+    // parameters. Llama-4 checkpoints are multimodal (model_type llama4 with a
+    // text_config); the preset is the text_config read as Llama4ForCausalLM.
+    {.model_type = "llama4_text", .intermediate_key = "intermediate_size_mlp", .expert_ffn_key = "intermediate_size",
+     .moe_layer_keys = MoeLayerKeys::Llama4, .vocab_size = 202048, .hidden_size = 5120, .intermediate_size = 16384,
+     .num_layers = 48, .num_heads = 40, .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072,
+     .num_experts = 16, .experts_per_token = 1, .moe_intermediate = 8192, .shared_experts = 1,
+     .experts_are_parameters = true},
     // Phi3Config: fused qkv_proj / gate_up_proj without biases.
     {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},

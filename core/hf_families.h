@@ -26,6 +26,7 @@ enum class ModuleNaming {
 enum class MoeLayerKeys {
     DeepSeek,  // first_k_dense_replace, moe_layer_freq
     Qwen,      // mlp_only_layers, decoder_sparse_step
+    Llama4,    // interleave_moe_layer_step (Qwen's step rule) or an explicit moe_layers list
 };
 
 // Where a block's two norms sit.
@@ -60,6 +61,7 @@ struct FamilySpec {
     // GPT2Config's attribute_map: hidden_size etc. are names of n_embd etc.
     bool attribute_map_aliases = false;
     bool qkv_bias_key = false;           // the config class has a qkv_bias key (Qwen2-MoE)
+    std::string_view qk_norm_key = "qk_norm";  // GLM-4.5: use_qk_norm
 
     // ---- defaults of the configuration class (0 = required where noted)
     int64_t vocab_size = 32000;
@@ -86,10 +88,12 @@ struct FamilySpec {
     bool output_bias = false;           // o_proj / c_proj bias by convention (GPT-2)
     bool mlp_bias = false;              // MLP biases by convention (GPT-2)
     bool reads_attention_bias = true;   // the modeling code honours attention_bias (q, k, v and o)
+    bool attention_bias_on_output = true; // attention_bias reaches o_proj too (GLM-4.5: q, k, v only)
     bool writes_mlp_bias = false;       // the config class has an mlp_bias key (Llama)
     bool qk_norm = false;               // q/k norm by default
     QkNormSpan qk_norm_span = QkNormSpan::PerHead;
     bool mla = false;                   // DeepSeek multi-head latent attention
+    bool attention_sinks = false;       // gpt-oss: a learned sink logit per query head (H parameters per layer)
 
     // ---- mixture of experts (num_experts == 0: dense unless the config has expert keys)
     int64_t num_experts = 0;
@@ -104,6 +108,12 @@ struct FamilySpec {
     bool zero_experts_is_dense = false; // Qwen-MoE: num_experts 0 = a dense model (num_experts > 0 test)
     bool expert_w123 = false;           // Mixtral names expert matrices w1 (gate), w3 (up), w2 (down)
     bool fp32_router = false;           // DeepSeek: router on an fp32 copy of its input, fp32 routing weights
+    bool expert_bias = false;           // gpt-oss: biases on every routed expert's gate, up and down projections
+    // gpt-oss (GptOssExperts) and Llama 4 (Llama4TextExperts) hold the routed
+    // experts as 3-D nn.Parameters, not nn.Linear modules: PEFT's
+    // target_modules, "all-linear" included, cannot select them.
+    bool experts_are_parameters = false;
+    bool router_bias = false;           // gpt-oss: the router is Linear(h, E) with a bias
 
     // ---- what the eager forward keeps (activation account)
     bool softmax_fp32 = true;           // softmax(dtype=float32) then cast back (all but GPT-2)

@@ -7,6 +7,7 @@ namespace trainmem {
 std::string_view configKey(std::string_view family, ModelField f) {
     const FamilySpec& spec = familyOf(family);
     const bool qwen_layers = spec.moe_layer_keys == MoeLayerKeys::Qwen;
+    const bool llama4_layers = spec.moe_layer_keys == MoeLayerKeys::Llama4;
     switch (f) {
         case ModelField::HiddenSize: return spec.hidden_key;
         case ModelField::NumLayers: return spec.layers_key;
@@ -26,8 +27,12 @@ std::string_view configKey(std::string_view family, ModelField f) {
         case ModelField::ExpertFfn: return spec.expert_ffn_key;
         case ModelField::SharedExperts: return "n_shared_experts";
         case ModelField::SharedExpertFfn: return "shared_expert_intermediate_size";
-        case ModelField::FirstDenseLayers: return qwen_layers ? "mlp_only_layers" : "first_k_dense_replace";
-        case ModelField::LayerFrequency: return qwen_layers ? "decoder_sparse_step" : "moe_layer_freq";
+        case ModelField::FirstDenseLayers:
+            if (llama4_layers) return "moe_layers";
+            return qwen_layers ? "mlp_only_layers" : "first_k_dense_replace";
+        case ModelField::LayerFrequency:
+            if (llama4_layers) return "interleave_moe_layer_step";
+            return qwen_layers ? "decoder_sparse_step" : "moe_layer_freq";
         case ModelField::CapacityFactor: return "capacity_factor";
         case ModelField::QLoraRank: return "q_lora_rank";
         case ModelField::KvLoraRank: return "kv_lora_rank";

@@ -84,6 +84,8 @@ LayerParameters layerParameters(const ModelConfig& m, bool moe_layer) {
             addNorm(lp.attention, m, m.num_kv_heads * m.head_dim);
         }
     }
+    // gpt-oss: GptOssAttention.sinks, one learned logit per query head.
+    if (familyOf(m.family).attention_sinks) addVector(lp.attention, m.num_heads);
     if (moe_layer && m.moe->router_score_bias)
         addVector(lp.router, m.moe->num_experts);  // DeepSeek-V3 e_score_correction_bias
     addNorm(lp.norms, m, m.hidden_size, m.norms_per_block);

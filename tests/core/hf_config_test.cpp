@@ -198,7 +198,7 @@ TEST(FamilyDefaults, Gpt2AcceptsTheAttributeMapNames) {
 }
 
 TEST(FamilyDefaults, EverySupportedTypeImportsFromItsModelTypeAlone) {
-    EXPECT_EQ(supportedModelTypes().size(), 18u);  // 17 rows and kimi_k2, an alias
+    EXPECT_EQ(supportedModelTypes().size(), 21u);  // 20 rows and kimi_k2, an alias
     for (const std::string& type : supportedModelTypes()) {
         json c = {{"model_type", type}};
         if (type == "deepseek_v2") c["num_experts_per_tok"] = 6;
@@ -207,6 +207,67 @@ TEST(FamilyDefaults, EverySupportedTypeImportsFromItsModelTypeAlone) {
         if (r.ok()) {
             EXPECT_EQ(r->model.family, type);
         }
+    }
+}
+
+TEST(FamilyDefaults, GptOssConfigDefaultsAreGptOss120b) {
+    // GptOssConfig's defaults (transformers 4.55) are gpt-oss-120b's shape: 36
+    // layers, 128 experts top-4. Its published parameter count (the GGUF's
+    // general.parameter_count, MXFP4 experts counted as parameters) checks the
+    // row's sinks, attention biases, expert biases and router bias at a second
+    // size; gpt-oss-20b's preset checks them at 24 layers of 32 experts.
+    const Expected<ImportedModel> r = importHuggingFaceConfig(json{{"model_type", "gpt_oss"}});
+    ASSERT_TRUE(r.ok()) << r.error().text();
+    EXPECT_EQ(r->model.num_layers, 36);
+    ASSERT_TRUE(r->model.isMoe());
+    EXPECT_EQ(r->model.moe->num_experts, 128);
+    EXPECT_EQ(parameterLayout(r->model).num_moe_layers, 36);
+    EXPECT_EQ(countParameters(r->model).total, 116'829'156'672);
+}
+
+TEST(FamilyDefaults, Glm45AttentionBiasReachesQkvButNotTheOutput) {
+    // Glm4MoeAttention (modeling_glm4_moe.py, transformers 4.54): q_proj,
+    // k_proj, v_proj take bias=config.attention_bias; o_proj has bias=False.
+    // use_qk_norm is GLM's name for the per-head q/k norms.
+    json c = {{"model_type", "glm4_moe"}, {"attention_bias", true}, {"use_qk_norm", true}};
+    const Expected<ImportedModel> r = importHuggingFaceConfig(c);
+    ASSERT_TRUE(r.ok()) << r.error().text();
+    EXPECT_TRUE(r->model.attention_qkv_bias);
+    EXPECT_FALSE(r->model.attention_output_bias);
+    EXPECT_TRUE(r->model.qk_norm);
+    const json exported = exportHuggingFaceConfig(r->model);
+    EXPECT_EQ(exported.at("attention_bias"), true);
+    EXPECT_EQ(exported.at("use_qk_norm"), true);
+    EXPECT_FALSE(exported.contains("attention_output_bias"));
+    EXPECT_FALSE(exported.contains("qk_norm"));
+    const Expected<ImportedModel> back = importHuggingFaceConfig(exported);
+    ASSERT_TRUE(back.ok()) << back.error().text();
+    EXPECT_EQ(back->model, r->model);
+}
+
+TEST(FamilyDefaults, Llama4InterleavedMoeLayersCountMaverick) {
+    // Llama-4-Maverick's text model is Llama4TextConfig's defaults with 128
+    // experts on every second layer (interleave_moe_layer_step 2: layers 1, 3,
+    // ..., 47), the others dense MLPs of intermediate_size_mlp. Its Hub total,
+    // 401,583,781,376, less the vision encoder and projector (871,932,416, the
+    // same difference as Scout's) is 400,711,848,960
+    // (presets/models/README.md note 9). The explicit moe_layers list says
+    // the same.
+    json step = {{"model_type", "llama4_text"}, {"num_local_experts", 128}, {"interleave_moe_layer_step", 2}};
+    json list = {{"model_type", "llama4_text"}, {"num_local_experts", 128}, {"moe_layers", json::array()}};
+    for (int64_t i = 1; i < 48; i += 2) list["moe_layers"].push_back(i);
+    for (const json& c : {step, list}) {
+        const Expected<ImportedModel> r = importHuggingFaceConfig(c);
+        ASSERT_TRUE(r.ok()) << r.error().text();
+        EXPECT_EQ(parameterLayout(r->model).num_moe_layers, 24);
+        EXPECT_FALSE(r->model.isMoeLayer(0));
+        EXPECT_TRUE(r->model.isMoeLayer(47));
+        EXPECT_EQ(r->model.ffn_hidden_size, 16384);
+        EXPECT_EQ(r->model.moe->expert_ffn, 8192);
+        EXPECT_EQ(countParameters(r->model).total, 400'711'848'960);
+        const Expected<ImportedModel> back = importHuggingFaceConfig(exportHuggingFaceConfig(r->model));
+        ASSERT_TRUE(back.ok()) << back.error().text();
+        EXPECT_EQ(back->model, r->model);
     }
 }
 

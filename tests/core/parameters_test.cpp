@@ -77,6 +77,23 @@ const PublishedCount kPublished[] = {
     {"gemma-3-1b", 999'885'952},
     // Granite 3.3 8B (tied): the Hub's safetensors total.
     {"granite-3.3-8b", 8'170'864'640},
+    // Kimi-K2 (DeepSeek-V3's architecture as model_type kimi_k2; 384 experts,
+    // one dense layer, no MTP layer): the logical parameter count quoted for
+    // the checkpoint (presets/models/README.md), e_score_correction_bias
+    // counted as for DeepSeek-V3.
+    {"kimi-k2", 1'026'408'232'448},
+    // gpt-oss-20b: the GGUF's general.parameter_count (MXFP4 experts counted
+    // as the parameters they dequantize to), with q/k/v/o biases, attention
+    // sinks, expert biases and the router's bias.
+    {"gpt-oss-20b", 20'914'757'184},
+    // GLM-4.5-Air without its stored MTP layer (transformers does not build
+    // it): the Hub total of a checkpoint of this architecture that ships no
+    // MTP layer, and GLM-4.5-Air's own Hub total less that layer
+    // (presets/models/README.md note 8).
+    {"glm-4.5-air", 106'852'251'264},
+    // Llama-4-Scout's text model: the multimodal checkpoint's Hub total less
+    // its vision encoder and projector (presets/models/README.md note 9).
+    {"llama-4-scout", 107'769'861'120},
 };
 
 TEST(PublishedParameterCounts, EveryPresetMatchesTheCountOfTheModelItDescribes) {
@@ -239,6 +256,22 @@ TEST(LoraParameters, Gpt2FusedAttentionIsOneAdapter) {
     EXPECT_EQ(countParameters(preset("gpt2"), 8, {"q_proj", "v_proj"}).lora, 294'912);
     // c_proj is the name of both the attention output and the MLP output.
     EXPECT_EQ(countParameters(preset("gpt2"), 8, {"c_proj"}).lora, 12 * (8 * (768 + 768) + 8 * (3072 + 768)));
+}
+
+TEST(LoraParameters, FusedExpertParametersAreNeverTargets) {
+    // gpt-oss's experts are GptOssExperts parameters (gate_up_proj, down_proj)
+    // and its router GptOssTopKRouter's: neither is an nn.Linear, so PEFT's
+    // "all-linear" adapts only q, k, v, o (24 layers, h 2880, 64 x 64 query
+    // and 8 x 64 key/value widths); naming the expert projections adapts nothing.
+    const int64_t r = 8, h = 2880, q = 64 * 64, kv = 8 * 64;
+    const int64_t attention = r * (h + q) + 2 * r * (h + kv) + r * (q + h);
+    EXPECT_EQ(countParameters(preset("gpt-oss-20b"), r, {"all-linear"}).lora, 24 * attention);
+    EXPECT_EQ(countParameters(preset("gpt-oss-20b"), r, {"gate_proj", "up_proj", "down_proj"}).lora, 0);
+    // Llama 4's routed experts likewise (Llama4TextExperts); its shared expert
+    // is a Llama4TextMLP of nn.Linear layers and is adapted.
+    const int64_t h4 = 5120, f4 = 8192;
+    EXPECT_EQ(countParameters(preset("llama-4-scout"), r, {"gate_proj", "up_proj", "down_proj"}).lora,
+              48 * (2 * r * (h4 + f4) + r * (f4 + h4)));
 }
 
 TEST(LoraParameters, Phi3FusedProjectionsAreOneAdapterEach) {
