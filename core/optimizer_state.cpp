@@ -69,6 +69,11 @@ bool optimizerHasImpl(OptimizerKind kind, OptimizerImpl impl) {
     return false;
 }
 
+OptimizerImpl comparisonImpl(OptimizerKind kind, OptimizerImpl preferred) {
+    if (optimizerHasImpl(kind, preferred)) return preferred;
+    return optimizerHasImpl(kind, OptimizerImpl::ForEach) ? OptimizerImpl::ForEach : OptimizerImpl::ForLoop;
+}
+
 double optimizerStateBytes(OptimizerKind kind, DType dt, const TensorGroup& g, bool embedding_or_head) {
     const OptimizerSpec& o = optimizerSpec(kind);
     const int64_t vectors = g.params - g.matrix_params;

@@ -51,6 +51,13 @@ const OptimizerSpec& optimizerSpec(OptimizerKind kind);
 std::span<const OptimizerSpec> optimizerCatalogue();
 // Whether `impl` exists for `kind`.
 bool optimizerHasImpl(OptimizerKind kind, OptimizerImpl impl);
+// The implementation a side-by-side comparison runs `kind` with: `preferred`
+// (the scenario's) where it exists for `kind`, else PyTorch's default for it,
+// foreach where it exists, else the for-loop. Comparing optimizers asks what
+// each one costs under the scenario, not whether the scenario's kernel exists
+// for it (Lion has no fused kernel: a fused AdamW scenario compares with
+// foreach Lion). The chart says which kernel each column ran.
+OptimizerImpl comparisonImpl(OptimizerKind kind, OptimizerImpl preferred);
 
 // Optimizer-state bytes for a group of trainable tensors.
 // `embedding_or_head` marks groups Muon leaves to its AdamW fallback even

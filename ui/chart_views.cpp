@@ -200,6 +200,7 @@ std::vector<OptimizerOutcome> estimateEveryOptimizer(const Scenario& scenario) {
     for (OptimizerKind kind : allOptimizers()) {
         OptimizerOutcome o{kind, scenario, std::nullopt, {}};
         o.scenario.training.optimizer = kind;
+        o.scenario.training.optimizer_impl = comparisonImpl(kind, scenario.training.optimizer_impl);
         Expected<Estimate> e = estimate(o.scenario);
         if (e)
             o.estimate = std::move(e).value();
@@ -287,6 +288,15 @@ ChartSpec optimizerChart(const Scenario& scenario, const std::vector<OptimizerOu
         spec.capacity = *capacity / unitBytes(units);
         spec.capacityLabel = QStringLiteral("%1 capacity %2").arg(q(scenario.hardware.gpu), bytesText(*capacity, units));
     }
+    // Optimizers without the scenario's kernel ran with their default one (comparisonImpl): say so.
+    QStringList other_kernel;
+    for (const auto& o : outcomes)
+        if (o.scenario.training.optimizer_impl != scenario.training.optimizer_impl)
+            other_kernel << QStringLiteral("%1 (%2)").arg(optimizerLabel(o.optimizer),
+                                                          q(std::string(optimizerImplName(o.scenario.training.optimizer_impl))));
+    if (!other_kernel.isEmpty())
+        spec.footer << QStringLiteral("No %1 kernel, compared with their default: %2")
+                           .arg(q(std::string(optimizerImplName(scenario.training.optimizer_impl))), other_kernel.join(", "));
     for (const auto& o : outcomes)
         if (!o.error.isEmpty()) spec.footer << QStringLiteral("%1: %2").arg(optimizerLabel(o.optimizer), o.error);
     return spec;
