@@ -42,6 +42,11 @@ ScenarioDocument::ScenarioDocument(QObject* parent) : QObject(parent) {
     connect(&undo_, &QUndoStack::cleanChanged, this, &ScenarioDocument::fileStateChanged);
 }
 
+// QUndoStack says cleanChanged as it is destroyed; by then the window that
+// listens to fileStateChanged is half destroyed (UBSan: a slot called on a
+// QWidget that is no longer a MainWindow). Nothing is listening any more.
+ScenarioDocument::~ScenarioDocument() { undo_.disconnect(this); }
+
 bool ScenarioDocument::edit(const std::function<void(Scenario&)>& change, const QString& what) {
     Scenario next = scenario_;
     change(next);

@@ -22,6 +22,7 @@ class ScenarioDocument : public QObject {
     Q_OBJECT
 public:
     explicit ScenarioDocument(QObject* parent = nullptr);
+    ~ScenarioDocument() override;
 
     const Scenario& scenario() const { return scenario_; }
 
