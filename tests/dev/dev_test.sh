@@ -16,7 +16,7 @@ check() {  # check DESCRIPTION EXPECTED_STATUS ACTUAL_STATUS [STDERR_FILE PATTER
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-for args in "bogus" "test --bogus" "test --sanitize extra" "fuzz 0" "fuzz ten" "install" "install nonsense"; do
+for args in "bogus" "build extra" "package extra" "test --bogus" "test --sanitize extra" "fuzz 0" "fuzz ten" "install" "install nonsense"; do
     # shellcheck disable=SC2086
     "$dev" $args >"$scratch/out" 2>"$scratch/err"
     check "./dev $args exits 2 with the usage" 2 $? "$scratch/err" "^usage: ./dev run"
