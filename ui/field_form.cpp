@@ -1,7 +1,9 @@
 #include "ui/field_form.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
+#include <type_traits>
 
 namespace trainmem::ui {
 
@@ -31,89 +33,73 @@ QString stepName(const FieldInfo& info) { return info.label.trimmed(); }
 // The arrows and keys step within the usual range, but a typed value is
 // taken as typed: the widget's own range is as wide as the type, so
 // "99999999", "0" or "-1" reach the core, which says what is allowed and the
-// field is marked, instead of becoming another number.
-class IntegerField : public QSpinBox {
+// field is marked, instead of becoming another number. One template serves
+// the integer and the real field (QSpinBox, QDoubleSpinBox).
+template <class SpinBox, class Value>
+class StepBoundedField : public SpinBox {
 public:
-    IntegerField(int step_minimum, int step_maximum, QWidget* parent)
-        : QSpinBox(parent), step_minimum_(step_minimum), step_maximum_(step_maximum) {
-        setRange(INT_MIN + 1, INT_MAX);  // INT_MIN itself cannot be typed back ("-2147483648" overflows on the way)
+    StepBoundedField(Value step_minimum, Value step_maximum, Value widest, QWidget* parent)
+        : SpinBox(parent), step_minimum_(step_minimum), step_maximum_(step_maximum) {
+        this->setRange(-widest, widest);
     }
     void stepBy(int steps) override {
-        const int64_t next = std::clamp<int64_t>(int64_t{value()} + int64_t{steps} * singleStep(), step_minimum_, step_maximum_);
-        setValue(static_cast<int>(next));
-        selectAll();
+        // In long double: an int field's value plus steps x step must not overflow int.
+        const long double next = std::clamp<long double>(
+            static_cast<long double>(this->value()) + static_cast<long double>(steps) * this->singleStep(),
+            step_minimum_, step_maximum_);
+        this->setValue(static_cast<Value>(next));
+        this->selectAll();
     }
     // As wide as the usual range needs, not as "-2,147,483,647".
     QSize sizeHint() const override { return hints().first; }
     QSize minimumSizeHint() const override { return hints().second; }
 
 protected:
-    StepEnabled stepEnabled() const override {
-        StepEnabled on = StepNone;
-        if (value() < step_maximum_) on |= StepUpEnabled;
-        if (value() > step_minimum_) on |= StepDownEnabled;
+    typename SpinBox::StepEnabled stepEnabled() const override {
+        typename SpinBox::StepEnabled on = SpinBox::StepNone;
+        if (this->value() < step_maximum_) on |= SpinBox::StepUpEnabled;
+        if (this->value() > step_minimum_) on |= SpinBox::StepDownEnabled;
         return on;
     }
 
 private:
+    static constexpr bool kReal = std::is_floating_point_v<Value>;
+    int decimalsShown() const {
+        if constexpr (kReal) return this->decimals();
+        return 0;
+    }
     std::pair<QSize, QSize> hints() const {
-        const QString key = font().key() + suffix() + specialValueText() + QString::number(minimum());
+        const QString key = this->font().key() + this->suffix() + this->specialValueText() +
+                            QString::number(decimalsShown()) + QString::number(this->minimum());
         if (key != hint_key_) {
-            QSpinBox probe;
-            probe.setFont(font());
-            probe.setRange(std::max(minimum(), step_minimum_), step_maximum_);
-            probe.setGroupSeparatorShown(isGroupSeparatorShown());
-            probe.setSuffix(suffix());
-            probe.setSpecialValueText(specialValueText());
+            SpinBox probe;
+            probe.setFont(this->font());
+            if constexpr (kReal) probe.setDecimals(this->decimals());
+            probe.setRange(std::max(this->minimum(), step_minimum_), step_maximum_);
+            probe.setGroupSeparatorShown(this->isGroupSeparatorShown());
+            probe.setSuffix(this->suffix());
+            probe.setSpecialValueText(this->specialValueText());
             hint_ = {probe.sizeHint(), probe.minimumSizeHint()};
             hint_key_ = key;
         }
         return hint_;
     }
-    int step_minimum_, step_maximum_;
+    Value step_minimum_, step_maximum_;
     mutable QString hint_key_;
     mutable std::pair<QSize, QSize> hint_;
 };
 
-class RealField : public QDoubleSpinBox {
+// INT_MIN itself cannot be typed back ("-2147483648" overflows on the way): the range is +-INT_MAX.
+class IntegerField : public StepBoundedField<QSpinBox, int> {
+public:
+    IntegerField(int step_minimum, int step_maximum, QWidget* parent)
+        : StepBoundedField(step_minimum, step_maximum, INT_MAX, parent) {}
+};
+
+class RealField : public StepBoundedField<QDoubleSpinBox, double> {
 public:
     RealField(double step_minimum, double step_maximum, QWidget* parent)
-        : QDoubleSpinBox(parent), step_minimum_(step_minimum), step_maximum_(step_maximum) {
-        setRange(-1e12, 1e12);
-    }
-    void stepBy(int steps) override {
-        setValue(std::clamp(value() + steps * singleStep(), step_minimum_, step_maximum_));
-        selectAll();
-    }
-    QSize sizeHint() const override { return hints().first; }
-    QSize minimumSizeHint() const override { return hints().second; }
-
-protected:
-    StepEnabled stepEnabled() const override {
-        StepEnabled on = StepNone;
-        if (value() < step_maximum_) on |= StepUpEnabled;
-        if (value() > step_minimum_) on |= StepDownEnabled;
-        return on;
-    }
-
-private:
-    std::pair<QSize, QSize> hints() const {
-        const QString key = font().key() + suffix() + specialValueText() + QString::number(decimals()) + QString::number(minimum());
-        if (key != hint_key_) {
-            QDoubleSpinBox probe;
-            probe.setFont(font());
-            probe.setDecimals(decimals());
-            probe.setRange(std::max(minimum(), step_minimum_), step_maximum_);
-            probe.setSuffix(suffix());
-            probe.setSpecialValueText(specialValueText());
-            hint_ = {probe.sizeHint(), probe.minimumSizeHint()};
-            hint_key_ = key;
-        }
-        return hint_;
-    }
-    double step_minimum_, step_maximum_;
-    mutable QString hint_key_;
-    mutable std::pair<QSize, QSize> hint_;
+        : StepBoundedField(step_minimum, step_maximum, 1e12, parent) {}
 };
 
 QSpinBox* FieldForm::addInteger(const FieldInfo& info, int minimum, int maximum, Getter<int64_t> get,
