@@ -3,7 +3,10 @@
 // search of >= 100,000 layouts in under a second on one core.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+
 #include "core/layout_search.h"
+#include "core/presets.h"
 #include "tests/core/test_models.h"
 
 namespace {
@@ -58,6 +61,45 @@ void BM_SearchLayouts405B_1024Gpus_GlobalBatch2048(benchmark::State& state) {
     report(state, last);
 }
 BENCHMARK(BM_SearchLayouts405B_1024Gpus_GlobalBatch2048)->Unit(benchmark::kMillisecond);
+
+// Cost against cluster size: every layout, ZeRO stage, schedule, micro-batch
+// (1..64) and recomputation policy, no global batch (the base's one
+// micro-batch per step). 100,000 = 2^5 x 5^5 GPUs has 36 divisors.
+void BM_SearchLayouts405B_Gpus(benchmark::State& state) {
+    const trainmem::Scenario base = llama405b();
+    trainmem::LayoutSearchOptions options;
+    options.gpus = state.range(0);
+    trainmem::LayoutSearchResult last;
+    for (auto _ : state) {
+        auto r = trainmem::searchLayouts(base, options);
+        benchmark::DoNotOptimize(r);
+        last = std::move(*r);
+    }
+    report(state, last);
+}
+BENCHMARK(BM_SearchLayouts405B_Gpus)
+    ->Unit(benchmark::kMillisecond)
+    ->Arg(64)->Arg(256)->Arg(1024)->Arg(4096)->Arg(16384)->Arg(65536)->Arg(100000);
+
+// A model whose blocks differ along the depth (DeepSeek-V3: 3 dense blocks,
+// then 58 MoE blocks, 256 routed experts: 9 expert-parallel degrees) on
+// 100,000 GPUs, 4,096-token sequences.
+void BM_SearchLayoutsDeepSeekV3_100000Gpus(benchmark::State& state) {
+    trainmem::Expected<trainmem::Scenario> base = trainmem::loadPreset("deepseek-v3");
+    if (!base) std::abort();
+    base->training.sequence_length = 4096;
+    base->hardware.gpu = "H100-80GB";
+    trainmem::LayoutSearchOptions options;
+    options.gpus = 100000;
+    trainmem::LayoutSearchResult last;
+    for (auto _ : state) {
+        auto r = trainmem::searchLayouts(*base, options);
+        benchmark::DoNotOptimize(r);
+        last = std::move(*r);
+    }
+    report(state, last);
+}
+BENCHMARK(BM_SearchLayoutsDeepSeekV3_100000Gpus)->Unit(benchmark::kMillisecond);
 
 void BM_LargestMicroBatch405B(benchmark::State& state) {
     trainmem::Scenario s = llama405b();
