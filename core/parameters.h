@@ -56,6 +56,7 @@ struct ParameterCount {
     int64_t total = 0;            // everything above, adapters included
     int64_t trainable = 0;        // total for full fine-tuning; lora for LoRA/QLoRA
     int64_t active = 0;           // used per token: non-expert + top-k routed experts (+ adapters)
+    bool operator==(const ParameterCount&) const = default;
 };
 
 ParameterLayout parameterLayout(const ModelConfig& model);
