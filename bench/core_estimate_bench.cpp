@@ -8,6 +8,7 @@
 
 #include "core/estimate.h"
 #include "core/presets.h"
+#include "core/step_account.h"
 #include "tests/core/test_models.h"
 
 namespace {
@@ -48,6 +49,33 @@ void BM_EstimateValidated405B(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_EstimateValidated405B);
+
+// Prepare once, account per layout (issue 14): what a search pays per
+// layout once its loops have the facts, activations and stages at hand.
+void BM_AccountLayout405B(benchmark::State& state) {
+    const trainmem::Scenario s = llama405b3d();
+    const trainmem::PreparedScenario prepared = trainmem::prepareScenario(s);
+    const trainmem::LayoutActivations activations = trainmem::layoutActivations(s);
+    trainmem::StagePlan stages;
+    trainmem::planStages(s, prepared, stages);
+    for (auto _ : state) {
+        auto e = trainmem::accountLayout(s, prepared, activations, stages);
+        benchmark::DoNotOptimize(e);
+    }
+}
+BENCHMARK(BM_AccountLayout405B);
+
+// Prepared once, everything else per call (the app's path after an edit
+// that leaves the model and recipe alone).
+void BM_EstimatePrepared405B(benchmark::State& state) {
+    const trainmem::Scenario s = llama405b3d();
+    const trainmem::PreparedScenario prepared = trainmem::prepareScenario(s);
+    for (auto _ : state) {
+        auto e = trainmem::estimatePrepared(s, prepared);
+        benchmark::DoNotOptimize(e);
+    }
+}
+BENCHMARK(BM_EstimatePrepared405B);
 
 // DeepSeek-V3 (61 layers, the first 3 with a dense MLP, 256 routed experts):
 // a model whose blocks differ along the depth, on one stage and on 61.

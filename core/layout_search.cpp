@@ -2,12 +2,18 @@
 // rules and the ranking are documented in docs/layout-search.md.
 // One Scenario is mutated in place for every candidate and only the kept
 // layouts are copied, so the loop allocates nothing per candidate.
+// Factored (issue 14): the model's facts are prepared once per search, the
+// candidate stages' parameters and model states once per (tensor, pipeline,
+// context, expert, ZeRO), and the blocks' activations once per (tensor,
+// context, sequence parallelism, micro-batch, checkpointing); each layout
+// then costs one account of its few candidate stages.
 #include "core/layout_search.h"
 
 #include <algorithm>
 #include <array>
 
 #include "core/layout_rules.h"
+#include "core/step_account.h"
 
 namespace trainmem {
 
@@ -206,6 +212,28 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
         }
         return true;
     };
+    // What does not depend on the layout, once per search.
+    const PreparedScenario prepared = prepareScenario(work);
+    // The candidate stages' facts for the current degrees and ZeRO stage,
+    // planned at the first valid layout that needs them.
+    StagePlan stages;
+    bool stages_ready = false;
+    // Activations per (sequence parallelism, log2 micro-batch, checkpointing)
+    // for the current tensor and context degrees.
+    constexpr int kMicroSlots = 21;  // micro-batches 1 .. 2^20
+    std::array<LayoutActivations, 2 * kMicroSlots * 3> activations;
+    std::array<bool, 2 * kMicroSlots * 3> activations_ready{};
+    auto activationsFor = [&](const Layout& l) -> const LayoutActivations& {
+        int log2_micro = 0;
+        while ((int64_t{1} << log2_micro) < l.micro_batch_size) ++log2_micro;
+        const size_t slot = (static_cast<size_t>(l.sequence_parallel) * kMicroSlots + static_cast<size_t>(log2_micro)) * 3 +
+                            static_cast<size_t>(recomputeRank(l.checkpointing) == 0 ? 0 : recomputeRank(l.checkpointing) == 1 ? 1 : 2);
+        if (!activations_ready[slot]) {
+            activations[slot] = layoutActivations(work);
+            activations_ready[slot] = true;
+        }
+        return activations[slot];
+    };
     auto consider = [&](const Layout& l) {
         ++result.enumerated;
         applyLayout(work, l);
@@ -215,7 +243,11 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
             ++result.redundant;
             return;
         }
-        const Estimate est = estimateValidated(work);
+        if (!stages_ready) {
+            planStages(work, prepared, stages);
+            stages_ready = true;
+        }
+        const Estimate est = accountLayout(work, prepared, activationsFor(l), stages);
         const int64_t order = result.valid - 1;
         if (est.fits) {
             ++result.fitting;
@@ -234,8 +266,10 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
                 for (int64_t c : divisors) {
                     if ((n / t / p) % c != 0) continue;
                     const int64_t d = n / t / p / c;
+                    activations_ready.fill(false);  // new tensor or context degree
                     for (int64_t e : experts)
-                        for (int64_t zero = 0; zero <= 3; ++zero)
+                        for (int64_t zero = 0; zero <= 3; ++zero) {
+                            stages_ready = false;  // new degrees or ZeRO stage
                             for (bool sp : {false, true}) {
                                 if (sp && t == 1) continue;  // not a point of the space: SP splits over TP ranks
                                 for (const ScheduleChoice& schedule : schedules)
@@ -253,6 +287,7 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
                                                             schedule.virtual_stages, micro, m, ckpt});
                                     }
                             }
+                        }
                 }
             }
         }
@@ -265,11 +300,12 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
 Expected<int64_t> largestMicroBatch(const Scenario& scenario) {
     if (Status st = validate(scenario); !st) return st.error();
     Scenario work = scenario;
+    const PreparedScenario prepared = prepareScenario(work);
     // The largest micro-batch validate() accepts for this sequence length.
     const int64_t cap = std::min(kMaxMicroBatchCap, kMaxTokensPerMicrobatch / scenario.training.sequence_length);
     auto fits = [&](int64_t micro) {
         work.training.micro_batch_size = micro;
-        return estimateValidated(work).fits;
+        return estimatePrepared(work, prepared).fits;
     };
     if (!fits(1)) return int64_t{0};
     int64_t good = 1;  // fits
