@@ -35,48 +35,71 @@ int64_t communicators(const ParallelConfig& par) {
     return n;
 }
 
-StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc) {
-    // The account's moments, each total computed once (stagePeak's order:
-    // the first of equal totals is the peak).
-    const MemoryBreakdown* moments[] = {&acc.forward,        &acc.loss,         &acc.backward_head,
-                                        &acc.backward_start, &acc.backward_recompute, &acc.backward_end,
-                                        &acc.backward_next,  &acc.step};
-    constexpr Phase kPhases[] = {Phase::Forward,  Phase::Loss,     Phase::Backward, Phase::Backward,
-                                 Phase::Backward, Phase::Backward, Phase::Backward, Phase::OptimizerStep};
+// The account's moments, each total computed once, and the peak among them
+// (stagePeak's order: the first of equal totals is the peak).
+struct MomentTotals {
+    static constexpr Phase kPhases[] = {Phase::Forward,  Phase::Loss,     Phase::Backward, Phase::Backward,
+                                        Phase::Backward, Phase::Backward, Phase::Backward, Phase::OptimizerStep};
+    const MemoryBreakdown* moments[8];
     int64_t totals[8];
     size_t best = 0;
-    for (size_t i = 0; i < 8; ++i) {
-        totals[i] = moments[i]->total();
-        if (totals[i] > totals[best]) best = i;
+    explicit MomentTotals(const StepAccount& acc)
+        : moments{&acc.forward,      &acc.loss,         &acc.backward_head, &acc.backward_start,
+                  &acc.backward_recompute, &acc.backward_end, &acc.backward_next, &acc.step} {
+        for (size_t i = 0; i < 8; ++i) {
+            totals[i] = moments[i]->total();
+            if (totals[i] > totals[best]) best = i;
+        }
     }
+    int64_t peak() const { return totals[best]; }
+};
+
+struct DeviceTotals {
+    int64_t reserved = 0;
+    int64_t device = 0;
+    bool too_large = false;
+};
+DeviceTotals deviceTotals(const Scenario& s, const StepAccount& acc, const MomentTotals& m) {
     const Overheads& ov = s.hardware.overheads;
+    DeviceTotals d;
+    d.reserved = roundUpTo2MiB(roundBytes(static_cast<double>(m.peak()) * (1.0 + ov.fragmentation)));
+    d.device = roundBytes(static_cast<double>(d.reserved) + static_cast<double>(ov.cuda_context_bytes) +
+                          static_cast<double>(communicators(s.parallelism)) * static_cast<double>(ov.nccl_bytes_per_group));
+    // Every count is at most kTooLargeBytes, so one look at the totals and the
+    // components catches a saturated one anywhere in the account.
+    d.too_large = d.device >= kTooLargeBytes || d.reserved >= kTooLargeBytes || m.peak() >= kTooLargeBytes ||
+                  acc.states.gpu.weights >= kTooLargeBytes;
+    for (int64_t b : m.moments[m.best]->bytes) d.too_large = d.too_large || b >= kTooLargeBytes || b < 0;
+    return d;
+}
+
+StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc, const MomentTotals& m, const DeviceTotals& d) {
     StageEstimate e;
     e.stage = acc.stage.index;
     e.first_layer = acc.stage.first_layer;
     e.num_layers = acc.stage.num_layers;
     e.in_flight_microbatches = acc.stage.in_flight;
     e.model_states = acc.states.gpu;
-    e.peak_phase = kPhases[best];
-    e.at_peak = *moments[best];
-    e.allocated_bytes = totals[best];
+    e.peak_phase = MomentTotals::kPhases[m.best];
+    e.at_peak = *m.moments[m.best];
+    e.allocated_bytes = m.peak();
     // Every moment holds the same workspace, so leaving it out moves no peak.
-    auto exact = [&](size_t i) { return totals[i] - (*moments[i])[Component::Workspace]; };
-    e.exact_allocated_bytes = exact(best);
+    auto exact = [&](size_t i) { return m.totals[i] - (*m.moments[i])[Component::Workspace]; };
+    e.exact_allocated_bytes = exact(m.best);
     for (size_t i = 0; i < 8; ++i) {
         if (i == 1 && !acc.stage.has_lm_head) continue;  // no loss on this stage
-        int64_t& slot = e.exact_phase_bytes[static_cast<size_t>(kPhases[i])];
+        int64_t& slot = e.exact_phase_bytes[static_cast<size_t>(MomentTotals::kPhases[i])];
         slot = std::max(slot, exact(i));
     }
-    e.reserved_bytes = roundUpTo2MiB(roundBytes(static_cast<double>(e.allocated_bytes) * (1.0 + ov.fragmentation)));
-    e.device_bytes = roundBytes(static_cast<double>(e.reserved_bytes) + static_cast<double>(ov.cuda_context_bytes) +
-                                static_cast<double>(communicators(s.parallelism)) *
-                                    static_cast<double>(ov.nccl_bytes_per_group));
-    // Every count is at most kTooLargeBytes, so one look at the totals and the
-    // components catches a saturated one anywhere in the account.
-    e.too_large = e.device_bytes >= kTooLargeBytes || e.reserved_bytes >= kTooLargeBytes ||
-                  e.allocated_bytes >= kTooLargeBytes || e.model_states.weights >= kTooLargeBytes;
-    for (int64_t b : e.at_peak.bytes) e.too_large = e.too_large || b >= kTooLargeBytes || b < 0;
+    e.reserved_bytes = d.reserved;
+    e.device_bytes = d.device;
+    e.too_large = d.too_large;
     return e;
+}
+
+StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc) {
+    const MomentTotals m(acc);
+    return toStageEstimate(s, acc, m, deviceTotals(s, acc, m));
 }
 
 // Stages that can be the heaviest, in increasing order (the first of equal
@@ -144,14 +167,16 @@ class HeaviestStage {
 public:
     explicit HeaviestStage(Estimate& est) : est_(est) {}
     void take(const Scenario& s, const StepAccount& acc) {
-        const StageEstimate st = toStageEstimate(s, acc);
-        if (first_ || st.allocated_bytes > est_.peak.allocated_bytes) {
-            est_.peak = st;
+        // The whole StageEstimate only for a stage that becomes the peak.
+        const MomentTotals m(acc);
+        const DeviceTotals d = deviceTotals(s, acc, m);
+        if (first_ || m.peak() > est_.peak.allocated_bytes) {
+            est_.peak = toStageEstimate(s, acc, m, d);
             est_.activations_without_recompute = roundBytes(acc.activations_no_recompute);
             est_.recompute_fraction = acc.recompute_fraction;
         }
         est_.host_bytes = std::max(est_.host_bytes, acc.states.host_bytes);
-        est_.too_large = est_.too_large || st.too_large || acc.states.host_bytes >= kTooLargeBytes;
+        est_.too_large = est_.too_large || d.too_large || acc.states.host_bytes >= kTooLargeBytes;
         first_ = false;
     }
 
