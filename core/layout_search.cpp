@@ -192,6 +192,8 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
     constexpr std::array<Checkpointing, 3> kCheckpointing = {Checkpointing::None, Checkpointing::Selective,
                                                              Checkpointing::Full};
     const int64_t micro_cap = std::min(options.max_micro_batch, kMaxMicroBatchCap);
+    int64_t micro_sizes = 0;  // 1, 2, 4, ... up to micro_cap
+    for (int64_t micro = 1; micro <= micro_cap; micro *= 2) ++micro_sizes;
 
     LayoutSearchResult result;
     BestOf best(options.top, rankedBefore);
@@ -267,7 +269,25 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
                     if ((n / t / p) % c != 0) continue;
                     const int64_t d = n / t / p / c;
                     activations_ready.fill(false);  // new tensor or context degree
-                    for (int64_t e : experts)
+                    for (int64_t e : experts) {
+                        // Degrees no point below can pass: counted, not visited
+                        // (unless the limit falls inside, where it stops exactly).
+                        Layout degrees;
+                        degrees.data = d;
+                        degrees.tensor = t;
+                        degrees.pipeline = p;
+                        degrees.context = c;
+                        degrees.expert = e;
+                        applyLayout(work, degrees);
+                        if (!degreesAdmissible(work)) {
+                            const int64_t points = 4 * (t > 1 ? 2 : 1) * static_cast<int64_t>(schedules.size()) *
+                                                   micro_sizes * static_cast<int64_t>(kCheckpointing.size());
+                            if (result.enumerated + points < options.max_layouts) {
+                                result.enumerated += points;
+                                if (!keepGoing()) return;
+                                continue;
+                            }
+                        }
                         for (int64_t zero = 0; zero <= 3; ++zero) {
                             stages_ready = false;  // new degrees or ZeRO stage
                             for (bool sp : {false, true}) {
@@ -288,6 +308,7 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
                                     }
                             }
                         }
+                    }
                 }
             }
         }

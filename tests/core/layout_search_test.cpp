@@ -238,6 +238,8 @@ TEST(LayoutValidity, AdmissibleExactlyWhenValidateAccepts) {
                                                 << " ZeRO" << zero << " SP" << sp << " v" << v << " m" << m
                                                 << " offload " << offload << ": "
                                                 << (valid ? std::string("valid") : status.error().text());
+                                            // The search skips what degreesAdmissible refuses.
+                                            if (valid) ASSERT_TRUE(degreesAdmissible(s)) << model.name << " TP" << t << " PP" << p << " CP" << c << " EP" << e;
                                             ++checked;
                                             accepted += valid ? 1 : 0;
                                         }
