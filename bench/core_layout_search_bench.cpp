@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "core/batch.h"
 #include "core/layout_search.h"
 #include "core/presets.h"
 #include "tests/core/test_models.h"
@@ -100,6 +101,32 @@ void BM_SearchLayoutsDeepSeekV3_100000Gpus(benchmark::State& state) {
     report(state, last);
 }
 BENCHMARK(BM_SearchLayoutsDeepSeekV3_100000Gpus)->Unit(benchmark::kMillisecond);
+
+// What Find a Layout runs after every edit of a scenario preset: its own
+// GPU count and GPU, its own global batch (the panel's default).
+void BM_SearchScenarioPreset(benchmark::State& state, const char* name) {
+    trainmem::Expected<trainmem::Scenario> base = trainmem::loadPreset(name);
+    if (!base) std::abort();
+    trainmem::LayoutSearchOptions options;
+    options.gpus = base->parallelism.totalGpus();
+    options.global_batch = trainmem::planBatch(*base).effective_batch;
+    trainmem::LayoutSearchResult last;
+    for (auto _ : state) {
+        auto r = trainmem::searchLayouts(*base, options);
+        benchmark::DoNotOptimize(r);
+        last = std::move(*r);
+    }
+    report(state, last);
+}
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, gpt2_zero, "gpt2-1.5b-zero-paper")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama2_7b_fp32, "llama2-7b-fp32-adam")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama405b_3d, "llama3.1-405b-3d")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama70b_interleaved, "llama3.1-70b-interleaved-3d")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama70b_cp, "llama3.1-70b-long-context-cp")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama8b_fsdp, "llama3.1-8b-fsdp-8xh100")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama8b_qlora, "llama3.1-8b-qlora-rtx4090")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, mistral7b_lora, "mistral-7b-lora-a100")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, mixtral_tp_ep, "mixtral-8x7b-tp-ep")->Unit(benchmark::kMillisecond);
 
 void BM_LargestMicroBatch405B(benchmark::State& state) {
     trainmem::Scenario s = llama405b();
