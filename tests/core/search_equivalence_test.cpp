@@ -29,6 +29,7 @@ std::vector<int64_t> divisors(int64_t n) {
 
 struct Reference {
     int64_t enumerated = 0, valid = 0, redundant = 0, fitting = 0;
+    bool stopped = false;
     std::vector<RankedLayout> fit, miss;
 };
 
@@ -55,7 +56,12 @@ Reference plainLoop(const Scenario& base, const LayoutSearchOptions& o) {
                         for (bool sp : {false, true}) {
                             if (sp && t == 1) continue;
                             for (const auto& [schedule, v] : schedules)
-                                for (int64_t micro = 1; micro <= o.max_micro_batch; micro *= 2)
+                                for (int64_t micro = 1; micro <= o.max_micro_batch; micro *= 2) {
+                                    // The documented stop: checked before each micro-batch size's policies.
+                                    if (r.enumerated >= o.max_layouts) {
+                                        r.stopped = true;
+                                        goto done;
+                                    }
                                     for (Checkpointing ck :
                                          {Checkpointing::None, Checkpointing::Selective, Checkpointing::Full}) {
                                         int64_t m = base_m;
@@ -84,9 +90,11 @@ Reference plainLoop(const Scenario& base, const LayoutSearchOptions& o) {
                                             r.miss.push_back(ranked);
                                         }
                                     }
+                                }
                         }
             }
         }
+done:
     std::sort(r.fit.begin(), r.fit.end(), rankedBefore);
     std::sort(r.miss.begin(), r.miss.end(), [](const RankedLayout& a, const RankedLayout& b) {
         if (a.estimate.headroom_bytes != b.estimate.headroom_bytes)
@@ -116,7 +124,7 @@ struct Case {
     int64_t sequence = 0;  // 0: the preset's
 };
 
-void checkCase(const Case& c) {
+void checkCase(const Case& c, int64_t max_layouts = LayoutSearchOptions::kDefaultMaxLayouts) {
     Expected<Scenario> base = loadPreset(c.preset);
     ASSERT_TRUE(base.ok()) << c.preset;
     if (c.sequence > 0) base->training.sequence_length = c.sequence;
@@ -127,6 +135,7 @@ void checkCase(const Case& c) {
     // Long lists, so that the comparison reaches far down both rankings.
     o.top = 200;
     o.rejected = 50;
+    o.max_layouts = max_layouts;
     const std::string what = std::string(c.preset) + " on " + std::to_string(c.gpus) + " GPUs" +
                              (c.global_batch ? ", global batch " + std::to_string(*c.global_batch) : "");
     const Expected<LayoutSearchResult> got = searchLayouts(*base, o);
@@ -136,7 +145,8 @@ void checkCase(const Case& c) {
     EXPECT_EQ(got->valid, want.valid) << what;
     EXPECT_EQ(got->redundant, want.redundant) << what;
     EXPECT_EQ(got->fitting, want.fitting) << what;
-    EXPECT_GT(want.valid - want.redundant, 50) << what << ": too small a case to compare";
+    EXPECT_EQ(!got->stopped.empty(), want.stopped) << what;
+    if (!want.stopped) EXPECT_GT(want.valid - want.redundant, 50) << what << ": too small a case to compare";
     expectSameList(got->layouts, want.fit, what + ", fitting");
     expectSameList(got->rejected, want.miss, what + ", rejected");
 }
@@ -159,6 +169,15 @@ TEST(SearchEquivalence, MoeWithDepthVaryingPattern) {
 
 TEST(SearchEquivalence, MoeEveryLayerWithExpertParallelism) {
     checkCase({"mixtral-8x7b-tp-ep", 16, 32});
+}
+
+// A search stopped by the layout limit stops where the plain loop does,
+// also when the limit falls where whole subtrees of degrees are skipped.
+TEST(SearchEquivalence, StopsAtTheLayoutLimitWhereThePlainLoopDoes) {
+    for (int64_t limit : {1, 2, 3, 100, 5'000, 12'345, 20'000})
+        checkCase({"deepseek-v2-lite", 8, std::nullopt, 2048}, limit);
+    for (int64_t limit : {7, 1'000, 30'001})
+        checkCase({"llama-3.1-8b", 24, 48}, limit);
 }
 
 TEST(SearchEquivalence, Lora) {
