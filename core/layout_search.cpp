@@ -222,14 +222,16 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
     bool stages_ready = false;
     // Activations per (sequence parallelism, log2 micro-batch, checkpointing)
     // for the current tensor and context degrees.
-    constexpr int kMicroSlots = 21;  // micro-batches 1 .. 2^20
-    std::array<LayoutActivations, 2 * kMicroSlots * 3> activations;
-    std::array<bool, 2 * kMicroSlots * 3> activations_ready{};
+    constexpr size_t kMicroSlots = 21;  // micro-batches 1 .. 2^20
+    constexpr size_t kPolicies = kCheckpointing.size();
+    std::array<LayoutActivations, 2 * kMicroSlots * kPolicies> activations;
+    std::array<bool, 2 * kMicroSlots * kPolicies> activations_ready{};
     auto activationsFor = [&](const Layout& l) -> const LayoutActivations& {
-        int log2_micro = 0;
+        size_t log2_micro = 0;
         while ((int64_t{1} << log2_micro) < l.micro_batch_size) ++log2_micro;
-        const size_t slot = (static_cast<size_t>(l.sequence_parallel) * kMicroSlots + static_cast<size_t>(log2_micro)) * 3 +
-                            static_cast<size_t>(recomputeRank(l.checkpointing) == 0 ? 0 : recomputeRank(l.checkpointing) == 1 ? 1 : 2);
+        const size_t policy = static_cast<size_t>(
+            std::find(kCheckpointing.begin(), kCheckpointing.end(), l.checkpointing) - kCheckpointing.begin());
+        const size_t slot = (static_cast<size_t>(l.sequence_parallel) * kMicroSlots + log2_micro) * kPolicies + policy;
         if (!activations_ready[slot]) {
             activations[slot] = layoutActivations(work);
             activations_ready[slot] = true;
