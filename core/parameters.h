@@ -80,5 +80,8 @@ std::vector<std::string> loraTargetNames(const ModelConfig& model);
 // rank = 0 means full fine-tuning (no adapters).
 ParameterCount countParameters(const ModelConfig& model, int64_t lora_rank = 0,
                                const std::vector<std::string>& lora_targets = {});
+// The same from the model's parameterLayout(), computed before.
+ParameterCount countParameters(const ModelConfig& model, const ParameterLayout& layout, int64_t lora_rank,
+                               const std::vector<std::string>& lora_targets);
 
 }  // namespace trainmem

@@ -115,7 +115,7 @@ PreparedScenario prepareScenario(const Scenario& s) {
     const TrainingConfig& tr = s.training;
     const bool full_ft = tr.finetuning == Finetuning::Full;
     prep.layout = parameterLayout(s.model);
-    prep.parameters = countParameters(s.model, full_ft ? 0 : tr.lora_rank, tr.lora_targets);
+    prep.parameters = countParameters(s.model, prep.layout, full_ft ? 0 : tr.lora_rank, tr.lora_targets);
     if (!full_ft) prep.lora = loraParameters(s.model, tr.lora_rank, tr.lora_targets);
     prep.plan = planPrecision(tr);
     const Overheads& ov = s.hardware.overheads;
