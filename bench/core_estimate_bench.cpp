@@ -4,7 +4,11 @@
 // ~10^5 times per search, so it must stay in the microseconds.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+
 #include "core/estimate.h"
+#include "core/presets.h"
+#include "core/step_account.h"
 #include "tests/core/test_models.h"
 
 namespace {
@@ -45,5 +49,64 @@ void BM_EstimateValidated405B(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_EstimateValidated405B);
+
+// Prepare once, account per layout (issue 14): what a search pays per
+// layout once its loops have the facts, activations and stages at hand.
+void BM_AccountLayout405B(benchmark::State& state) {
+    const trainmem::Scenario s = llama405b3d();
+    const trainmem::PreparedScenario prepared = trainmem::prepareScenario(s);
+    const trainmem::LayoutActivations activations = trainmem::layoutActivations(s);
+    trainmem::StagePlan stages;
+    trainmem::planStages(s, prepared, stages);
+    for (auto _ : state) {
+        auto e = trainmem::accountLayout(s, prepared, activations, stages);
+        benchmark::DoNotOptimize(e);
+    }
+}
+BENCHMARK(BM_AccountLayout405B);
+
+// Prepared once, everything else per call (the app's path after an edit
+// that leaves the model and recipe alone).
+void BM_EstimatePrepared405B(benchmark::State& state) {
+    const trainmem::Scenario s = llama405b3d();
+    const trainmem::PreparedScenario prepared = trainmem::prepareScenario(s);
+    for (auto _ : state) {
+        auto e = trainmem::estimatePrepared(s, prepared);
+        benchmark::DoNotOptimize(e);
+    }
+}
+BENCHMARK(BM_EstimatePrepared405B);
+
+// DeepSeek-V3 (61 layers, the first 3 with a dense MLP, 256 routed experts):
+// a model whose blocks differ along the depth, on one stage and on 61.
+trainmem::Scenario deepSeekV3(int64_t pipeline) {
+    trainmem::Expected<trainmem::Scenario> s = trainmem::loadPreset("deepseek-v3");
+    if (!s) std::abort();
+    s->training.sequence_length = 4096;
+    s->training.checkpointing = trainmem::Checkpointing::Full;
+    s->training.gradient_accumulation_steps = 64;
+    s->parallelism.tensor = 1;
+    s->parallelism.pipeline = pipeline;
+    s->parallelism.expert = 64;
+    s->parallelism.data = 64;
+    s->parallelism.gpus = 64 * pipeline;
+    s->parallelism.zero_stage = 1;
+    s->parallelism.schedule = trainmem::PipelineSchedule::OneFOneB;
+    s->parallelism.microbatches = pipeline > 1 ? 64 : 0;
+    return *s;
+}
+
+void BM_EstimateValidatedDeepSeekV3(benchmark::State& state) {
+    const trainmem::Scenario s = deepSeekV3(state.range(0));
+    if (!trainmem::estimate(s)) {
+        state.SkipWithError("the benchmark scenario does not validate");
+        return;
+    }
+    for (auto _ : state) {
+        auto e = trainmem::estimateValidated(s);
+        benchmark::DoNotOptimize(e);
+    }
+}
+BENCHMARK(BM_EstimateValidatedDeepSeekV3)->Arg(1)->Arg(61);
 
 }  // namespace

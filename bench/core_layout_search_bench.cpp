@@ -3,7 +3,11 @@
 // search of >= 100,000 layouts in under a second on one core.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+
+#include "core/batch.h"
 #include "core/layout_search.h"
+#include "core/presets.h"
 #include "tests/core/test_models.h"
 
 namespace {
@@ -58,6 +62,71 @@ void BM_SearchLayouts405B_1024Gpus_GlobalBatch2048(benchmark::State& state) {
     report(state, last);
 }
 BENCHMARK(BM_SearchLayouts405B_1024Gpus_GlobalBatch2048)->Unit(benchmark::kMillisecond);
+
+// Cost against cluster size: every layout, ZeRO stage, schedule, micro-batch
+// (1..64) and recomputation policy, no global batch (the base's one
+// micro-batch per step). 100,000 = 2^5 x 5^5 GPUs has 36 divisors.
+void BM_SearchLayouts405B_Gpus(benchmark::State& state) {
+    const trainmem::Scenario base = llama405b();
+    trainmem::LayoutSearchOptions options;
+    options.gpus = state.range(0);
+    trainmem::LayoutSearchResult last;
+    for (auto _ : state) {
+        auto r = trainmem::searchLayouts(base, options);
+        benchmark::DoNotOptimize(r);
+        last = std::move(*r);
+    }
+    report(state, last);
+}
+BENCHMARK(BM_SearchLayouts405B_Gpus)
+    ->Unit(benchmark::kMillisecond)
+    ->Arg(64)->Arg(256)->Arg(1024)->Arg(4096)->Arg(16384)->Arg(65536)->Arg(100000);
+
+// A model whose blocks differ along the depth (DeepSeek-V3: 3 dense blocks,
+// then 58 MoE blocks, 256 routed experts: 9 expert-parallel degrees) on
+// 100,000 GPUs, 4,096-token sequences.
+void BM_SearchLayoutsDeepSeekV3_100000Gpus(benchmark::State& state) {
+    trainmem::Expected<trainmem::Scenario> base = trainmem::loadPreset("deepseek-v3");
+    if (!base) std::abort();
+    base->training.sequence_length = 4096;
+    base->hardware.gpu = "H100-80GB";
+    trainmem::LayoutSearchOptions options;
+    options.gpus = 100000;
+    trainmem::LayoutSearchResult last;
+    for (auto _ : state) {
+        auto r = trainmem::searchLayouts(*base, options);
+        benchmark::DoNotOptimize(r);
+        last = std::move(*r);
+    }
+    report(state, last);
+}
+BENCHMARK(BM_SearchLayoutsDeepSeekV3_100000Gpus)->Unit(benchmark::kMillisecond);
+
+// What Find a Layout runs after every edit of a scenario preset: its own
+// GPU count and GPU, its own global batch (the panel's default).
+void BM_SearchScenarioPreset(benchmark::State& state, const char* name) {
+    trainmem::Expected<trainmem::Scenario> base = trainmem::loadPreset(name);
+    if (!base) std::abort();
+    trainmem::LayoutSearchOptions options;
+    options.gpus = base->parallelism.totalGpus();
+    options.global_batch = trainmem::planBatch(*base).effective_batch;
+    trainmem::LayoutSearchResult last;
+    for (auto _ : state) {
+        auto r = trainmem::searchLayouts(*base, options);
+        benchmark::DoNotOptimize(r);
+        last = std::move(*r);
+    }
+    report(state, last);
+}
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, gpt2_zero, "gpt2-1.5b-zero-paper")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama2_7b_fp32, "llama2-7b-fp32-adam")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama405b_3d, "llama3.1-405b-3d")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama70b_interleaved, "llama3.1-70b-interleaved-3d")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama70b_cp, "llama3.1-70b-long-context-cp")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama8b_fsdp, "llama3.1-8b-fsdp-8xh100")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama8b_qlora, "llama3.1-8b-qlora-rtx4090")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, mistral7b_lora, "mistral-7b-lora-a100")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SearchScenarioPreset, mixtral_tp_ep, "mixtral-8x7b-tp-ep")->Unit(benchmark::kMillisecond);
 
 void BM_LargestMicroBatch405B(benchmark::State& state) {
     trainmem::Scenario s = llama405b();

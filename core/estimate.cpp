@@ -2,18 +2,20 @@
 // reserved and device totals around it. The per-stage account is in
 // step_account.cpp; terms and sources in docs/memory-model.md.
 #include "core/byte_count.h"
+#include "core/byte_round.h"
 #include "core/estimate.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "core/batch.h"
 #include "core/step_account.h"
 
 namespace trainmem {
 namespace {
 
 // Saturating: past 2^62 the estimate is "too large to represent" (byte_count.h).
-int64_t roundBytes(double b) { return saturatedBytes(b); }
+int64_t roundBytes(double b) { return roundedBytes(b); }
 
 // PyTorch's caching allocator maps large blocks in 2 MiB pages
 // (c10/cuda/CUDACachingAllocator.cpp, kRoundLarge).
@@ -33,65 +35,178 @@ int64_t communicators(const ParallelConfig& par) {
     return n;
 }
 
-StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc) {
-    const StagePeak peak = stagePeak(acc);
+// The account's moments, each total computed once, and the peak among them
+// (stagePeak's order: the first of equal totals is the peak).
+struct MomentTotals {
+    static constexpr Phase kPhases[] = {Phase::Forward,  Phase::Loss,     Phase::Backward, Phase::Backward,
+                                        Phase::Backward, Phase::Backward, Phase::Backward, Phase::OptimizerStep};
+    const MemoryBreakdown* moments[8];
+    int64_t totals[8];
+    size_t best = 0;
+    explicit MomentTotals(const StepAccount& acc)
+        : moments{&acc.forward,      &acc.loss,         &acc.backward_head, &acc.backward_start,
+                  &acc.backward_recompute, &acc.backward_end, &acc.backward_next, &acc.step} {
+        for (size_t i = 0; i < 8; ++i) {
+            totals[i] = moments[i]->total();
+            if (totals[i] > totals[best]) best = i;
+        }
+    }
+    int64_t peak() const { return totals[best]; }
+};
+
+struct DeviceTotals {
+    int64_t reserved = 0;
+    int64_t device = 0;
+    bool too_large = false;
+};
+DeviceTotals deviceTotals(const Scenario& s, const StepAccount& acc, const MomentTotals& m) {
     const Overheads& ov = s.hardware.overheads;
+    DeviceTotals d;
+    d.reserved = roundUpTo2MiB(roundBytes(static_cast<double>(m.peak()) * (1.0 + ov.fragmentation)));
+    d.device = roundBytes(static_cast<double>(d.reserved) + static_cast<double>(ov.cuda_context_bytes) +
+                          static_cast<double>(communicators(s.parallelism)) * static_cast<double>(ov.nccl_bytes_per_group));
+    // Every count is at most kTooLargeBytes, so one look at the totals and the
+    // components catches a saturated one anywhere in the account.
+    d.too_large = d.device >= kTooLargeBytes || d.reserved >= kTooLargeBytes || m.peak() >= kTooLargeBytes ||
+                  acc.states.gpu.weights >= kTooLargeBytes;
+    for (int64_t b : m.moments[m.best]->bytes) d.too_large = d.too_large || b >= kTooLargeBytes || b < 0;
+    return d;
+}
+
+StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc, const MomentTotals& m, const DeviceTotals& d) {
     StageEstimate e;
     e.stage = acc.stage.index;
     e.first_layer = acc.stage.first_layer;
     e.num_layers = acc.stage.num_layers;
     e.in_flight_microbatches = acc.stage.in_flight;
     e.model_states = acc.states.gpu;
-    e.peak_phase = peak.phase;
-    e.at_peak = *peak.breakdown;
-    e.allocated_bytes = e.at_peak.total();
+    e.peak_phase = MomentTotals::kPhases[m.best];
+    e.at_peak = *m.moments[m.best];
+    e.allocated_bytes = m.peak();
     // Every moment holds the same workspace, so leaving it out moves no peak.
-    auto exact = [](const MemoryBreakdown& b) { return b.total() - b[Component::Workspace]; };
-    e.exact_allocated_bytes = exact(e.at_peak);
-    auto& phases = e.exact_phase_bytes;
-    auto keep = [&](Phase p, const MemoryBreakdown& b) {
-        int64_t& slot = phases[static_cast<size_t>(p)];
-        slot = std::max(slot, exact(b));
-    };
-    keep(Phase::Forward, acc.forward);
-    if (acc.stage.has_lm_head) keep(Phase::Loss, acc.loss);
-    keep(Phase::Backward, acc.backward_head);
-    keep(Phase::Backward, acc.backward_start);
-    keep(Phase::Backward, acc.backward_recompute);
-    keep(Phase::Backward, acc.backward_end);
-    keep(Phase::Backward, acc.backward_next);
-    keep(Phase::OptimizerStep, acc.step);
-    e.reserved_bytes = roundUpTo2MiB(roundBytes(static_cast<double>(e.allocated_bytes) * (1.0 + ov.fragmentation)));
-    e.device_bytes = roundBytes(static_cast<double>(e.reserved_bytes) + static_cast<double>(ov.cuda_context_bytes) +
-                                static_cast<double>(communicators(s.parallelism)) *
-                                    static_cast<double>(ov.nccl_bytes_per_group));
-    // Every count is at most kTooLargeBytes, so one look at the totals and the
-    // components catches a saturated one anywhere in the account.
-    e.too_large = e.device_bytes >= kTooLargeBytes || e.reserved_bytes >= kTooLargeBytes ||
-                  e.allocated_bytes >= kTooLargeBytes || e.model_states.weights >= kTooLargeBytes;
-    for (int64_t b : e.at_peak.bytes) e.too_large = e.too_large || b >= kTooLargeBytes || b < 0;
+    auto exact = [&](size_t i) { return m.totals[i] - (*m.moments[i])[Component::Workspace]; };
+    e.exact_allocated_bytes = exact(m.best);
+    for (size_t i = 0; i < 8; ++i) {
+        if (i == 1 && !acc.stage.has_lm_head) continue;  // no loss on this stage
+        int64_t& slot = e.exact_phase_bytes[static_cast<size_t>(MomentTotals::kPhases[i])];
+        slot = std::max(slot, exact(i));
+    }
+    e.reserved_bytes = d.reserved;
+    e.device_bytes = d.device;
+    e.too_large = d.too_large;
     return e;
 }
 
-// Stages that can be the heaviest. Stages between the first and the last
-// differ only in how many micro-batches they keep in flight (non-increasing
-// with the index) and, past the remainder split, in one more block; so the
-// candidates are 0, 1, the first stage with an extra block, and the last.
-// Models whose blocks differ along the depth (MoE with leading dense blocks
-// or a layer frequency) are checked stage by stage.
+StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc) {
+    const MomentTotals m(acc);
+    return toStageEstimate(s, acc, m, deviceTotals(s, acc, m));
+}
+
+// Stages that can be the heaviest, in increasing order (the first of equal
+// peaks is the estimate's). Stages between the first and the last with the
+// same blocks (as many, as many MoE blocks, the same kind first) differ
+// only in how many micro-batches they keep in flight, which does not grow
+// with the index under any schedule; every moment of a later one is at most
+// a moment of the earlier one (a later stage can hold the gradients at its
+// forward peak, m > in flight, but then the earlier one's last backward
+// holds them too with at least as many activations), so only the first of
+// each kind counts. Uniform models: 0, 1, the first stage with an extra
+// block, and the last. Models whose blocks differ along the depth (leading
+// dense blocks, a layer frequency) have a few kinds of stages more.
+// Every-k checkpointing recomputes blocks by depth, so there stages are
+// compared one by one unless every block is alike and p > 4 (the rule above).
 template <class F>
-void forEachCandidateStage(const Scenario& s, F&& visit) {
+void forEachCandidateStage(const Scenario& s, const PreparedScenario& prep, F&& visit) {
     const int64_t p = s.parallelism.pipeline;
-    const bool uniform = !s.model.isMoe() || (s.model.moe->first_dense_layers == 0 && s.model.moe->layer_frequency == 1);
-    if (!uniform || p <= 4) {
-        for (int64_t i = 0; i < p; ++i) visit(i);
+    const int64_t layers = s.model.num_layers;
+    const int64_t extra = layers % p;
+    if (s.training.checkpointing == Checkpointing::EveryK) {
+        if (!prep.uniform_blocks || p <= 4) {
+            for (int64_t i = 0; i < p; ++i) visit(i);
+            return;
+        }
+        visit(0);
+        visit(1);
+        if (extra > 0 && p - extra > 1 && p - extra < p - 1) visit(p - extra);
+        visit(p - 1);
         return;
     }
-    const int64_t extra = s.model.num_layers % p;
     visit(0);
-    visit(1);
-    if (extra > 0 && p - extra > 1 && p - extra < p - 1) visit(p - extra);
+    if (p == 1) return;
+    if (prep.uniform_blocks) {
+        if (p > 2) visit(1);
+        if (extra > 0 && p - extra > 1 && p - extra < p - 1) visit(p - extra);
+        visit(p - 1);
+        return;
+    }
+    // Kinds of middle stages seen so far: (blocks, MoE blocks, first is MoE).
+    struct Kind {
+        int64_t layers, moe;
+        bool first_moe;
+    };
+    constexpr int kKinds = 32;
+    Kind seen[kKinds];
+    int count = 0;
+    const int64_t base = layers / p;
+    for (int64_t i = 1; i < p - 1; ++i) {
+        const int64_t first = i * base + std::max<int64_t>(0, i - (p - extra));
+        const int64_t n = base + (i >= p - extra ? 1 : 0);
+        const Kind k{n, moeLayersIn(s.model, first, n), s.model.isMoeLayer(first)};
+        bool known = false;
+        for (int j = 0; j < count && !known; ++j)
+            known = seen[j].layers == k.layers && seen[j].moe == k.moe && seen[j].first_moe == k.first_moe;
+        if (known) continue;
+        if (count < kKinds) seen[count++] = k;  // past that, visiting more stages is only slower
+        visit(i);
+    }
     visit(p - 1);
+}
+
+// The estimate from its candidate stages' accounts, given in stage order.
+class HeaviestStage {
+public:
+    explicit HeaviestStage(Estimate& est) : est_(est) {}
+    void take(const Scenario& s, const StepAccount& acc) {
+        // The whole StageEstimate only for a stage that becomes the peak.
+        const MomentTotals m(acc);
+        const DeviceTotals d = deviceTotals(s, acc, m);
+        if (first_ || m.peak() > est_.peak.allocated_bytes) {
+            est_.peak = toStageEstimate(s, acc, m, d);
+            est_.activations_without_recompute = roundBytes(acc.activations_no_recompute);
+            est_.recompute_fraction = acc.recompute_fraction;
+        }
+        est_.host_bytes = std::max(est_.host_bytes, acc.states.host_bytes);
+        est_.too_large = est_.too_large || d.too_large || acc.states.host_bytes >= kTooLargeBytes;
+        first_ = false;
+    }
+
+private:
+    Estimate& est_;
+    bool first_ = true;
+};
+
+Estimate beginEstimate(const Scenario& s, const PreparedScenario& prep, int64_t m) {
+    Estimate est;
+    est.parameters = prep.parameters;
+    est.num_stages = s.parallelism.pipeline;
+    est.total_gpus = s.parallelism.totalGpus();
+    est.effective_batch = s.training.micro_batch_size * m * s.parallelism.data;
+    return est;
+}
+
+void finishEstimate(const Scenario& s, const PreparedScenario& prep, int64_t m, Estimate& est) {
+    est.capacity_bytes = prep.capacity_bytes;
+    est.headroom_bytes = est.capacity_bytes - est.peak.device_bytes;
+    est.fits = !est.too_large && est.headroom_bytes >= 0;
+
+    const int64_t p = s.parallelism.pipeline;
+    if (est.fits && est.headroom_bytes < est.capacity_bytes / 20) est.warnings |= kWarnTinyHeadroom;
+    if (p > 1 && s.model.num_layers % p != 0) est.warnings |= kWarnUnevenPipeline;
+    if (p > 1 && m < p) est.warnings |= kWarnPipelineBubble;
+    if (s.training.optimizer_state_dtype == DType::Fp16) est.warnings |= kWarnFp16WithoutScaler;
+    if ((s.parallelism.offload_optimizer || s.parallelism.offload_parameters) && s.parallelism.zero_stage == 0)
+        est.warnings |= kWarnOffloadNeedsZero;
+    if (est.host_bytes > 256 * kGiB) est.warnings |= kWarnHostMemory;
 }
 
 }  // namespace
@@ -107,47 +222,55 @@ std::string_view phaseName(Phase p) {
 }
 
 int64_t MemoryBreakdown::total() const {
+    // Every component in [0, 2^58) (the usual case): the plain sum is below
+    // 2^62, so no partial sum saturates. Vectorizable: no branch inside.
+    uint64_t sum = 0, bits = 0;
+#pragma GCC unroll 11
+    for (int64_t b : bytes) {
+        sum += static_cast<uint64_t>(b);
+        bits |= static_cast<uint64_t>(b);
+    }
+    if ((bits >> 58) == 0) return static_cast<int64_t>(sum);
+    // addBytes over the components, with its checks folded: once the sum
+    // saturates it stays saturated, so the first saturation is the answer.
     int64_t t = 0;
-    for (int64_t b : bytes) t = addBytes(t, b);
+    for (int64_t b : bytes) {
+        if (b >= kTooLargeBytes) return kTooLargeBytes;
+        t += b;  // |t|, |b| < 2^62: cannot overflow
+        if (t >= kTooLargeBytes) return kTooLargeBytes;
+    }
     return t;
 }
 
-Estimate estimateValidated(const Scenario& s) {
-    Estimate est;
-    const StepInputs in = stepInputs(s);
-    const bool full_ft = s.training.finetuning == Finetuning::Full;
-    est.parameters = countParameters(s.model, full_ft ? 0 : s.training.lora_rank, s.training.lora_targets);
-    est.num_stages = s.parallelism.pipeline;
-    est.total_gpus = s.parallelism.totalGpus();
-    est.effective_batch = s.training.micro_batch_size * in.microbatches * s.parallelism.data;
-    bool first = true;
-    forEachCandidateStage(s, [&](int64_t i) {
-        const StepAccount acc = accountStep(s, in, i);
-        const StageEstimate st = toStageEstimate(s, acc);
-        if (first || st.allocated_bytes > est.peak.allocated_bytes) {
-            est.peak = st;
-            est.activations_without_recompute = roundBytes(acc.activations_no_recompute);
-            est.recompute_fraction = acc.recompute_fraction;
-        }
-        est.host_bytes = std::max(est.host_bytes, acc.states.host_bytes);
-        est.too_large = est.too_large || st.too_large || acc.states.host_bytes >= kTooLargeBytes;
-        first = false;
-    });
-    const Expected<int64_t> capacity = capacityBytes(s.hardware);
-    est.capacity_bytes = capacity.ok() ? *capacity : 0;
-    est.headroom_bytes = est.capacity_bytes - est.peak.device_bytes;
-    est.fits = !est.too_large && est.headroom_bytes >= 0;
+void planStages(const Scenario& s, const PreparedScenario& prep, StagePlan& plan) {
+    plan.stages.clear();
+    plan.every_k = s.training.checkpointing == Checkpointing::EveryK;
+    forEachCandidateStage(s, prep, [&](int64_t i) { plan.stages.push_back(stageFacts(s, prep, i)); });
+}
 
-    const int64_t p = s.parallelism.pipeline;
-    if (est.fits && est.headroom_bytes < est.capacity_bytes / 20) est.warnings |= kWarnTinyHeadroom;
-    if (p > 1 && s.model.num_layers % p != 0) est.warnings |= kWarnUnevenPipeline;
-    if (p > 1 && in.microbatches < p) est.warnings |= kWarnPipelineBubble;
-    if (s.training.optimizer_state_dtype == DType::Fp16) est.warnings |= kWarnFp16WithoutScaler;
-    if ((s.parallelism.offload_optimizer || s.parallelism.offload_parameters) && s.parallelism.zero_stage == 0)
-        est.warnings |= kWarnOffloadNeedsZero;
-    if (est.host_bytes > 256 * kGiB) est.warnings |= kWarnHostMemory;
+Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
+                       const StagePlan& plan) {
+    // A plan for the other candidate rule would skip stages.
+    if (plan.every_k != (s.training.checkpointing == Checkpointing::EveryK)) return estimatePrepared(s, prep);
+    const int64_t m = microbatchesPerStep(s);
+    Estimate est = beginEstimate(s, prep, m);
+    HeaviestStage heaviest(est);
+    for (const StageFacts& facts : plan.stages) heaviest.take(s, accountStep(s, prep, act, m, facts));
+    finishEstimate(s, prep, m, est);
     return est;
 }
+
+Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
+    const LayoutActivations act = layoutActivations(s);
+    const int64_t m = microbatchesPerStep(s);
+    Estimate est = beginEstimate(s, prep, m);
+    HeaviestStage heaviest(est);
+    forEachCandidateStage(s, prep, [&](int64_t i) { heaviest.take(s, accountStep(s, prep, act, m, stageFacts(s, prep, i))); });
+    finishEstimate(s, prep, m, est);
+    return est;
+}
+
+Estimate estimateValidated(const Scenario& s) { return estimatePrepared(s, prepareScenario(s)); }
 
 static Error tooLargeError() {
     return Error{"", "the estimate is too large to represent: some byte count passes 2^62 bytes (4 EiB) per GPU; "
@@ -163,11 +286,13 @@ Expected<Estimate> estimate(const Scenario& s) {
 
 Expected<std::vector<StageEstimate>> estimateStages(const Scenario& s) {
     if (Status st = validate(s); !st) return st.error();
-    const StepInputs in = stepInputs(s);
+    const PreparedScenario prep = prepareScenario(s);
+    const LayoutActivations act = layoutActivations(s);
+    const int64_t m = microbatchesPerStep(s);
     std::vector<StageEstimate> out;
     out.reserve(static_cast<size_t>(s.parallelism.pipeline));
     for (int64_t i = 0; i < s.parallelism.pipeline; ++i) {
-        out.push_back(toStageEstimate(s, accountStep(s, in, i)));
+        out.push_back(toStageEstimate(s, accountStep(s, prep, act, m, stageFacts(s, prep, i))));
         if (out.back().too_large) return tooLargeError();
     }
     return out;

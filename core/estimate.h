@@ -54,6 +54,7 @@ struct ModelStates {
     int64_t gradients = 0;
     int64_t optimizer_states = 0;
     int64_t master_weights = 0;
+    bool operator==(const ModelStates&) const = default;
 };
 
 struct StageEstimate {
@@ -76,6 +77,7 @@ struct StageEstimate {
     // A count reached kTooLargeBytes (byte_count.h): the numbers above are
     // saturated, not real; estimate() and estimateStages() refuse it.
     bool too_large = false;
+    bool operator==(const StageEstimate&) const = default;
 };
 
 enum Warning : uint32_t {
@@ -103,6 +105,7 @@ struct Estimate {
     int64_t activations_without_recompute = 0;  // heaviest stage's activations if nothing were recomputed
     double recompute_fraction = 0; // extra forward compute as a fraction of one step's fwd+bwd compute
     uint32_t warnings = kWarnNone;
+    bool operator==(const Estimate&) const = default;
 };
 
 // Validates, then estimates; an estimate too large to represent (more than

@@ -93,6 +93,31 @@ bool shardingAdmissible(const ParallelConfig& p) {
 
 }  // namespace
 
+bool degreesAdmissible(const Scenario& s) {
+    const ParallelConfig& p = s.parallelism;
+    const ModelConfig& m = s.model;
+    for (int64_t degree : {p.data, p.tensor, p.pipeline, p.context, p.expert})
+        if (!within(degree, 1, kMaxDegree)) return false;
+    int64_t gpus = 1;
+    for (int64_t degree : {p.data, p.tensor, p.pipeline, p.context}) {
+        gpus *= degree;
+        if (gpus > kMaxGpus) return false;
+    }
+    const int64_t t = p.tensor;
+    if (t > 1) {
+        if (m.num_heads % t != 0) return false;
+        if (!m.mla && m.num_kv_heads % t != 0) return false;
+        if (hasDenseLayer(m) && m.ffn_hidden_size % t != 0) return false;
+        if (m.isMoe() && (m.moe->expert_ffn % t != 0 || m.moe->shared_expert_ffn % t != 0)) return false;
+    }
+    if (p.pipeline > m.num_layers) return false;
+    if (p.expert > 1) {
+        if (!m.isMoe() || m.moe->num_experts % p.expert != 0) return false;
+        if ((p.data * p.context) % p.expert != 0) return false;
+    }
+    return p.context == 1 || s.training.sequence_length % (2 * p.context) == 0;
+}
+
 bool layoutAdmissible(const Scenario& s) {
     return batchAdmissible(s.training) && degreesAdmissible(s.parallelism) && tensorAdmissible(s) &&
            pipelineAdmissible(s) && expertAndContextAdmissible(s) && shardingAdmissible(s.parallelism);

@@ -12,4 +12,12 @@ namespace trainmem {
 // passes validate(), so the two cannot drift apart unnoticed.
 bool layoutAdmissible(const Scenario& scenario);
 
+// The part of those rules that depends only on the data, tensor, pipeline,
+// context and expert degrees (ranges, heads and widths divisible by TP,
+// PP <= layers, EP dividing the experts and DP x CP, the sequence in 2 x CP
+// chunks). False means layoutAdmissible() is false whatever the ZeRO stage,
+// sequence parallelism, schedule, micro-batch and checkpointing: the search
+// counts such a subtree without visiting it.
+bool degreesAdmissible(const Scenario& scenario);
+
 }  // namespace trainmem

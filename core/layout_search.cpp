@@ -2,12 +2,18 @@
 // rules and the ranking are documented in docs/layout-search.md.
 // One Scenario is mutated in place for every candidate and only the kept
 // layouts are copied, so the loop allocates nothing per candidate.
+// Factored (issue 14): the model's facts are prepared once per search, the
+// candidate stages' parameters and model states once per (tensor, pipeline,
+// context, expert, ZeRO), and the blocks' activations once per (tensor,
+// context, sequence parallelism, micro-batch, checkpointing); each layout
+// then costs one account of its few candidate stages.
 #include "core/layout_search.h"
 
 #include <algorithm>
 #include <array>
 
 #include "core/layout_rules.h"
+#include "core/step_account.h"
 
 namespace trainmem {
 
@@ -186,6 +192,8 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
     constexpr std::array<Checkpointing, 3> kCheckpointing = {Checkpointing::None, Checkpointing::Selective,
                                                              Checkpointing::Full};
     const int64_t micro_cap = std::min(options.max_micro_batch, kMaxMicroBatchCap);
+    int64_t micro_sizes = 0;  // 1, 2, 4, ... up to micro_cap
+    for (int64_t micro = 1; micro <= micro_cap; micro *= 2) ++micro_sizes;
 
     LayoutSearchResult result;
     BestOf best(options.top, rankedBefore);
@@ -206,6 +214,30 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
         }
         return true;
     };
+    // What does not depend on the layout, once per search.
+    const PreparedScenario prepared = prepareScenario(work);
+    // The candidate stages' facts for the current degrees and ZeRO stage,
+    // planned at the first valid layout that needs them.
+    StagePlan stages;
+    bool stages_ready = false;
+    // Activations per (sequence parallelism, log2 micro-batch, checkpointing)
+    // for the current tensor and context degrees.
+    constexpr size_t kMicroSlots = 21;  // micro-batches 1 .. 2^20
+    constexpr size_t kPolicies = kCheckpointing.size();
+    std::array<LayoutActivations, 2 * kMicroSlots * kPolicies> activations;
+    std::array<bool, 2 * kMicroSlots * kPolicies> activations_ready{};
+    auto activationsFor = [&](const Layout& l) -> const LayoutActivations& {
+        size_t log2_micro = 0;
+        while ((int64_t{1} << log2_micro) < l.micro_batch_size) ++log2_micro;
+        const size_t policy = static_cast<size_t>(
+            std::find(kCheckpointing.begin(), kCheckpointing.end(), l.checkpointing) - kCheckpointing.begin());
+        const size_t slot = (static_cast<size_t>(l.sequence_parallel) * kMicroSlots + log2_micro) * kPolicies + policy;
+        if (!activations_ready[slot]) {
+            activations[slot] = layoutActivations(work);
+            activations_ready[slot] = true;
+        }
+        return activations[slot];
+    };
     auto consider = [&](const Layout& l) {
         ++result.enumerated;
         applyLayout(work, l);
@@ -215,7 +247,11 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
             ++result.redundant;
             return;
         }
-        const Estimate est = estimateValidated(work);
+        if (!stages_ready) {
+            planStages(work, prepared, stages);
+            stages_ready = true;
+        }
+        const Estimate est = accountLayout(work, prepared, activationsFor(l), stages);
         const int64_t order = result.valid - 1;
         if (est.fits) {
             ++result.fitting;
@@ -234,8 +270,28 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
                 for (int64_t c : divisors) {
                     if ((n / t / p) % c != 0) continue;
                     const int64_t d = n / t / p / c;
-                    for (int64_t e : experts)
-                        for (int64_t zero = 0; zero <= 3; ++zero)
+                    activations_ready.fill(false);  // new tensor or context degree
+                    for (int64_t e : experts) {
+                        // Degrees no point below can pass: counted, not visited
+                        // (unless the limit falls inside, where it stops exactly).
+                        Layout degrees;
+                        degrees.data = d;
+                        degrees.tensor = t;
+                        degrees.pipeline = p;
+                        degrees.context = c;
+                        degrees.expert = e;
+                        applyLayout(work, degrees);
+                        if (!degreesAdmissible(work)) {
+                            const int64_t points = 4 * (t > 1 ? 2 : 1) * static_cast<int64_t>(schedules.size()) *
+                                                   micro_sizes * static_cast<int64_t>(kCheckpointing.size());
+                            if (result.enumerated + points < options.max_layouts) {
+                                result.enumerated += points;
+                                if (!keepGoing()) return;
+                                continue;
+                            }
+                        }
+                        for (int64_t zero = 0; zero <= 3; ++zero) {
+                            stages_ready = false;  // new degrees or ZeRO stage
                             for (bool sp : {false, true}) {
                                 if (sp && t == 1) continue;  // not a point of the space: SP splits over TP ranks
                                 for (const ScheduleChoice& schedule : schedules)
@@ -253,6 +309,8 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
                                                             schedule.virtual_stages, micro, m, ckpt});
                                     }
                             }
+                        }
+                    }
                 }
             }
         }
@@ -265,11 +323,12 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
 Expected<int64_t> largestMicroBatch(const Scenario& scenario) {
     if (Status st = validate(scenario); !st) return st.error();
     Scenario work = scenario;
+    const PreparedScenario prepared = prepareScenario(work);
     // The largest micro-batch validate() accepts for this sequence length.
     const int64_t cap = std::min(kMaxMicroBatchCap, kMaxTokensPerMicrobatch / scenario.training.sequence_length);
     auto fits = [&](int64_t micro) {
         work.training.micro_batch_size = micro;
-        return estimateValidated(work).fits;
+        return estimatePrepared(work, prepared).fits;
     };
     if (!fits(1)) return int64_t{0};
     int64_t good = 1;  // fits

@@ -121,7 +121,11 @@ ParameterLayout parameterLayout(const ModelConfig& m) {
 }
 
 ParameterCount countParameters(const ModelConfig& m, int64_t lora_rank, const std::vector<std::string>& lora_targets) {
-    const ParameterLayout lay = parameterLayout(m);
+    return countParameters(m, parameterLayout(m), lora_rank, lora_targets);
+}
+
+ParameterCount countParameters(const ModelConfig& m, const ParameterLayout& lay, int64_t lora_rank,
+                               const std::vector<std::string>& lora_targets) {
     const int64_t moe = lay.num_moe_layers;
     const int64_t dense = lay.num_layers - moe;
     ParameterCount c;

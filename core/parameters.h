@@ -56,6 +56,7 @@ struct ParameterCount {
     int64_t total = 0;            // everything above, adapters included
     int64_t trainable = 0;        // total for full fine-tuning; lora for LoRA/QLoRA
     int64_t active = 0;           // used per token: non-expert + top-k routed experts (+ adapters)
+    bool operator==(const ParameterCount&) const = default;
 };
 
 ParameterLayout parameterLayout(const ModelConfig& model);
@@ -79,5 +80,8 @@ std::vector<std::string> loraTargetNames(const ModelConfig& model);
 // rank = 0 means full fine-tuning (no adapters).
 ParameterCount countParameters(const ModelConfig& model, int64_t lora_rank = 0,
                                const std::vector<std::string>& lora_targets = {});
+// The same from the model's parameterLayout(), computed before.
+ParameterCount countParameters(const ModelConfig& model, const ParameterLayout& layout, int64_t lora_rank,
+                               const std::vector<std::string>& lora_targets);
 
 }  // namespace trainmem

@@ -19,6 +19,23 @@ double inFlightMicrobatches(PipelineSchedule schedule, int64_t p, int64_t v, int
     return 1;
 }
 
+void setStageInFlight(PipelineStage& s, const ParallelConfig& par, int64_t m) {
+    const int64_t p = std::max<int64_t>(par.pipeline, 1);
+    s.in_flight = inFlightMicrobatches(par.schedule, p, std::max<int64_t>(par.virtual_stages, 1), m, s.index);
+    // The loss is computed once per micro-batch on the last stage; with 1F1B
+    // its backward follows at once, with GPipe all m are kept until the flush.
+    s.head_in_flight = (par.schedule == PipelineSchedule::GPipe && p > 1) ? static_cast<double>(m) : 1.0;
+}
+
+int64_t moeLayersIn(const ModelConfig& model, int64_t first, int64_t count) {
+    if (!model.isMoe() || count <= 0) return 0;
+    const int64_t f = model.moe->first_dense_layers;
+    const int64_t k = std::max<int64_t>(model.moe->layer_frequency, 1);
+    // MoE blocks among [0, x): f, f + k, f + 2k, ... below x.
+    auto before = [&](int64_t x) { return x <= f ? int64_t{0} : (x - f + k - 1) / k; };
+    return before(first + count) - before(first);
+}
+
 PipelineStage pipelineStage(const ModelConfig& model, const ParallelConfig& par, int64_t m, int64_t i) {
     const int64_t p = std::max<int64_t>(par.pipeline, 1);
     const int64_t L = model.num_layers;
@@ -29,16 +46,12 @@ PipelineStage pipelineStage(const ModelConfig& model, const ParallelConfig& par,
     const int64_t extra_before = std::max<int64_t>(0, i - (p - extra));
     s.first_layer = i * base + extra_before;
     s.num_layers = base + (i >= p - extra ? 1 : 0);
-    for (int64_t l = s.first_layer; l < s.first_layer + s.num_layers; ++l)
-        if (model.isMoeLayer(l)) ++s.num_moe_layers;
+    s.num_moe_layers = moeLayersIn(model, s.first_layer, s.num_layers);
     const bool last = (i == p - 1);
     s.has_embedding = (i == 0) || (last && model.tied_embeddings && p > 1);
     s.has_lm_head = last;
     s.has_final_norm = last;
-    s.in_flight = inFlightMicrobatches(par.schedule, p, std::max<int64_t>(par.virtual_stages, 1), m, i);
-    // The loss is computed once per micro-batch on the last stage; with 1F1B
-    // its backward follows at once, with GPipe all m are kept until the flush.
-    s.head_in_flight = (par.schedule == PipelineSchedule::GPipe && p > 1) ? static_cast<double>(m) : 1.0;
+    setStageInFlight(s, par, m);
     return s;
 }
 

@@ -25,6 +25,15 @@ struct PipelineStage {
 PipelineStage pipelineStage(const ModelConfig& model, const ParallelConfig& parallel, int64_t microbatches,
                             int64_t stage);
 
+// Sets in_flight and head_in_flight of a stage for the schedule and `m`
+// micro-batches per step (pipelineStage does the same).
+void setStageInFlight(PipelineStage& stage, const ParallelConfig& parallel, int64_t microbatches);
+
+// MoE blocks among blocks [first, first + count), counted arithmetically
+// (ModelConfig::isMoeLayer: every layer_frequency-th block after the
+// leading dense ones), so that a stage costs the same whatever its depth.
+int64_t moeLayersIn(const ModelConfig& model, int64_t first, int64_t count);
+
 // Micro-batches of activations stage `stage` holds at its peak:
 //  1F1B (PipeDream-Flush, Narayanan et al. 2021): min(p - i, m)
 //  interleaved 1F1B with v chunks (Megatron-LM warm-up count + 1):

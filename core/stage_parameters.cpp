@@ -55,6 +55,14 @@ int64_t expertShardRanks(const ParallelConfig& par) {
 }
 
 StageParameters stageParameters(const Scenario& s, const ParameterLayout& lay, const PipelineStage& st) {
+    LoraParameters lora;
+    if (s.training.finetuning != Finetuning::Full)
+        lora = loraParameters(s.model, s.training.lora_rank, s.training.lora_targets);
+    return stageParameters(s, lay, lora, st);
+}
+
+StageParameters stageParameters(const Scenario& s, const ParameterLayout& lay, const LoraParameters& lora,
+                                const PipelineStage& st) {
     const int64_t t = s.parallelism.tensor;
     const int64_t e = std::max<int64_t>(s.parallelism.expert, 1);
     const int64_t dense_layers = st.num_layers - st.num_moe_layers;
@@ -98,8 +106,6 @@ StageParameters stageParameters(const Scenario& s, const ParameterLayout& lay, c
     sp.largest_block = std::max(dense_layers > 0 ? dense_unit : 0, st.num_moe_layers > 0 ? moe_unit : 0);
 
     if (s.training.finetuning != Finetuning::Full) {
-        const LoraParameters lora =
-            loraParameters(s.model, s.training.lora_rank, s.training.lora_targets);
         const int64_t all = sp.dense.params + sp.experts.params;
         sp.frozen_matmul = block_matmul;  // bitsandbytes skips lm_head; embeddings are not Linear
         sp.frozen_other = all - sp.frozen_matmul;

@@ -29,6 +29,10 @@ struct StageParameters {
 
 StageParameters stageParameters(const Scenario& scenario, const ParameterLayout& layout,
                                 const PipelineStage& stage);
+// The same with the adapters' counts computed before (loraParameters of the
+// scenario's model, rank and targets): no string is looked at.
+StageParameters stageParameters(const Scenario& scenario, const ParameterLayout& layout, const LoraParameters& lora,
+                                const PipelineStage& stage);
 
 // Model states and host memory for a stage; `shard_dense` / `shard_experts`
 // are the ZeRO partition sizes of the two replication groups.

@@ -1,5 +1,6 @@
 // Terms and sources: docs/memory-model.md §The peak of one step.
 #include "core/byte_count.h"
+#include "core/byte_round.h"
 #include "core/step_account.h"
 
 #include <algorithm>
@@ -12,7 +13,7 @@ namespace trainmem {
 namespace {
 
 // Saturating: past 2^62 the estimate is "too large to represent" (byte_count.h).
-int64_t roundBytes(double b) { return saturatedBytes(b); }
+int64_t roundBytes(double b) { return roundedBytes(b); }
 
 struct StageActivations {
     double one_microbatch = 0;
@@ -29,30 +30,60 @@ struct StageActivations {
     int64_t first_recompute_layer = -1;
 };
 
-StageActivations stageActivations(const Scenario& s, const StepInputs& in, const PipelineStage& st) {
+// Blocks of one kind n times, as the per-block loop would add them: exact
+// while the sums stay below 2^53 bytes (8 PiB), as every real one does.
+double times(int64_t n, int64_t per_block) { return static_cast<double>(n) * static_cast<double>(per_block); }
+
+StageActivations stageActivations(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
+                                  const PipelineStage& st) {
     const TrainingConfig& tr = s.training;
     StageActivations a;
     int64_t recomputed = 0;
-    const int64_t k = std::max<int64_t>(tr.checkpoint_every, 1);
-    for (int64_t l = st.first_layer; l < st.first_layer + st.num_layers; ++l) {
-        const LayerActivations& la = s.model.isMoeLayer(l) ? in.moe_block : in.dense_block;
-        a.no_recompute += static_cast<double>(la.saved);
-        const bool checkpointed = tr.checkpointing == Checkpointing::Full ||
-                                  (tr.checkpointing == Checkpointing::EveryK && l % k == 0);
-        a.last_recomputed = checkpointed;
-        if (checkpointed) {
-            a.one_microbatch += static_cast<double>(la.checkpoint_input);
-            a.recompute_block = std::max(a.recompute_block, static_cast<double>(la.saved));
-            a.first_recompute_kept = a.one_microbatch - static_cast<double>(la.checkpoint_input);
-            a.first_recompute_block = static_cast<double>(la.saved);
-            a.first_recompute_layer = l;
-            ++recomputed;
-        } else if (tr.checkpointing == Checkpointing::Selective) {
-            a.one_microbatch += static_cast<double>(la.saved_selective);
-        } else {
-            a.one_microbatch += static_cast<double>(la.saved);
+    if (tr.checkpointing == Checkpointing::EveryK) {
+        // Which blocks are recomputed depends on their depth: block by block.
+        const int64_t k = std::max<int64_t>(tr.checkpoint_every, 1);
+        for (int64_t l = st.first_layer; l < st.first_layer + st.num_layers; ++l) {
+            const LayerActivations& la = s.model.isMoeLayer(l) ? blocks.moe_block : blocks.dense_block;
+            a.no_recompute += static_cast<double>(la.saved);
+            const bool checkpointed = l % k == 0;
+            a.last_recomputed = checkpointed;
+            if (checkpointed) {
+                a.one_microbatch += static_cast<double>(la.checkpoint_input);
+                a.recompute_block = std::max(a.recompute_block, static_cast<double>(la.saved));
+                a.first_recompute_kept = a.one_microbatch - static_cast<double>(la.checkpoint_input);
+                a.first_recompute_block = static_cast<double>(la.saved);
+                a.first_recompute_layer = l;
+                ++recomputed;
+            } else {
+                a.one_microbatch += static_cast<double>(la.saved);
+            }
+            a.backward_working = std::max(a.backward_working, static_cast<double>(la.backward_working));
         }
-        a.backward_working = std::max(a.backward_working, static_cast<double>(la.backward_working));
+    } else {
+        // Every block alike but for its kind: counted, O(1) in the depth.
+        const int64_t moe = st.num_moe_layers;
+        const int64_t dense = st.num_layers - moe;
+        const LayerActivations& d = blocks.dense_block;
+        const LayerActivations& m = blocks.moe_block;
+        auto sum = [&](int64_t LayerActivations::*field) { return times(dense, d.*field) + times(moe, m.*field); };
+        auto largest = [&](int64_t LayerActivations::*field) {
+            double v = 0;
+            if (dense > 0) v = std::max(v, static_cast<double>(d.*field));
+            if (moe > 0) v = std::max(v, static_cast<double>(m.*field));
+            return v;
+        };
+        a.no_recompute = sum(&LayerActivations::saved);
+        a.backward_working = largest(&LayerActivations::backward_working);
+        if (tr.checkpointing == Checkpointing::Full) {
+            a.one_microbatch = sum(&LayerActivations::checkpoint_input);
+            a.recompute_block = largest(&LayerActivations::saved);
+            a.last_recomputed = st.num_layers > 0;
+            recomputed = st.num_layers;
+        } else if (tr.checkpointing == Checkpointing::Selective) {
+            a.one_microbatch = sum(&LayerActivations::saved_selective);
+        } else {
+            a.one_microbatch = a.no_recompute;
+        }
     }
     if (st.num_layers > 0) {
         // Recomputing a block's forward costs a third of its forward + backward.
@@ -61,7 +92,7 @@ StageActivations stageActivations(const Scenario& s, const StepInputs& in, const
             // Only the attention core: 4 b s^2 (H d) of 2 b s (matmul params) + 4 b s^2 (H d) flops.
             const double core = 4.0 * static_cast<double>(tr.sequence_length) *
                                 static_cast<double>(s.model.num_heads * s.model.head_dim);
-            const double block = 2.0 * static_cast<double>(in.layout.dense_layer.matmulParams());
+            const double block = 2.0 * static_cast<double>(prep.layout.dense_layer.matmulParams());
             a.recompute_fraction = core / (3.0 * (block + core));
         }
     }
@@ -70,7 +101,7 @@ StageActivations stageActivations(const Scenario& s, const StepInputs& in, const
 
 // NCCL communicators are outside the allocator; see estimate.cpp.
 
-void applyStepInBackward(const Scenario& s, const StepInputs& in, StepAccount& acc);
+void applyStepInBackward(const Scenario& s, const PreparedScenario& prep, StepAccount& acc);
 }  // namespace
 
 int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive) {
@@ -79,38 +110,75 @@ int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, doub
     return addBytes(roundBytes(static_cast<double>(autocast_per_microbatch) * microbatches_alive), lasting);
 }
 
+PreparedScenario prepareScenario(const Scenario& s) {
+    PreparedScenario prep;
+    const TrainingConfig& tr = s.training;
+    const bool full_ft = tr.finetuning == Finetuning::Full;
+    prep.layout = parameterLayout(s.model);
+    prep.parameters = countParameters(s.model, prep.layout, full_ft ? 0 : tr.lora_rank, tr.lora_targets);
+    if (!full_ft) prep.lora = loraParameters(s.model, tr.lora_rank, tr.lora_targets);
+    prep.plan = planPrecision(tr);
+    const Overheads& ov = s.hardware.overheads;
+    const GpuSpec* gpu = findGpu(s.hardware.gpu);
+    prep.workspace_bytes = ov.cublas_workspace_bytes.value_or(gpu ? gpu->cublas_workspace_bytes : 8519680);
+    const Expected<int64_t> capacity = capacityBytes(s.hardware);
+    prep.capacity_bytes = capacity.ok() ? *capacity : 0;
+    prep.uniform_blocks =
+        !s.model.isMoe() || (s.model.moe->first_dense_layers == 0 && s.model.moe->layer_frequency == 1);
+    return prep;
+}
+
+LayoutActivations layoutActivations(const Scenario& s) {
+    LayoutActivations a;
+    a.dense_block = layerActivations(s.model, s.training, s.parallelism, false);
+    a.moe_block = s.model.isMoe() ? layerActivations(s.model, s.training, s.parallelism, true) : a.dense_block;
+    a.ends = endActivations(s.model, s.training, s.parallelism);
+    return a;
+}
+
 StepInputs stepInputs(const Scenario& s) {
     StepInputs in;
-    in.layout = parameterLayout(s.model);
-    in.plan = planPrecision(s.training);
-    in.dense_block = layerActivations(s.model, s.training, s.parallelism, false);
-    in.moe_block = s.model.isMoe() ? layerActivations(s.model, s.training, s.parallelism, true) : in.dense_block;
-    in.ends = endActivations(s.model, s.training, s.parallelism);
+    in.prepared = prepareScenario(s);
+    in.activations = layoutActivations(s);
     in.microbatches = microbatchesPerStep(s);
     return in;
 }
 
+StageFacts stageFacts(const Scenario& s, const PreparedScenario& prep, int64_t stage) {
+    StageFacts f;
+    f.stage = pipelineStage(s.model, s.parallelism, 1, stage);
+    f.params = stageParameters(s, prep.layout, prep.lora, f.stage);
+    f.states = stageModelStates(s, f.params);
+    return f;
+}
+
 StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_index) {
+    return accountStep(s, in.prepared, in.activations, in.microbatches, stageFacts(s, in.prepared, stage_index));
+}
+
+StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
+                        int64_t microbatches, const StageFacts& facts) {
     const TrainingConfig& tr = s.training;
     const ParallelConfig& par = s.parallelism;
     const Overheads& ov = s.hardware.overheads;
-    const PrecisionPlan& plan = in.plan;
-    const ParameterLayout& lay = in.layout;
+    const PrecisionPlan& plan = prep.plan;
+    const ParameterLayout& lay = prep.layout;
     const bool full_ft = tr.finetuning == Finetuning::Full;
 
     StepAccount acc;
-    const PipelineStage& st = acc.stage = pipelineStage(s.model, par, in.microbatches, stage_index);
-    const StageParameters sp = stageParameters(s, lay, st);
-    const StageModelStates& ms = acc.states = stageModelStates(s, sp);
-    const StageActivations act = stageActivations(s, in, st);
+    acc.stage = facts.stage;
+    setStageInFlight(acc.stage, par, microbatches);
+    const PipelineStage& st = acc.stage;
+    const StageParameters& sp = facts.params;
+    const StageModelStates& ms = acc.states = facts.states;
+    const StageActivations act = stageActivations(s, prep, blocks, st);
 
     // Always resident.
     MemoryBreakdown& base = acc.resident;
     base[Component::Weights] = ms.gpu.weights;
     base[Component::MasterWeights] = ms.gpu.master_weights;
     base[Component::OptimizerStates] = ms.gpu.optimizer_states;
-    const GpuSpec* gpu = findGpu(s.hardware.gpu);
-    base[Component::Workspace] = ov.cublas_workspace_bytes.value_or(gpu ? gpu->cublas_workspace_bytes : 8519680);
+    base[Component::Workspace] = prep.workspace_bytes;
     if (par.data * par.context > 1) {
         if (par.zero_stage == 0 && !ov.ddp_gradient_as_bucket_view)
             base[Component::CommBuffers] += ms.gpu.gradients;  // DDP's flat buckets copy every gradient
@@ -163,12 +231,12 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     const bool step_in_backward = tr.optimizer_in_backward;
     acc.persistent_grads = plan.master.has_value() && !step_in_backward;
     acc.grads_in_forward =
-        !step_in_backward && (acc.persistent_grads || static_cast<double>(in.microbatches) > st.in_flight);
+        !step_in_backward && (acc.persistent_grads || static_cast<double>(microbatches) > st.in_flight);
     acc.autocast_copies_per_microbatch = amp_copies;
     acc.lasting_copies = lasting_copies;
 
     const double in_flight = st.in_flight;
-    const EndActivations& ends = in.ends;
+    const EndActivations& ends = blocks.ends;
     acc.embedding_saved = st.index == 0 ? static_cast<double>(ends.embedding_saved) : 0.0;
     if (st.has_lm_head) {
         acc.final_norm_saved = static_cast<double>(ends.final_norm_saved);
@@ -250,7 +318,7 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     // backward). Measured: validation/step_truth.py. With several
     // micro-batches per step a later backward ends with all of them
     // allocated, so this is for one micro-batch per step only.
-    if (full_ft && in.microbatches == 1 && !acc.grads_in_forward && par.zero_stage < 2 && st.num_layers > 0 &&
+    if (full_ft && microbatches == 1 && !acc.grads_in_forward && par.zero_stage < 2 && st.num_layers > 0 &&
         !step_in_backward) {
         const LayerParameters& block = s.model.isMoeLayer(st.first_layer) ? lay.moe_layer : lay.dense_layer;
         const int64_t output_projection = s.model.isMoeLayer(st.first_layer) ? 0 : block.dense_mlp.largest_tensor;
@@ -280,7 +348,7 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
                                              : be[Component::LogitsLoss];
     }
 
-    if (step_in_backward) applyStepInBackward(s, in, acc);
+    if (step_in_backward) applyStepInBackward(s, prep, acc);
 
     MemoryBreakdown& sp_ = acc.step;
     sp_ = base;
@@ -308,11 +376,11 @@ namespace {
 // weight gradient follows with the activations still alive, so the blocks'
 // moments take the larger of it and the largest block tensor
 // (docs/memory-model.md).
-void applyStepInBackward(const Scenario& s, const StepInputs& in, StepAccount& acc) {
+void applyStepInBackward(const Scenario& s, const PreparedScenario& prep, StepAccount& acc) {
     const TrainingConfig& tr = s.training;
     const ParallelConfig& par = s.parallelism;
-    const ParameterLayout& lay = in.layout;
-    const PrecisionPlan& plan = in.plan;
+    const ParameterLayout& lay = prep.layout;
+    const PrecisionPlan& plan = prep.plan;
     const bool full_ft = tr.finetuning == Finetuning::Full;
     auto oneTensor = [&](int64_t elements, MemoryBreakdown& m) {
         m[Component::Gradients] = roundBytes(static_cast<double>(elements) * bytesOf(plan.gradients));

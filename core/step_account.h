@@ -4,6 +4,7 @@
 // the step timeline ramps between them. estimate() and stepTimeline() both
 // read this, so the timeline's maximum is the estimate's peak by construction.
 #include <cstdint>
+#include <vector>
 
 #include "core/activations.h"
 #include "core/estimate.h"
@@ -13,16 +14,49 @@
 
 namespace trainmem {
 
-// Inputs that do not depend on the stage, computed once per estimate.
-struct StepInputs {
+// Everything that depends only on the model and the training recipe
+// (precision, optimizer, fine-tuning, GPU, overheads): computed once per
+// scenario and reused for every layout (issue 14). No string is looked at
+// after this: the GPU's workspace and capacity are numbers here.
+struct PreparedScenario {
     ParameterLayout layout;
+    ParameterCount parameters;  // whole model (estimate's `parameters`)
+    LoraParameters lora;        // adapters per block (zero for full fine-tuning)
     PrecisionPlan plan;
+    int64_t workspace_bytes = 0;
+    int64_t capacity_bytes = 0;
+    // Every block alike (dense, or MoE in every layer): stages differ only
+    // in their block count, ends and micro-batches in flight.
+    bool uniform_blocks = true;
+};
+PreparedScenario prepareScenario(const Scenario& scenario);
+
+// Per-block and end activations: they depend on the layout only through the
+// micro-batch, tensor, sequence and context parallelism (and the recipe).
+struct LayoutActivations {
     LayerActivations dense_block;
     LayerActivations moe_block;
     EndActivations ends;
+};
+LayoutActivations layoutActivations(const Scenario& scenario);
+
+// Inputs that do not depend on the stage, computed once per estimate.
+struct StepInputs {
+    PreparedScenario prepared;
+    LayoutActivations activations;
     int64_t microbatches = 1;
 };
 StepInputs stepInputs(const Scenario& scenario);
+
+// What a stage holds: its blocks and ends, its parameters and model states.
+// Depends on the model, the recipe, the degrees and ZeRO, not on the
+// schedule, the micro-batch or checkpointing (in_flight is set per layout).
+struct StageFacts {
+    PipelineStage stage;
+    StageParameters params;
+    StageModelStates states;
+};
+StageFacts stageFacts(const Scenario& scenario, const PreparedScenario& prepared, int64_t stage);
 
 struct StepAccount {
     PipelineStage stage;
@@ -72,6 +106,29 @@ enum class EndsMoment { Between, AfterForward, Loss, HeadBackward };
 int64_t endsBytes(const StepAccount& account, double micro_alive, double heads_saved, EndsMoment moment);
 
 StepAccount accountStep(const Scenario& scenario, const StepInputs& inputs, int64_t stage);
+// The same account from facts computed before: `facts.stage.in_flight` and
+// `head_in_flight` must be those of the scenario's schedule and micro-batches.
+StepAccount accountStep(const Scenario& scenario, const PreparedScenario& prepared, const LayoutActivations& activations,
+                        int64_t microbatches, const StageFacts& facts);
+
+// The stages that can be the heaviest (estimate.cpp), with their facts, for
+// one set of degrees, ZeRO stage and offload: built once per such set and
+// reused for every schedule, micro-batch count and size and checkpointing
+// policy of the same kind (every-k or not). Reusing `plan` keeps its storage.
+struct StagePlan {
+    std::vector<StageFacts> stages;
+    bool every_k = false;  // built for every-k checkpointing (its own candidate rule)
+};
+void planStages(const Scenario& scenario, const PreparedScenario& prepared, StagePlan& plan);
+
+// Prepare once per scenario, account per layout: estimateValidated() of a
+// scenario whose model and recipe are those `prepared` was made from, and
+// whose degrees and ZeRO stage are those `stages` was planned for.
+// Allocation-free.
+Estimate accountLayout(const Scenario& scenario, const PreparedScenario& prepared, const LayoutActivations& activations,
+                       const StagePlan& stages);
+// The same, planning the stages on the way (no storage).
+Estimate estimatePrepared(const Scenario& scenario, const PreparedScenario& prepared);
 
 // Weight copies alive with `microbatches_alive` micro-batches of saved
 // activations in flight (fractions for partial passes and chunks).

@@ -14,6 +14,7 @@
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QThread>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include "core/batch.h"
@@ -84,6 +85,7 @@ void setRow(QTableWidget* t, int row, const QStringList& cells) {
 struct LayoutFinderPanel::Outcome {
     Scenario base;
     LayoutSearchOptions options;
+    int64_t generation = 0;
     std::optional<LayoutSearchResult> result;
     std::optional<Error> error;
     double milliseconds = 0;
@@ -136,14 +138,9 @@ LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent
     top_->setValue(20);
     top_->setToolTip(tr("How many fitting layouts to list, best first."));
     labelled(tr("&Top"), top_);
-    search_ = new QPushButton(tr("Search"), this);
-    search_->setDefault(true);
-    search_->setToolTip(tr("Ranked by least recomputation, then the larger micro-batch, then headroom, then fewer "
-                           "pipeline stages, then less tensor parallelism (docs/layout-search.md)."));
     apply_ = new QPushButton(tr("Apply selected layout"), this);
     apply_->setEnabled(false);
     apply_->setToolTip(tr("Write this layout's settings into the scenario (double-click a row does the same)."));
-    form->addWidget(search_);
     form->addWidget(apply_);
     form->addStretch();
     column->addLayout(form);
@@ -158,6 +155,9 @@ LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent
     QStringList ranked_columns{tr("#")};
     ranked_columns << kLayoutColumns << tr("peak") << tr("headroom") << tr("recompute");
     table_ = makeTable(ranked_columns, this);
+    table_->setToolTip(tr("Searched again at every change. Ranked by least recomputation, then the larger "
+                          "micro-batch, then headroom, then fewer pipeline stages, then less tensor parallelism "
+                          "(docs/layout-search.md)."));
     column->addWidget(table_, 3);
     column->addWidget(new QLabel(tr("Closest layouts that do not fit:"), this));
     QStringList rejected_columns = kLayoutColumns;
@@ -169,7 +169,6 @@ LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent
     status_->setWordWrap(true);
     column->addWidget(status_);
 
-    connect(search_, &QPushButton::clicked, this, &LayoutFinderPanel::search);
     connect(apply_, &QPushButton::clicked, this, [this] { apply(table_->currentRow()); });
     connect(table_, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { apply(row); });
     connect(table_, &QTableWidget::itemSelectionChanged, this,
@@ -179,15 +178,22 @@ LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent
         if (!other_batch_->isChecked())
             global_batch_->setValue(static_cast<int>(std::min<int64_t>(scenarioBatch(), global_batch_->maximum())));
         if (isVisible()) refreshLargest();
+        scheduleSearch();
     });
+    connect(document_, &ScenarioDocument::replaced, this, &LayoutFinderPanel::scheduleSearch);
+    connect(gpus_, &QSpinBox::valueChanged, this, &LayoutFinderPanel::scheduleSearch);
+    connect(gpu_, &QComboBox::currentIndexChanged, this, &LayoutFinderPanel::scheduleSearch);
+    connect(other_batch_, &QCheckBox::toggled, this, &LayoutFinderPanel::scheduleSearch);
+    connect(global_batch_, &QSpinBox::valueChanged, this, &LayoutFinderPanel::scheduleSearch);
+    connect(top_, &QSpinBox::valueChanged, this, &LayoutFinderPanel::scheduleSearch);
     takeScenarioDefaults();
 }
 
 LayoutFinderPanel::~LayoutFinderPanel() {
     if (worker_) {
         worker_->disconnect(this);
+        ++*generation_;  // the running search stops at its next poll
         worker_->wait();
-        QApplication::restoreOverrideCursor();
     }
 }
 
@@ -228,12 +234,7 @@ void LayoutFinderPanel::setUnits(Units units) {
     if (last_ && last_->result) showResult();
 }
 
-bool LayoutFinderPanel::search() {
-    if (worker_) return false;
-    if (document_->stale()) {
-        showStatus(tr("Fix the marked field first: %1").arg(QString::fromStdString(document_->error()->text())), true);
-        return false;
-    }
+std::shared_ptr<LayoutFinderPanel::Outcome> LayoutFinderPanel::outcomeForForm() const {
     auto outcome = std::make_shared<Outcome>();
     outcome->base = document_->scenario();
     const std::string gpu = gpu_->currentData().toString().toStdString();
@@ -247,9 +248,63 @@ bool LayoutFinderPanel::search() {
         outcome->options.global_batch = global_batch_->value();
     outcome->options.top = top_->value();
     outcome->options.rejected = 5;
+    return outcome;
+}
 
-    // Well under a second even for 405B on 1,024 GPUs (docs/performance.md),
-    // but never on the event loop: the window keeps painting meanwhile.
+namespace {
+bool sameSearch(const Scenario& a, const LayoutSearchOptions& x, const Scenario& b, const LayoutSearchOptions& y) {
+    return a == b && x.gpus == y.gpus && x.global_batch == y.global_batch && x.top == y.top && x.rejected == y.rejected &&
+           x.max_micro_batch == y.max_micro_batch;
+}
+}  // namespace
+
+void LayoutFinderPanel::scheduleSearch() {
+    if (!isVisible()) {
+        search_due_ = true;  // searched when shown
+        return;
+    }
+    if (search_scheduled_) return;
+    search_scheduled_ = true;
+    QTimer::singleShot(0, this, [this] {
+        search_scheduled_ = false;
+        if (document_->stale()) {
+            showStatus(tr("Fix the marked field first: %1").arg(QString::fromStdString(document_->error()->text())), true);
+            return;
+        }
+        const std::shared_ptr<Outcome> wanted = outcomeForForm();
+        // Nothing changed that the search reads (an edit of a name, say).
+        const std::shared_ptr<Outcome>& current = pending_ ? pending_ : running_ ? running_ : last_;
+        if (current && sameSearch(current->base, current->options, wanted->base, wanted->options)) return;
+        startSearch(wanted);
+    });
+}
+
+bool LayoutFinderPanel::search() {
+    if (document_->stale()) {
+        showStatus(tr("Fix the marked field first: %1").arg(QString::fromStdString(document_->error()->text())), true);
+        return false;
+    }
+    const std::shared_ptr<Outcome> wanted = outcomeForForm();
+    // The running search is this one: its searchFinished will do.
+    if (running_ && !pending_ && sameSearch(running_->base, running_->options, wanted->base, wanted->options)) return true;
+    startSearch(wanted);
+    return true;
+}
+
+void LayoutFinderPanel::startSearch(std::shared_ptr<Outcome> outcome) {
+    search_due_ = false;
+    outcome->generation = ++*generation_;  // an older search still running stops at its next poll
+    if (worker_) {
+        pending_ = std::move(outcome);  // started when the old one has stopped
+        return;
+    }
+    pending_.reset();
+    running_ = outcome;
+    // The core polls this every 2^16 layouts: a search of millions of
+    // layouts stops within about a millisecond of being out of date.
+    outcome->options.progress = [generation = generation_, mine = outcome->generation](int64_t, int64_t) {
+        return generation->load(std::memory_order_relaxed) == mine;
+    };
     worker_ = QThread::create([outcome] {
         const auto start = std::chrono::steady_clock::now();
         Expected<LayoutSearchResult> r = searchLayouts(outcome->base, outcome->options);
@@ -261,17 +316,26 @@ bool LayoutFinderPanel::search() {
     });
     connect(worker_, &QThread::finished, this, [this, outcome] { finish(outcome); });
     connect(worker_, &QThread::finished, worker_, &QObject::deleteLater);
-    search_->setEnabled(false);
-    QApplication::setOverrideCursor(Qt::BusyCursor);
-    showStatus(tr("Searching…"), false);
+    if (!last_) showStatus(tr("Searching…"), false);
     worker_->start();
-    return true;
 }
 
 void LayoutFinderPanel::finish(const std::shared_ptr<Outcome>& outcome) {
     worker_ = nullptr;
-    QApplication::restoreOverrideCursor();
-    search_->setEnabled(true);
+    running_.reset();
+    if (pending_) {
+        // Out of date: dropped, and the latest request runs.
+        startSearch(std::move(pending_));
+        return;
+    }
+    if (outcome->generation != generation_->load()) return;
+    // Keep the user's choice when the same layout is still offered.
+    std::optional<Layout> chosen;
+    if (last_ && last_->result) {
+        const int row = table_->currentRow();
+        if (row >= 0 && row < static_cast<int>(last_->result->layouts.size()))
+            chosen = last_->result->layouts[static_cast<size_t>(row)].layout;
+    }
     last_ = outcome;
     if (outcome->error) {
         // Errors name the option ("gpus") or the scenario's field.
@@ -282,6 +346,9 @@ void LayoutFinderPanel::finish(const std::shared_ptr<Outcome>& outcome) {
     } else {
         showStatus({}, false);
         showResult();
+        if (chosen)
+            for (size_t i = 0; i < outcome->result->layouts.size(); ++i)
+                if (outcome->result->layouts[i].layout == *chosen) table_->selectRow(static_cast<int>(i));
     }
     emit searchFinished();
 }
@@ -370,6 +437,7 @@ QString LayoutFinderPanel::statusText() const { return status_->text(); }
 void LayoutFinderPanel::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
     refreshLargest();
+    if (search_due_ || !last_) scheduleSearch();
 }
 
 void LayoutFinderPanel::refreshLargest() {

@@ -4,6 +4,12 @@
 // Apply, which writes the chosen layout's settings into the document so every
 // panel and tab follows. The search runs on a worker thread; the widgets only
 // read the form into options and show what the core returned.
+// Live (issue 14): every change of the scenario or of the form starts a new
+// search while the panel is shown, with no Search button. A generation
+// counter stops a search that is out of date (the core polls it every 2^16
+// layouts) and drops its result, so however large a search is, the window
+// never waits for it and the table only ever shows the latest one.
+#include <atomic>
 #include <memory>
 #include <optional>
 
@@ -34,7 +40,8 @@ public:
     void takeScenarioDefaults();
     void setUnits(Units units);
 
-    // Starts a search with the form's options; false when one is running.
+    // Starts a search with the form's options now, stopping an out-of-date
+    // one; false when the scenario has an error. searchFinished follows.
     bool search();
     bool searching() const { return worker_ != nullptr; }
     // Writes the ranked layout in `row` into the document; false, with the
@@ -63,6 +70,11 @@ protected:
 private:
     struct Outcome;
     void finish(const std::shared_ptr<Outcome>& outcome);
+    // A search at the next turn of the event loop (several edits in one turn
+    // make one search), or when the panel is next shown.
+    void scheduleSearch();
+    void startSearch(std::shared_ptr<Outcome> outcome);
+    std::shared_ptr<Outcome> outcomeForForm() const;
     void showResult();
     void refreshLargest();
     void showStatus(const QString& text, bool error);
@@ -74,7 +86,6 @@ private:
     QCheckBox* other_batch_;
     QSpinBox* global_batch_;
     QSpinBox* top_;
-    QPushButton* search_;
     QPushButton* apply_;
     QLabel* largest_;
     QLabel* summary_;
@@ -83,7 +94,13 @@ private:
     QTableWidget* rejected_table_;
     Units units_ = Units::GiB;
     QPointer<QThread> worker_;
-    std::shared_ptr<Outcome> last_;
+    std::shared_ptr<Outcome> running_;  // what worker_ computes
+    std::shared_ptr<Outcome> pending_;  // asked for while an out-of-date search stops
+    std::shared_ptr<Outcome> last_;     // what the tables show
+    // Bumped by every new search; a search whose number is behind stops.
+    std::shared_ptr<std::atomic<int64_t>> generation_ = std::make_shared<std::atomic<int64_t>>(0);
+    bool search_scheduled_ = false;
+    bool search_due_ = false;  // a change came while the panel was hidden
 };
 
 }  // namespace trainmem::ui

@@ -11,6 +11,7 @@
 #include "core/estimate.h"
 #include "core/layout_rules.h"
 #include "core/layout_search.h"
+#include "core/step_account.h"
 #include "tests/core/test_models.h"
 
 // Counting replacement of the global operator new. It is global for the
@@ -237,6 +238,8 @@ TEST(LayoutValidity, AdmissibleExactlyWhenValidateAccepts) {
                                                 << " ZeRO" << zero << " SP" << sp << " v" << v << " m" << m
                                                 << " offload " << offload << ": "
                                                 << (valid ? std::string("valid") : status.error().text());
+                                            // The search skips what degreesAdmissible refuses.
+                                            if (valid) ASSERT_TRUE(degreesAdmissible(s)) << model.name << " TP" << t << " PP" << p << " CP" << c << " EP" << e;
                                             ++checked;
                                             accepted += valid ? 1 : 0;
                                         }
@@ -556,6 +559,42 @@ TEST(EstimateHotPath, EstimateValidatedDoesNotAllocate) {
         }
         EXPECT_EQ(allocations, 0) << model.name;
         EXPECT_GT(e.peak.device_bytes, 0);
+    }
+}
+
+// Prepare once (may allocate), then account per layout: no allocation, on
+// uniform models and on one whose blocks differ along the depth.
+TEST(EstimateHotPath, AccountPathDoesNotAllocate) {
+    ModelConfig deep = mixtral_8x7b();
+    deep.moe->first_dense_layers = 3;  // DeepSeek-style leading dense blocks
+    deep.moe->layer_frequency = 2;
+    for (ModelConfig model : {llama2_7b(), llama31_405b(), mixtral_8x7b(), gpt2_xl(), deep}) {
+        Scenario s = scenarioOf(model);
+        s.training.sequence_length = 1024;
+        s.parallelism.data = 2;
+        s.parallelism.pipeline = 8;
+        s.parallelism.zero_stage = 1;
+        s.parallelism.microbatches = 16;
+        s.training.gradient_accumulation_steps = 16;
+        s.training.checkpointing = Checkpointing::Full;
+        if (model.isMoe()) s.parallelism.expert = 2;
+        ASSERT_TRUE(validate(s).ok()) << model.name << ": " << validate(s).error().text();
+        const PreparedScenario prepared = prepareScenario(s);
+        const LayoutActivations activations = layoutActivations(s);
+        StagePlan stages;
+        planStages(s, prepared, stages);
+        Estimate a, b;
+        int64_t allocations = 0;
+        {
+            AllocationCounter counter;
+            a = accountLayout(s, prepared, activations, stages);
+            b = estimatePrepared(s, prepared);
+            allocations = counter.count();
+        }
+        EXPECT_EQ(allocations, 0) << model.name;
+        EXPECT_TRUE(a == b) << model.name;
+        EXPECT_TRUE(a == estimateValidated(s)) << model.name;
+        EXPECT_GT(a.peak.device_bytes, 0);
     }
 }
 

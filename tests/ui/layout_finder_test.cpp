@@ -2,6 +2,8 @@
 // misses, off the event loop; Apply writes the chosen layout into the
 // document, so the scenario (and every panel) follows.
 #include <QComboBox>
+#include <QElapsedTimer>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -172,6 +174,88 @@ TEST(LayoutFinder, AnotherGlobalBatchOnlyWhenAskedAndApplySaysSo) {
     // One Undo brings the layout and the batch back.
     on.document.undoStack()->undo();
     EXPECT_EQ(planBatch(on.document.scenario()).effective_batch, batch);
+}
+
+// Issue 14: no Search button; every change of the scenario or of the form
+// searches again, and the table is the core's answer for the new scenario.
+TEST(LayoutFinder, EveryScenarioChangeSearchesAgainWithoutAButton) {
+    PanelOn on(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    {
+        QSignalSpy first(&on.panel, &LayoutFinderPanel::searchFinished);
+        ASSERT_TRUE(first.count() > 0 || first.wait(30000)) << "no search when the panel was shown";
+    }
+    const auto buttons = on.panel.findChildren<QPushButton*>();
+    for (QPushButton* b : buttons) EXPECT_NE(b->text(), QStringLiteral("Search"));
+    QSignalSpy done(&on.panel, &LayoutFinderPanel::searchFinished);
+    on.document.edit([](Scenario& x) { x.training.sequence_length *= 4; });
+    ASSERT_TRUE(done.wait(30000));
+    while (on.panel.searching()) ASSERT_TRUE(done.wait(30000));
+    // What the core lists for the edited scenario, row by row.
+    Scenario base = on.document.scenario();
+    LayoutSearchOptions o;
+    o.gpus = 8;
+    o.global_batch = planBatch(base).effective_batch;
+    o.top = on.panel.topK()->value();
+    o.rejected = 5;
+    const Expected<LayoutSearchResult> want = searchLayouts(base, o);
+    ASSERT_TRUE(want.ok());
+    ASSERT_EQ(on.panel.layoutTable()->rowCount(), static_cast<int>(want->layouts.size()));
+    for (int row = 0; row < on.panel.layoutTable()->rowCount(); ++row) {
+        const Layout& l = want->layouts[static_cast<size_t>(row)].layout;
+        EXPECT_EQ(on.cellNumber(row, kDP), l.data) << row;
+        EXPECT_EQ(on.cellNumber(row, kTP), l.tensor) << row;
+        EXPECT_EQ(on.cellNumber(row, kPP), l.pipeline) << row;
+        EXPECT_EQ(on.cellNumber(row, kMicroBatch), l.micro_batch_size) << row;
+    }
+    // The form searches too: fewer rows asked for, fewer rows shown.
+    on.panel.topK()->setValue(3);
+    ASSERT_TRUE(done.wait(30000));
+    EXPECT_LE(on.panel.layoutTable()->rowCount(), 3);
+}
+
+TEST(LayoutFinder, TheChosenLayoutStaysChosenWhenStillOffered) {
+    PanelOn on(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    ASSERT_TRUE(on.searchAndWait());
+    QTableWidget* table = on.panel.layoutTable();
+    ASSERT_GT(table->rowCount(), 2);
+    table->selectRow(2);
+    QStringList chosen;
+    for (int c = 1; c <= kMicroBatch; ++c) chosen << table->item(2, c)->text();
+    // A change that moves no listed layout (one more row asked for).
+    QSignalSpy done(&on.panel, &LayoutFinderPanel::searchFinished);
+    on.panel.topK()->setValue(on.panel.topK()->value() + 1);
+    ASSERT_TRUE(done.wait(30000));
+    const int row = table->currentRow();
+    ASSERT_GE(row, 0);
+    QStringList now;
+    for (int c = 1; c <= kMicroBatch; ++c) now << table->item(row, c)->text();
+    EXPECT_EQ(now, chosen);
+}
+
+// A search of millions of layouts never holds the window: the event loop
+// keeps turning while it runs, and a newer scenario replaces it.
+TEST(LayoutFinder, AHugeSearchDoesNotHoldTheEventLoop) {
+    PanelOn on(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    Scenario huge = presetScenario("deepseek-v3");
+    huge.training.sequence_length = 4096;
+    on.document.replace(huge);
+    on.panel.gpuCount()->setValue(720720);  // 240 divisors, 9 expert degrees: millions of layouts
+    QElapsedTimer clock;
+    clock.start();
+    QApplication::processEvents();  // the scheduled search starts
+    QApplication::processEvents();
+    EXPECT_LT(clock.elapsed(), 1000);
+    // A newer question stops it; its answer comes soon.
+    QSignalSpy done(&on.panel, &LayoutFinderPanel::searchFinished);
+    on.panel.gpuCount()->setValue(8);
+    // The answer shown last is the 8-GPU one (the huge search may have
+    // finished first if it was quick): DeepSeek-V3 does not fit 8 GPUs.
+    for (int i = 0; i < 10 && (on.panel.searching() || !on.panel.statusText().contains(QStringLiteral("of 8 GPUs"))); ++i)
+        ASSERT_TRUE(done.wait(30000)) << on.panel.statusText().toStdString();
+    EXPECT_FALSE(on.panel.searching());
+    EXPECT_EQ(on.panel.layoutTable()->rowCount(), 0);
+    EXPECT_TRUE(on.panel.statusText().contains(QStringLiteral("of 8 GPUs"))) << on.panel.statusText().toStdString();
+    EXPECT_GT(on.panel.rejectedTable()->rowCount(), 0);
 }
 
 }  // namespace

@@ -1,0 +1,189 @@
+// The layout search against the plain loop it stands for: every point of
+// the space (docs/layout-search.md §The search space) written into the
+// scenario, checked by validate(), estimated by the public estimate(), and
+// ranked by sorting the whole list. Whatever the search shares between
+// layouts (issue 14: facts prepared once per scenario, activations and model
+// states once per loop level), it must list exactly the layouts this loop
+// lists, in the same order, with every figure equal.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/estimate.h"
+#include "core/layout_search.h"
+#include "core/presets.h"
+
+namespace trainmem {
+namespace {
+
+std::vector<int64_t> divisors(int64_t n) {
+    std::vector<int64_t> out;
+    for (int64_t d = 1; d <= n; ++d)
+        if (n % d == 0) out.push_back(d);
+    return out;
+}
+
+struct Reference {
+    int64_t enumerated = 0, valid = 0, redundant = 0, fitting = 0;
+    bool stopped = false;
+    std::vector<RankedLayout> fit, miss;
+};
+
+// The plain loop, in the documented enumeration order.
+Reference plainLoop(const Scenario& base, const LayoutSearchOptions& o) {
+    Reference r;
+    const int64_t n = o.gpus;
+    const int64_t base_m =
+        base.parallelism.microbatches > 0 ? base.parallelism.microbatches : base.training.gradient_accumulation_steps;
+    const std::vector<int64_t> experts = base.model.isMoe() ? divisors(base.model.moe->num_experts) : std::vector<int64_t>{1};
+    for (int64_t t : divisors(n))
+        for (int64_t p : divisors(n / t)) {
+            std::vector<std::pair<PipelineSchedule, int64_t>> schedules = {{PipelineSchedule::OneFOneB, 1}};
+            if (p > 1) {
+                schedules.push_back({PipelineSchedule::GPipe, 1});
+                if (base.model.num_layers % p == 0)
+                    for (int64_t v : divisors(base.model.num_layers / p))
+                        if (v > 1) schedules.push_back({PipelineSchedule::Interleaved1F1B, v});
+            }
+            for (int64_t c : divisors(n / t / p)) {
+                const int64_t d = n / t / p / c;
+                for (int64_t e : experts)
+                    for (int64_t zero = 0; zero <= 3; ++zero)
+                        for (bool sp : {false, true}) {
+                            if (sp && t == 1) continue;
+                            for (const auto& [schedule, v] : schedules)
+                                for (int64_t micro = 1; micro <= o.max_micro_batch; micro *= 2) {
+                                    // The documented stop: checked before each micro-batch size's policies.
+                                    if (r.enumerated >= o.max_layouts) {
+                                        r.stopped = true;
+                                        goto done;
+                                    }
+                                    for (Checkpointing ck :
+                                         {Checkpointing::None, Checkpointing::Selective, Checkpointing::Full}) {
+                                        int64_t m = base_m;
+                                        if (o.global_batch)
+                                            m = *o.global_batch % (micro * d) == 0 ? *o.global_batch / (micro * d) : 0;
+                                        const Layout l{d, t, p, c, e, zero, sp, schedule, v, micro, m, ck};
+                                        ++r.enumerated;
+                                        if (m < 1) continue;
+                                        Scenario s = base;
+                                        applyLayout(s, l);
+                                        if (!validate(s)) continue;
+                                        ++r.valid;
+                                        if (layoutRedundant(l)) {
+                                            ++r.redundant;
+                                            continue;
+                                        }
+                                        const Expected<Estimate> e_ = estimate(s);
+                                        // Too large to represent: estimate() refuses it; the search
+                                        // lists it as not fitting with its saturated figures.
+                                        const Estimate est = e_ ? *e_ : estimateValidated(s);
+                                        const RankedLayout ranked{l, est, r.valid - 1};
+                                        if (est.fits) {
+                                            ++r.fitting;
+                                            r.fit.push_back(ranked);
+                                        } else {
+                                            r.miss.push_back(ranked);
+                                        }
+                                    }
+                                }
+                        }
+            }
+        }
+done:
+    std::sort(r.fit.begin(), r.fit.end(), rankedBefore);
+    std::sort(r.miss.begin(), r.miss.end(), [](const RankedLayout& a, const RankedLayout& b) {
+        if (a.estimate.headroom_bytes != b.estimate.headroom_bytes)
+            return a.estimate.headroom_bytes > b.estimate.headroom_bytes;
+        return a.order < b.order;
+    });
+    if (r.fit.size() > static_cast<size_t>(o.top)) r.fit.resize(static_cast<size_t>(o.top));
+    if (r.miss.size() > static_cast<size_t>(o.rejected)) r.miss.resize(static_cast<size_t>(o.rejected));
+    return r;
+}
+
+void expectSameList(const std::vector<RankedLayout>& got, const std::vector<RankedLayout>& want, const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].order, want[i].order) << what << " #" << i;
+        EXPECT_TRUE(got[i].layout == want[i].layout) << what << " #" << i;
+        EXPECT_TRUE(got[i].estimate == want[i].estimate) << what << " #" << i << ": device "
+                                                         << got[i].estimate.peak.device_bytes << " vs "
+                                                         << want[i].estimate.peak.device_bytes;
+    }
+}
+
+struct Case {
+    const char* preset;
+    int64_t gpus;
+    std::optional<int64_t> global_batch;
+    int64_t sequence = 0;  // 0: the preset's
+};
+
+void checkCase(const Case& c, int64_t max_layouts = LayoutSearchOptions::kDefaultMaxLayouts) {
+    Expected<Scenario> base = loadPreset(c.preset);
+    ASSERT_TRUE(base.ok()) << c.preset;
+    if (c.sequence > 0) base->training.sequence_length = c.sequence;
+    LayoutSearchOptions o;
+    o.gpus = c.gpus;
+    o.global_batch = c.global_batch;
+    o.max_micro_batch = 8;
+    // Long lists, so that the comparison reaches far down both rankings.
+    o.top = 200;
+    o.rejected = 50;
+    o.max_layouts = max_layouts;
+    const std::string what = std::string(c.preset) + " on " + std::to_string(c.gpus) + " GPUs" +
+                             (c.global_batch ? ", global batch " + std::to_string(*c.global_batch) : "");
+    const Expected<LayoutSearchResult> got = searchLayouts(*base, o);
+    ASSERT_TRUE(got.ok()) << what << ": " << got.error().message;
+    const Reference want = plainLoop(*base, o);
+    EXPECT_EQ(got->enumerated, want.enumerated) << what;
+    EXPECT_EQ(got->valid, want.valid) << what;
+    EXPECT_EQ(got->redundant, want.redundant) << what;
+    EXPECT_EQ(got->fitting, want.fitting) << what;
+    EXPECT_EQ(!got->stopped.empty(), want.stopped) << what;
+    if (!want.stopped) EXPECT_GT(want.valid - want.redundant, 50) << what << ": too small a case to compare";
+    expectSameList(got->layouts, want.fit, what + ", fitting");
+    expectSameList(got->rejected, want.miss, what + ", rejected");
+}
+
+TEST(SearchEquivalence, DenseGqa) {
+    checkCase({"llama-3.1-8b", 8, std::nullopt});
+    checkCase({"llama-3.1-8b", 24, 48});
+}
+
+TEST(SearchEquivalence, GptTwoTiedLearnedPositions) {
+    checkCase({"gpt2", 12, std::nullopt});
+    checkCase({"gpt2-xl", 16, 64});
+}
+
+// Leading dense blocks, then MoE blocks: stages differ along the depth.
+TEST(SearchEquivalence, MoeWithDepthVaryingPattern) {
+    checkCase({"deepseek-v2-lite", 8, std::nullopt, 2048});
+    checkCase({"deepseek-v3", 16, 64, 4096});
+}
+
+TEST(SearchEquivalence, MoeEveryLayerWithExpertParallelism) {
+    checkCase({"mixtral-8x7b-tp-ep", 16, 32});
+}
+
+// A search stopped by the layout limit stops where the plain loop does,
+// also when the limit falls where whole subtrees of degrees are skipped.
+TEST(SearchEquivalence, StopsAtTheLayoutLimitWhereThePlainLoopDoes) {
+    for (int64_t limit : {1, 2, 3, 100, 5'000, 12'345, 20'000})
+        checkCase({"deepseek-v2-lite", 8, std::nullopt, 2048}, limit);
+    for (int64_t limit : {7, 1'000, 30'001})
+        checkCase({"llama-3.1-8b", 24, 48}, limit);
+}
+
+TEST(SearchEquivalence, Lora) {
+    checkCase({"mistral-7b-lora-a100", 8, std::nullopt});
+    checkCase({"llama3.1-8b-qlora-rtx4090", 2, 8});
+}
+
+}  // namespace
+}  // namespace trainmem
