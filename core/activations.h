@@ -4,6 +4,7 @@
 // the embedding, logits and loss hold. Per-op tables: docs/memory-model.md §Activations.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/model_config.h"
@@ -26,7 +27,21 @@ struct LayerActivations {
     int64_t saved_selective = 0;  // selective recomputation: attention core recomputed in backward
     int64_t checkpoint_input = 0; // full recomputation: only the block input is kept
     int64_t backward_working = 0; // transient while this block runs backward (gradients of its intermediates)
+    // Op-level selective checkpointing (Checkpointing::Op), filled only under
+    // that policy: the block input plus the kept op outputs, what the replay
+    // in backward allocates beside them, and the share of the block's matmul
+    // flops the replay repeats.
+    int64_t op_kept = 0;
+    int64_t op_recompute = 0;
+    double op_recomputed_matmul_share = 0;
 };
+
+// The names a save list (training.checkpoint_save_ops) may hold, in the order
+// the docs list them: "mm" (every matmul), "mm-every-second" (torchtitan's
+// rule: the 1st, 3rd, ... matmul of a block), "attention" (the attention
+// kernel's outputs), "reduce_scatter" (sequence-parallel reduce-scatters),
+// "max" (fp8 amax reductions).
+const std::vector<std::string_view>& checkpointSaveOpNames();
 
 // The model's ends, on the stage that holds them, per micro-batch.
 struct EndActivations {

@@ -47,11 +47,12 @@ constexpr std::array<EnumName<OptimizerImpl>, 3> kOptimizerImpls{{
     {OptimizerImpl::ForLoop, "for-loop"},
 }};
 
-constexpr std::array<EnumName<Checkpointing>, 4> kCheckpointing{{
+constexpr std::array<EnumName<Checkpointing>, 5> kCheckpointing{{
     {Checkpointing::None, "none"},
     {Checkpointing::Selective, "selective"},
     {Checkpointing::Full, "full"},
     {Checkpointing::EveryK, "every-k"},
+    {Checkpointing::Op, "op"},
 }};
 
 constexpr std::array<EnumName<AttentionImpl>, 2> kAttention{{

@@ -221,6 +221,8 @@ std::vector<ScenarioField> buildFields() {
     f.push_back(enumField<Checkpointing>(T, "activation_checkpointing",
                                          [](auto& s) -> auto& { return s.training.checkpointing; }));
     f.push_back(integerField(T, "checkpoint_every", [](auto& s) -> auto& { return s.training.checkpoint_every; }));
+    f.push_back(nameListField(T, "checkpoint_save_ops",
+                              [](auto& s) -> auto& { return s.training.checkpoint_save_ops; }));
     f.push_back(enumField<AttentionImpl>(T, "attention", [](auto& s) -> auto& { return s.training.attention; }));
     f.push_back(enumField<KernelProfile>(T, "kernels", [](auto& s) -> auto& { return s.training.kernels; }));
     f.push_back(enumField<LossImpl>(T, "loss", [](auto& s) -> auto& { return s.training.loss; }));

@@ -18,6 +18,7 @@ struct StageActivations {
     double one_microbatch = 0;
     double no_recompute = 0;  // one micro-batch, nothing recomputed
     double recompute_block = 0;
+    double recompute_block_kept = 0;  // Op: the replayed block's own kept bytes
     double backward_working = 0;
     double recompute_fraction = 0;
     bool last_recomputed = false;  // the stage's last block (the first to run backward) is recomputed
@@ -37,14 +38,18 @@ StageActivations stageActivations(const Scenario& s, const StepInputs& in, const
     for (int64_t l = st.first_layer; l < st.first_layer + st.num_layers; ++l) {
         const LayerActivations& la = s.model.isMoeLayer(l) ? in.moe_block : in.dense_block;
         a.no_recompute += static_cast<double>(la.saved);
-        const bool checkpointed = tr.checkpointing == Checkpointing::Full ||
+        const bool op_policy = tr.checkpointing == Checkpointing::Op;  // kept: the block input and the save list's outputs
+        const bool checkpointed = tr.checkpointing == Checkpointing::Full || op_policy ||
                                   (tr.checkpointing == Checkpointing::EveryK && l % k == 0);
         a.last_recomputed = checkpointed;
         if (checkpointed) {
-            a.one_microbatch += static_cast<double>(la.checkpoint_input);
-            a.recompute_block = std::max(a.recompute_block, static_cast<double>(la.saved));
-            a.first_recompute_kept = a.one_microbatch - static_cast<double>(la.checkpoint_input);
-            a.first_recompute_block = static_cast<double>(la.saved);
+            const double kept = static_cast<double>(op_policy ? la.op_kept : la.checkpoint_input);
+            const double replay = static_cast<double>(op_policy ? la.op_recompute : la.saved);
+            a.one_microbatch += kept;
+            a.recompute_block = std::max(a.recompute_block, replay);
+            if (op_policy) a.recompute_block_kept = std::max(a.recompute_block_kept, kept);
+            a.first_recompute_kept = a.one_microbatch - kept;
+            a.first_recompute_block = replay;
             a.first_recompute_layer = l;
             ++recomputed;
         } else if (tr.checkpointing == Checkpointing::Selective) {
@@ -57,6 +62,7 @@ StageActivations stageActivations(const Scenario& s, const StepInputs& in, const
     if (st.num_layers > 0) {
         // Recomputing a block's forward costs a third of its forward + backward.
         a.recompute_fraction = static_cast<double>(recomputed) / static_cast<double>(st.num_layers) / 3.0;
+        if (tr.checkpointing == Checkpointing::Op) a.recompute_fraction *= in.dense_block.op_recomputed_matmul_share;
         if (tr.checkpointing == Checkpointing::Selective) {
             // Only the attention core: 4 b s^2 (H d) of 2 b s (matmul params) + 4 b s^2 (H d) flops.
             const double core = 4.0 * static_cast<double>(tr.sequence_length) *
@@ -182,6 +188,7 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     acc.activations_one_microbatch = act.one_microbatch;
     acc.activations_no_recompute = act.no_recompute * in_flight;
     acc.recompute_block = act.recompute_block;
+    acc.recompute_block_kept = act.recompute_block_kept;
     acc.backward_working = act.backward_working;
     acc.recompute_fraction = act.recompute_fraction;
 
@@ -266,7 +273,8 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
     be[Component::WeightCopies] = weightCopiesAlive(amp_copies, lasting_copies, others);
     // The last block's backward: all gradients exist while it is recomputed
     // (checkpointing) and its intermediates' gradients are alive.
-    be[Component::Activations] = roundBytes(act.one_microbatch * others + act.recompute_block + act.backward_working);
+    be[Component::Activations] =
+        roundBytes(act.one_microbatch * others + act.recompute_block + act.recompute_block_kept + act.backward_working);
     be[Component::LogitsLoss] = endsBytes(acc, others, other_heads, EndsMoment::Between);
 
     // Two backward chunks in a row (GPipe; 1F1B's cool-down): the next one

@@ -23,7 +23,10 @@ enum class Precision {
 
 enum class OptimizerKind { Sgd, SgdMomentum, Adagrad, Rmsprop, Adam, AdamW, AdamW8bit, Lion, Muon, Adafactor };
 enum class OptimizerImpl { ForEach, Fused, ForLoop };  // PyTorch's multi-tensor (default on CUDA), fused kernel, per-tensor loop
-enum class Checkpointing { None, Selective, Full, EveryK };
+// Op: op-level selective checkpointing (torchtitan selective_ac_option = "op",
+// PyTorch's create_selective_checkpoint_contexts): every block is checkpointed,
+// the outputs of the ops in TrainingConfig::checkpoint_save_ops are kept.
+enum class Checkpointing { None, Selective, Full, EveryK, Op };
 enum class AttentionImpl { Flash, Eager };  // Flash also stands for PyTorch SDPA flash/mem-efficient kernels
 enum class KernelProfile {
     Eager,     // plain PyTorch as in Hugging Face modeling files (fp32 RMSNorm upcast, separate ops)
@@ -53,6 +56,10 @@ struct TrainingConfig {
     bool optimizer_in_backward = false;
     Checkpointing checkpointing = Checkpointing::None;
     int64_t checkpoint_every = 1;             // EveryK: checkpoint one layer in every k
+    // Op: the ops whose outputs are kept (checkpointSaveOpNames() in
+    // activations.h); the default is torchtitan's save list with its rule of
+    // keeping every second matmul.
+    std::vector<std::string> checkpoint_save_ops = {"mm-every-second", "attention", "reduce_scatter", "max"};
     AttentionImpl attention = AttentionImpl::Flash;
     KernelProfile kernels = KernelProfile::Eager;
     LossImpl loss = LossImpl::Standard;

@@ -45,6 +45,7 @@ from harness_torch import autocast_context, build_optimizer, build_training_opti
 from hf_blocks import CausalLM, apply_lora  # noqa: E402
 from saved_tensors import imported_model  # noqa: E402
 from step_truth_losses import head_loss  # noqa: E402
+from step_truth_policies import OpCheckpointedBlock  # noqa: E402
 
 CASES = os.path.join(HERE, "step_cases.json")
 PHASE_MARK = "trainmem-phase:"
@@ -105,10 +106,15 @@ class CheckpointedBlock(torch.nn.Module):
 
 
 def apply_checkpointing(model, training):
-    """none / full / every-k as trainmem defines them (core/step_account.cpp):
-    full checkpoints every block, every-k the blocks l with l % k == 0."""
+    """none / full / every-k / op as trainmem defines them (core/step_account.cpp):
+    full checkpoints every block, every-k the blocks l with l % k == 0, op
+    every block with a save list (step_truth_policies.py)."""
     policy = training["activation_checkpointing"]
     if policy == "none":
+        return
+    if policy == "op":
+        for i, block in enumerate(model.layers):
+            model.layers[i] = OpCheckpointedBlock(block, training["checkpoint_save_ops"])
         return
     if policy == "selective" and training["attention"] == "flash":
         # Megatron's selective recomputation recomputes the attention core;
@@ -166,6 +172,7 @@ def build(scenario, cli):
     # block by block here, so the plan is asked without it.
     for_plan = copy.deepcopy(scenario)
     for_plan["training"]["activation_checkpointing"] = "none"
+    for_plan["training"].pop("checkpoint_save_ops", None)  # step_truth_policies.py
     for_plan["training"]["loss"] = "standard"  # the loss is step_truth_losses.py's
     for_plan["training"].pop("optimizer_in_backward", None)  # OptimizerInBackward below
     plan = plan_scenario(for_plan, scenario["name"])

@@ -22,6 +22,7 @@ inline void changeEveryField(Scenario& s) {
     t.optimizer_state_dtype = DType::Bf16;
     t.checkpointing = Checkpointing::EveryK;
     t.checkpoint_every = 4;
+    t.checkpoint_save_ops = {"mm", "attention"};
     t.attention = AttentionImpl::Eager;
     t.kernels = KernelProfile::Fused;
     t.loss = LossImpl::Chunked;
