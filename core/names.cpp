@@ -73,6 +73,16 @@ constexpr std::array<EnumName<LossImpl>, 4> kLosses{{
     {LossImpl::FusedLinear, "fused_linear"},
 }};
 
+constexpr std::array<EnumName<Framework>, 7> kFrameworks{{
+    {Framework::Custom, "custom"},
+    {Framework::HfTrainer, "hf-trainer"},
+    {Framework::Torchtitan, "torchtitan"},
+    {Framework::Torchtune, "torchtune"},
+    {Framework::MegatronLm, "megatron-lm"},
+    {Framework::Deepspeed, "deepspeed"},
+    {Framework::Litgpt, "litgpt"},
+}};
+
 constexpr std::array<EnumName<Finetuning>, 3> kFinetuning{{
     {Finetuning::Full, "full"},
     {Finetuning::Lora, "lora"},
@@ -112,6 +122,8 @@ template <>
 std::span<const EnumName<LossImpl>> enumNames<LossImpl>() { return kLosses; }
 template <>
 std::span<const EnumName<Finetuning>> enumNames<Finetuning>() { return kFinetuning; }
+template <>
+std::span<const EnumName<Framework>> enumNames<Framework>() { return kFrameworks; }
 template <>
 std::span<const EnumName<PipelineSchedule>> enumNames<PipelineSchedule>() { return kSchedules; }
 

@@ -41,8 +41,12 @@ enum class LossImpl {
     FusedLinear,    // Liger / Cut Cross-Entropy fused linear cross-entropy: the logits never exist in full
 };
 enum class Finetuning { Full, Lora, Qlora };
+// The training stack whose out-of-the-box defaults the other keys start from
+// (core/frameworks.h; Custom sets nothing).
+enum class Framework { Custom, HfTrainer, Torchtitan, Torchtune, MegatronLm, Deepspeed, Litgpt };
 
 struct TrainingConfig {
+    Framework framework = Framework::Custom;  // set first: its defaults, then the explicit keys
     int64_t micro_batch_size = 1;             // sequences per GPU per forward pass
     int64_t sequence_length = 2048;           // tokens per sequence
     int64_t gradient_accumulation_steps = 1;  // micro-batches per optimizer step (per DP rank)
