@@ -36,6 +36,16 @@ struct LayerActivations {
     double op_recomputed_matmul_share = 0;
 };
 
+// Whether the policy checkpoints (recomputes) layer `layer` of a stage whose
+// first layer is `stage_first_layer`: full and op every block; every-k the
+// layers l with l % k == 0; megatron-block the stage's first k
+// (megatron/core/recompute.py, recompute_method = "block"); torchtitan-layer
+// every k-th block of the stage counted from 1 (torchtitan
+// distributed/activation_checkpoint.py _apply_layer_sac). k = checkpoint_every.
+bool checkpointsLayer(const TrainingConfig& training, int64_t layer, int64_t stage_first_layer);
+// every-k, megatron-block and torchtitan-layer: some blocks only.
+bool checkpointsSomeLayers(Checkpointing policy);
+
 // The names a save list (training.checkpoint_save_ops) may hold, in the order
 // the docs list them: "mm" (every matmul), "mm-every-second" (torchtitan's
 // rule: the 1st, 3rd, ... matmul of a block), "attention" (the attention

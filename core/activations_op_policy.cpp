@@ -11,6 +11,24 @@
 
 namespace trainmem {
 
+bool checkpointsLayer(const TrainingConfig& t, int64_t layer, int64_t stage_first_layer) {
+    const int64_t k = std::max<int64_t>(t.checkpoint_every, 1);
+    switch (t.checkpointing) {
+        case Checkpointing::None:
+        case Checkpointing::Selective: return false;
+        case Checkpointing::Full:
+        case Checkpointing::Op: return true;
+        case Checkpointing::EveryK: return layer % k == 0;
+        case Checkpointing::MegatronBlock: return layer - stage_first_layer < k;
+        case Checkpointing::TorchtitanLayer: return (layer - stage_first_layer + 1) % k == 0;
+    }
+    return false;
+}
+
+bool checkpointsSomeLayers(Checkpointing p) {
+    return p == Checkpointing::EveryK || p == Checkpointing::MegatronBlock || p == Checkpointing::TorchtitanLayer;
+}
+
 const std::vector<std::string_view>& checkpointSaveOpNames() {
     static const std::vector<std::string_view> names = {"mm", "mm-every-second", "attention", "reduce_scatter", "max"};
     return names;

@@ -12,46 +12,63 @@ namespace {
 // torchtitan's op-level save list (core/activations_op_policy.cpp).
 std::vector<std::string> torchtitanSaveOps() { return {"mm-every-second", "attention", "reduce_scatter", "max"}; }
 
+FrameworkSpec row(Framework id, std::string_view read) {
+    FrameworkSpec r;
+    r.id = id;
+    r.read = read;
+    return r;
+}
+
 std::vector<FrameworkSpec> buildCatalogue() {
     std::vector<FrameworkSpec> rows;
-    rows.push_back({.id = Framework::Custom, .read = "sets nothing"});
+    rows.push_back(row(Framework::Custom, "sets nothing"));
     // transformers is not among the snapshots read: nothing is claimed.
-    rows.push_back({.id = Framework::HfTrainer, .read = "not checked (transformers not read)"});
-    rows.push_back({.id = Framework::Torchtitan,
-                    .read = "torchtitan b5bcd76c6: trainer.py, config/configs.py, components/optimizer/optimizer.py, "
-                            "components/loss.py",
-                    .precision = Precision::AmpBf16,
-                    .optimizer_impl = OptimizerImpl::Fused,
-                    .checkpointing = Checkpointing::Op,
-                    .checkpoint_save_ops = torchtitanSaveOps(),
-                    .loss = LossImpl::Standard});
-    rows.push_back({.id = Framework::Torchtune,
-                    .read = "torchtune bd2a0fc7c: recipes/configs/llama3_1/8B_full_single_device.yaml, "
-                            "recipes/full_finetune_single_device.py, modules/loss/cross_entropy_loss.py",
-                    .precision = Precision::PureBf16,
-                    .optimizer = OptimizerKind::AdamW8bit,
-                    .optimizer_in_backward = true,
-                    .checkpointing = Checkpointing::Full,
-                    .loss = LossImpl::ChunkedOutput,
-                    .loss_chunks = 8});
-    rows.push_back({.id = Framework::MegatronLm,
-                    .read = "Megatron-LM d98e8a64dd: megatron/training/arguments.py, megatron/core/optimizer/__init__.py, "
-                            "megatron/core/transformer/transformer_config.py",
-                    .grad_dtype = DType::Fp32,
-                    .optimizer = OptimizerKind::Adam,
-                    .optimizer_impl = OptimizerImpl::Fused,
-                    .checkpointing = Checkpointing::None});
-    rows.push_back({.id = Framework::Deepspeed,
-                    .read = "DeepSpeed edaa72212 (v0.19.5-27): deepspeed/runtime/engine.py, deepspeed/runtime/constants.py",
-                    .precision = Precision::Fp32,
-                    .optimizer = OptimizerKind::AdamW,
-                    .optimizer_impl = OptimizerImpl::Fused});
-    rows.push_back({.id = Framework::Litgpt,
-                    .read = "LitGPT v0.5.13: litgpt/finetune/full.py, litgpt/utils.py",
-                    .precision = Precision::AmpBf16,
-                    .optimizer = OptimizerKind::AdamW,
-                    .checkpointing = Checkpointing::None,
-                    .loss = LossImpl::Chunked});
+    rows.push_back(row(Framework::HfTrainer, "not checked (transformers not read)"));
+
+    FrameworkSpec titan = row(Framework::Torchtitan,
+                              "torchtitan b5bcd76c6: trainer.py, config/configs.py, components/optimizer/optimizer.py, "
+                              "components/loss.py");
+    titan.precision = Precision::AmpBf16;
+    titan.optimizer_impl = OptimizerImpl::Fused;
+    titan.checkpointing = Checkpointing::Op;
+    titan.checkpoint_save_ops = torchtitanSaveOps();
+    titan.loss = LossImpl::Standard;
+    rows.push_back(titan);
+
+    FrameworkSpec tune = row(Framework::Torchtune,
+                             "torchtune bd2a0fc7c: recipes/configs/llama3_1/8B_full_single_device.yaml, "
+                             "recipes/full_finetune_single_device.py, modules/loss/cross_entropy_loss.py");
+    tune.precision = Precision::PureBf16;
+    tune.optimizer = OptimizerKind::AdamW8bit;
+    tune.optimizer_in_backward = true;
+    tune.checkpointing = Checkpointing::Full;
+    tune.loss = LossImpl::ChunkedOutput;
+    tune.loss_chunks = 8;
+    rows.push_back(tune);
+
+    FrameworkSpec megatron = row(Framework::MegatronLm,
+                                 "Megatron-LM d98e8a64dd: megatron/training/arguments.py, "
+                                 "megatron/core/optimizer/__init__.py, megatron/core/transformer/transformer_config.py");
+    megatron.grad_dtype = DType::Fp32;
+    megatron.optimizer = OptimizerKind::Adam;
+    megatron.optimizer_impl = OptimizerImpl::Fused;
+    megatron.checkpointing = Checkpointing::None;
+    rows.push_back(megatron);
+
+    FrameworkSpec deepspeed = row(Framework::Deepspeed,
+                                  "DeepSpeed edaa72212 (v0.19.5-27): deepspeed/runtime/engine.py, "
+                                  "deepspeed/runtime/constants.py");
+    deepspeed.precision = Precision::Fp32;
+    deepspeed.optimizer = OptimizerKind::AdamW;
+    deepspeed.optimizer_impl = OptimizerImpl::Fused;
+    rows.push_back(deepspeed);
+
+    FrameworkSpec litgpt = row(Framework::Litgpt, "LitGPT v0.5.13: litgpt/finetune/full.py, litgpt/utils.py");
+    litgpt.precision = Precision::AmpBf16;
+    litgpt.optimizer = OptimizerKind::AdamW;
+    litgpt.checkpointing = Checkpointing::None;
+    litgpt.loss = LossImpl::Chunked;
+    rows.push_back(litgpt);
     return rows;
 }
 

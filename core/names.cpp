@@ -47,12 +47,14 @@ constexpr std::array<EnumName<OptimizerImpl>, 3> kOptimizerImpls{{
     {OptimizerImpl::ForLoop, "for-loop"},
 }};
 
-constexpr std::array<EnumName<Checkpointing>, 5> kCheckpointing{{
+constexpr std::array<EnumName<Checkpointing>, 7> kCheckpointing{{
     {Checkpointing::None, "none"},
     {Checkpointing::Selective, "selective"},
     {Checkpointing::Full, "full"},
     {Checkpointing::EveryK, "every-k"},
     {Checkpointing::Op, "op"},
+    {Checkpointing::MegatronBlock, "megatron-block"},
+    {Checkpointing::TorchtitanLayer, "torchtitan-layer"},
 }};
 
 constexpr std::array<EnumName<AttentionImpl>, 2> kAttention{{

@@ -98,10 +98,19 @@ Status validateTraining(const Scenario& s) {
                                                       got(t.micro_batch_size * t.sequence_length)};
     TRAINMEM_CHECK(inRange("training.gradient_accumulation_steps", t.gradient_accumulation_steps, 1, kMaxBatch));
     TRAINMEM_CHECK(inRange("training.checkpoint_every", t.checkpoint_every, 1, kMaxBatch));
-    if (t.checkpointing == Checkpointing::EveryK && t.checkpoint_every > s.model.num_layers)
-        return Error{"training.checkpoint_every", "every-k checkpoints one layer in every k, so k must be at most "
-                                                  "model.num_hidden_layers (" + str(s.model.num_layers) + ")" +
+    if (checkpointsSomeLayers(t.checkpointing) && t.checkpoint_every > s.model.num_layers)
+        return Error{"training.checkpoint_every", std::string(checkpointingName(t.checkpointing)) +
+                                                      " checkpoints k layers or one in every k, so k must be at most "
+                                                      "model.num_hidden_layers (" + str(s.model.num_layers) + ")" +
                                                       got(t.checkpoint_every)};
+    // Megatron's block method and torchtitan's layer counter count the layers
+    // of a stage; an interleaved stage's chunks are not modelled apart.
+    if ((t.checkpointing == Checkpointing::MegatronBlock || t.checkpointing == Checkpointing::TorchtitanLayer) &&
+        s.parallelism.schedule == PipelineSchedule::Interleaved1F1B)
+        return Error{"training.activation_checkpointing",
+                     std::string(checkpointingName(t.checkpointing)) +
+                         " counts the layers of a pipeline stage; with parallelism.pipeline_schedule = "
+                         "interleaved-1f1b use full, every-k or selective"};
     TRAINMEM_CHECK(validateCheckpointPolicy(s));
     if (t.optimizer_in_backward && t.gradient_accumulation_steps > 1)
         return Error{"training.optimizer_in_backward",

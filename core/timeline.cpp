@@ -169,10 +169,7 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
             grads = std::max(grads_before, std::min(1.0, static_cast<double>(backward_chunks_done) + done));
             const double saved = (static_cast<double>(chunks_alive - 1) + left) / vd;
             const int64_t layer = first_layer + k;
-            const bool recomputed = s.training.checkpointing == Checkpointing::Full ||
-                                    s.training.checkpointing == Checkpointing::Op ||
-                                    (s.training.checkpointing == Checkpointing::EveryK &&
-                                     layer % std::max<int64_t>(s.training.checkpoint_every, 1) == 0);
+            const bool recomputed = checkpointsLayer(s.training, layer, first_layer);
             // Op-level checkpointing: a block below the first holds what it
             // kept beside its replay (the first one's is in `saved`).
             const double replay = acc.recompute_block + (first_block ? 0.0 : acc.recompute_block_kept);

@@ -26,7 +26,10 @@ enum class OptimizerImpl { ForEach, Fused, ForLoop };  // PyTorch's multi-tensor
 // Op: op-level selective checkpointing (torchtitan selective_ac_option = "op",
 // PyTorch's create_selective_checkpoint_contexts): every block is checkpointed,
 // the outputs of the ops in TrainingConfig::checkpoint_save_ops are kept.
-enum class Checkpointing { None, Selective, Full, EveryK, Op };
+// MegatronBlock: Megatron-LM recompute_method = block, the first
+// checkpoint_every blocks of each stage; TorchtitanLayer: torchtitan's
+// layer-level selective_ac_option = "k", every k-th block counted from 1.
+enum class Checkpointing { None, Selective, Full, EveryK, Op, MegatronBlock, TorchtitanLayer };
 enum class AttentionImpl { Flash, Eager };  // Flash also stands for PyTorch SDPA flash/mem-efficient kernels
 enum class KernelProfile {
     Eager,     // plain PyTorch as in Hugging Face modeling files (fp32 RMSNorm upcast, separate ops)

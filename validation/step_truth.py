@@ -106,9 +106,12 @@ class CheckpointedBlock(torch.nn.Module):
 
 
 def apply_checkpointing(model, training):
-    """none / full / every-k / op as trainmem defines them (core/step_account.cpp):
-    full checkpoints every block, every-k the blocks l with l % k == 0, op
-    every block with a save list (step_truth_policies.py)."""
+    """none / full / every-k / megatron-block / torchtitan-layer / op as
+    trainmem defines them (checkpointsLayer, core/activations_op_policy.cpp):
+    full checkpoints every block, every-k the blocks l with l % k == 0,
+    megatron-block the first k blocks, torchtitan-layer the blocks with
+    (l + 1) % k == 0, op every block with a save list (step_truth_policies.py).
+    One stage: the model's layers are the stage's."""
     policy = training["activation_checkpointing"]
     if policy == "none":
         return
@@ -121,12 +124,14 @@ def apply_checkpointing(model, training):
         # a flash kernel keeps none of it anyway (trainmem: "with flash
         # nothing is left to drop"), so the run checkpoints nothing.
         return
-    if policy not in ("full", "every-k"):
+    k = training.get("checkpoint_every", 1)
+    chosen = {"full": lambda i: True, "every-k": lambda i: i % k == 0, "megatron-block": lambda i: i < k,
+              "torchtitan-layer": lambda i: (i + 1) % k == 0}.get(policy)
+    if chosen is None:
         raise Unsupported(f"training.activation_checkpointing: {policy!r} with {training['attention']!r} "
                           f"attention is not run by this script")
-    k = training.get("checkpoint_every", 1) if policy == "every-k" else 1
     for i, block in enumerate(model.layers):
-        if i % k == 0:
+        if chosen(i):
             model.layers[i] = CheckpointedBlock(block)
     if training["finetuning"] != "full":
         model.input_requires_grad = True  # PEFT's enable_input_require_grads
