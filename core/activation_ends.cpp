@@ -60,8 +60,8 @@ EndActivations endActivations(const ModelConfig& model, const TrainingConfig& tr
         const int64_t rot = a.mla ? a.rope_dim : a.head_dim;
         e.embedding_saved += 2 * tensorBytes(T * rot, a.stream_bytes);  // x.dtype: fp32 under AMP
     }
-    const bool recompute = training.checkpointing == Checkpointing::Full ||
-                           training.checkpointing == Checkpointing::EveryK;
+    const bool recompute = training.checkpointing == Checkpointing::Full || training.checkpointing == Checkpointing::Op ||
+                           checkpointsSomeLayers(training.checkpointing);
     if (!megatron && !a.flash && a.additive_mask && recompute) {
         // HF's eager attention takes a 4-D additive causal mask (b, 1, s, s);
         // a reentrant checkpoint keeps it as an input of every block.

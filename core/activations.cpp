@@ -89,6 +89,10 @@ LayerActivations accountLayer(const ActivationShape& a) {
 
 }  // namespace
 
+// activations_op_policy.cpp
+void accountOpPolicy(const ActivationShape& a, const ModelConfig& model, const TrainingConfig& training,
+                     bool moe_layer, LayerActivations& out);
+
 std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const TrainingConfig& training,
                                            const ParallelConfig& parallel, bool moe_layer) {
     std::vector<SavedTensor> out;
@@ -101,7 +105,10 @@ std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const Train
 
 LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig& training,
                                   const ParallelConfig& parallel, bool moe_layer) {
-    return accountLayer(activationShape(model, training, parallel, moe_layer));
+    const ActivationShape shape = activationShape(model, training, parallel, moe_layer);
+    LayerActivations out = accountLayer(shape);
+    if (training.checkpointing == Checkpointing::Op) accountOpPolicy(shape, model, training, moe_layer, out);
+    return out;
 }
 
 }  // namespace trainmem

@@ -4,6 +4,7 @@
 // the embedding, logits and loss hold. Per-op tables: docs/memory-model.md §Activations.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/model_config.h"
@@ -26,7 +27,31 @@ struct LayerActivations {
     int64_t saved_selective = 0;  // selective recomputation: attention core recomputed in backward
     int64_t checkpoint_input = 0; // full recomputation: only the block input is kept
     int64_t backward_working = 0; // transient while this block runs backward (gradients of its intermediates)
+    // Op-level selective checkpointing (Checkpointing::Op), filled only under
+    // that policy: the block input plus the kept op outputs, what the replay
+    // in backward allocates beside them, and the share of the block's matmul
+    // flops the replay repeats.
+    int64_t op_kept = 0;
+    int64_t op_recompute = 0;
+    double op_recomputed_matmul_share = 0;
 };
+
+// Whether the policy checkpoints (recomputes) layer `layer` of a stage whose
+// first layer is `stage_first_layer`: full and op every block; every-k the
+// layers l with l % k == 0; megatron-block the stage's first k
+// (megatron/core/recompute.py, recompute_method = "block"); torchtitan-layer
+// every k-th block of the stage counted from 1 (torchtitan
+// distributed/activation_checkpoint.py _apply_layer_sac). k = checkpoint_every.
+bool checkpointsLayer(const TrainingConfig& training, int64_t layer, int64_t stage_first_layer);
+// every-k, megatron-block and torchtitan-layer: some blocks only.
+bool checkpointsSomeLayers(Checkpointing policy);
+
+// The names a save list (training.checkpoint_save_ops) may hold, in the order
+// the docs list them: "mm" (every matmul), "mm-every-second" (torchtitan's
+// rule: the 1st, 3rd, ... matmul of a block), "attention" (the attention
+// kernel's outputs), "reduce_scatter" (sequence-parallel reduce-scatters),
+// "max" (fp8 amax reductions).
+const std::vector<std::string_view>& checkpointSaveOpNames();
 
 // The model's ends, on the stage that holds them, per micro-batch.
 struct EndActivations {

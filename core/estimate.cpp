@@ -113,14 +113,15 @@ StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc) {
 // each kind counts. Uniform models: 0, 1, the first stage with an extra
 // block, and the last. Models whose blocks differ along the depth (leading
 // dense blocks, a layer frequency) have a few kinds of stages more.
-// Every-k checkpointing recomputes blocks by depth, so there stages are
+// Every-k checkpointing (and Megatron's block and torchtitan's layer
+// policies) recomputes blocks by depth, so there stages are
 // compared one by one unless every block is alike and p > 4 (the rule above).
 template <class F>
 void forEachCandidateStage(const Scenario& s, const PreparedScenario& prep, F&& visit) {
     const int64_t p = s.parallelism.pipeline;
     const int64_t layers = s.model.num_layers;
     const int64_t extra = layers % p;
-    if (s.training.checkpointing == Checkpointing::EveryK) {
+    if (checkpointsSomeLayers(s.training.checkpointing)) {
         if (!prep.uniform_blocks || p <= 4) {
             for (int64_t i = 0; i < p; ++i) visit(i);
             return;
@@ -244,14 +245,14 @@ int64_t MemoryBreakdown::total() const {
 
 void planStages(const Scenario& s, const PreparedScenario& prep, StagePlan& plan) {
     plan.stages.clear();
-    plan.every_k = s.training.checkpointing == Checkpointing::EveryK;
+    plan.every_k = checkpointsSomeLayers(s.training.checkpointing);
     forEachCandidateStage(s, prep, [&](int64_t i) { plan.stages.push_back(stageFacts(s, prep, i)); });
 }
 
 Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
                        const StagePlan& plan) {
     // A plan for the other candidate rule would skip stages.
-    if (plan.every_k != (s.training.checkpointing == Checkpointing::EveryK)) return estimatePrepared(s, prep);
+    if (plan.every_k != checkpointsSomeLayers(s.training.checkpointing)) return estimatePrepared(s, prep);
     const int64_t m = microbatchesPerStep(s);
     Estimate est = beginEstimate(s, prep, m);
     HeaviestStage heaviest(est);

@@ -4,6 +4,8 @@
 // DeepSpeed's offload stages) are cited there.
 #include "core/layout_rules.h"
 
+#include "core/activations.h"
+
 namespace trainmem {
 
 namespace {
@@ -27,7 +29,7 @@ bool batchAdmissible(const TrainingConfig& t) {
     return within(t.micro_batch_size, 1, kMaxBatch) &&
            t.micro_batch_size * t.sequence_length <= kMaxTokensPerMicrobatch &&
            within(t.gradient_accumulation_steps, 1, kMaxBatch) &&
-           (t.checkpointing != Checkpointing::EveryK);  // the solver never writes every-k
+           !checkpointsSomeLayers(t.checkpointing);  // the solver never writes these
 }
 
 // validateDegrees.

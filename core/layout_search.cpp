@@ -39,6 +39,9 @@ int recomputeRank(Checkpointing c) {
     switch (c) {
         case Checkpointing::None: return 0;
         case Checkpointing::Selective: return 1;
+        case Checkpointing::Op: return 2;  // replays every block, keeps the save list's outputs
+        case Checkpointing::MegatronBlock:
+        case Checkpointing::TorchtitanLayer: return 2;
         case Checkpointing::EveryK: return 2;
         case Checkpointing::Full: return 3;
     }

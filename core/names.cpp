@@ -47,11 +47,14 @@ constexpr std::array<EnumName<OptimizerImpl>, 3> kOptimizerImpls{{
     {OptimizerImpl::ForLoop, "for-loop"},
 }};
 
-constexpr std::array<EnumName<Checkpointing>, 4> kCheckpointing{{
+constexpr std::array<EnumName<Checkpointing>, 7> kCheckpointing{{
     {Checkpointing::None, "none"},
     {Checkpointing::Selective, "selective"},
     {Checkpointing::Full, "full"},
     {Checkpointing::EveryK, "every-k"},
+    {Checkpointing::Op, "op"},
+    {Checkpointing::MegatronBlock, "megatron-block"},
+    {Checkpointing::TorchtitanLayer, "torchtitan-layer"},
 }};
 
 constexpr std::array<EnumName<AttentionImpl>, 2> kAttention{{
@@ -70,6 +73,16 @@ constexpr std::array<EnumName<LossImpl>, 4> kLosses{{
     {LossImpl::Chunked, "chunked"},
     {LossImpl::ChunkedOutput, "chunked_output"},
     {LossImpl::FusedLinear, "fused_linear"},
+}};
+
+constexpr std::array<EnumName<Framework>, 7> kFrameworks{{
+    {Framework::Custom, "custom"},
+    {Framework::HfTrainer, "hf-trainer"},
+    {Framework::Torchtitan, "torchtitan"},
+    {Framework::Torchtune, "torchtune"},
+    {Framework::MegatronLm, "megatron-lm"},
+    {Framework::Deepspeed, "deepspeed"},
+    {Framework::Litgpt, "litgpt"},
 }};
 
 constexpr std::array<EnumName<Finetuning>, 3> kFinetuning{{
@@ -111,6 +124,8 @@ template <>
 std::span<const EnumName<LossImpl>> enumNames<LossImpl>() { return kLosses; }
 template <>
 std::span<const EnumName<Finetuning>> enumNames<Finetuning>() { return kFinetuning; }
+template <>
+std::span<const EnumName<Framework>> enumNames<Framework>() { return kFrameworks; }
 template <>
 std::span<const EnumName<PipelineSchedule>> enumNames<PipelineSchedule>() { return kSchedules; }
 

@@ -42,6 +42,8 @@ std::span<const EnumName<LossImpl>> enumNames<LossImpl>();
 template <>
 std::span<const EnumName<Finetuning>> enumNames<Finetuning>();
 template <>
+std::span<const EnumName<Framework>> enumNames<Framework>();
+template <>
 std::span<const EnumName<PipelineSchedule>> enumNames<PipelineSchedule>();
 
 template <class E>

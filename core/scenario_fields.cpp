@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/frameworks.h"
 #include "core/json_input.h"
 #include "core/names.h"
 
@@ -198,12 +199,28 @@ ScenarioField dtypeOverrideField(std::string_view section, std::string_view key,
     return f;
 }
 
+// training.framework sets the defaults of the keys its row names
+// (core/frameworks.h); it is read before the other keys of the section
+// (scenario_json.cpp, scenario_setting.cpp), so explicit keys override it.
+ScenarioField frameworkField() {
+    ScenarioField f = makeField("training", "framework", ValueKind::Name);
+    for (const auto& entry : enumNames<Framework>()) f.names.push_back(entry.name);
+    f.get = [](const Scenario& s) { return json(enumName(s.training.framework)); };
+    f.set = [](Scenario& s, const json& v) -> Status {
+        s.training.framework = *parseEnum<Framework>(v.get<std::string>());
+        applyFrameworkDefaults(s.training, s.training.framework);
+        return ok();
+    };
+    return f;
+}
+
 std::vector<ScenarioField> buildFields() {
     constexpr std::string_view T = "training";
     constexpr std::string_view P = "parallelism";
     constexpr std::string_view H = "hardware";
     std::vector<ScenarioField> f;
     // training
+    f.push_back(frameworkField());
     f.push_back(integerField(T, "micro_batch_size", [](auto& s) -> auto& { return s.training.micro_batch_size; }));
     f.push_back(integerField(T, "sequence_length", [](auto& s) -> auto& { return s.training.sequence_length; }));
     f.push_back(integerField(T, "gradient_accumulation_steps",
@@ -221,6 +238,8 @@ std::vector<ScenarioField> buildFields() {
     f.push_back(enumField<Checkpointing>(T, "activation_checkpointing",
                                          [](auto& s) -> auto& { return s.training.checkpointing; }));
     f.push_back(integerField(T, "checkpoint_every", [](auto& s) -> auto& { return s.training.checkpoint_every; }));
+    f.push_back(nameListField(T, "checkpoint_save_ops",
+                              [](auto& s) -> auto& { return s.training.checkpoint_save_ops; }));
     f.push_back(enumField<AttentionImpl>(T, "attention", [](auto& s) -> auto& { return s.training.attention; }));
     f.push_back(enumField<KernelProfile>(T, "kernels", [](auto& s) -> auto& { return s.training.kernels; }));
     f.push_back(enumField<LossImpl>(T, "loss", [](auto& s) -> auto& { return s.training.loss; }));

@@ -85,11 +85,20 @@ Status readSection(const json& doc, std::string_view section, Scenario& s) {
     if (it == doc.end()) return ok();
     if (!it->is_object())
         return Error{std::string(section), "expected an object of keys (got " + describeValue(*it) + ")"};
-    for (const auto& [key, value] : it->items()) {
+    // training.framework first: it sets defaults that the file's other keys
+    // then override, whatever order the file lists them in.
+    auto readKey = [&](const std::string& key, const json& value) -> Status {
         const ScenarioField* field = findField(section, key);
         if (!field) return unknownKey(std::string(section) + "." + key, key, sectionKeys(section));
         if (auto checked = checkValue(*field, value); !checked) return checked;
-        if (auto set = field->set(s, value); !set) return set;
+        return field->set(s, value);
+    };
+    const bool training = section == "training";
+    if (auto fw = it->find("framework"); training && fw != it->end())
+        if (auto r = readKey("framework", *fw); !r) return r;
+    for (const auto& [key, value] : it->items()) {
+        if (training && key == "framework") continue;
+        if (auto r = readKey(key, value); !r) return r;
     }
     return ok();
 }

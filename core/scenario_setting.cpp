@@ -151,6 +151,10 @@ Status applySettings(Scenario& s, const std::vector<std::string>& settings) {
         }
         if (!model_edits.empty())
             if (auto r = applyModelSettings(edited, model_edits); !r) return r;
+        // training.framework first, so that the keys it sets can be
+        // overridden by the other settings, in whichever order they come.
+        std::stable_partition(others.begin(), others.end(),
+                              [](const auto& kv) { return kv.first == "training.framework"; });
         for (const auto& [key, value] : others)
             if (auto r = applySettingUnchecked(edited, key, value); !r) return r;
         s = std::move(edited);

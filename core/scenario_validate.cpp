@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/activations.h"
 #include "core/hardware.h"
 #include "core/optimizer_state.h"
 #include "core/parameters.h"
@@ -52,6 +53,41 @@ bool isSixteenBitCompute(Precision p) {
            p == Precision::MixedFp16 || p == Precision::PureBf16;
 }
 
+// Op-level selective checkpointing: the save list names known ops, and the
+// op account (activations_op_policy.cpp) covers the configuration.
+Status validateCheckpointPolicy(const Scenario& s) {
+    const TrainingConfig& t = s.training;
+    constexpr const char* field = "training.checkpoint_save_ops";
+    const auto& known = checkpointSaveOpNames();
+    for (const std::string& op : t.checkpoint_save_ops) {
+        if (std::find(known.begin(), known.end(), op) == known.end()) {
+            std::string hint;
+            if (auto near = closestName(op, known); !near.empty()) hint = "; did you mean " + std::string(near) + "?";
+            return Error{field, "unknown op \"" + op + "\"" + hint + "; allowed: " + joinNames(known)};
+        }
+    }
+    const auto has = [&](std::string_view op) {
+        return std::find(t.checkpoint_save_ops.begin(), t.checkpoint_save_ops.end(), op) != t.checkpoint_save_ops.end();
+    };
+    if (has("mm") && has("mm-every-second"))
+        return Error{field, "\"mm\" keeps every matmul's output and \"mm-every-second\" every second one: list one of them"};
+    if (t.checkpointing != Checkpointing::Op) return ok();
+    constexpr const char* policy = "training.activation_checkpointing";
+    const std::string why = "op-level checkpointing (\"op\") is modelled for ";
+    if (t.kernels != KernelProfile::Eager)
+        return Error{policy, why + "training.kernels = eager only (fused kernels are autograd functions the save "
+                                   "list does not see into); got kernels = " + std::string(kernelProfileName(t.kernels))};
+    if (t.finetuning != Finetuning::Full)
+        return Error{policy, why + "full training only (LoRA adapters' matmuls are not counted yet); got finetuning = " +
+                                 std::string(finetuningName(t.finetuning))};
+    if (t.precision == Precision::Fp8Mixed)
+        return Error{policy, why + "16- and 32-bit training (Transformer Engine's fp8 linears are not aten matmuls); "
+                                   "got precision = fp8-mixed"};
+    if (s.model.isMoe() || s.model.mla)
+        return Error{policy, why + "dense blocks with standard attention (not mixture-of-experts or latent attention yet)"};
+    return ok();
+}
+
 Status validateTraining(const Scenario& s) {
     const TrainingConfig& t = s.training;
     TRAINMEM_CHECK(inRange("training.micro_batch_size", t.micro_batch_size, 1, kMaxBatch));
@@ -62,10 +98,20 @@ Status validateTraining(const Scenario& s) {
                                                       got(t.micro_batch_size * t.sequence_length)};
     TRAINMEM_CHECK(inRange("training.gradient_accumulation_steps", t.gradient_accumulation_steps, 1, kMaxBatch));
     TRAINMEM_CHECK(inRange("training.checkpoint_every", t.checkpoint_every, 1, kMaxBatch));
-    if (t.checkpointing == Checkpointing::EveryK && t.checkpoint_every > s.model.num_layers)
-        return Error{"training.checkpoint_every", "every-k checkpoints one layer in every k, so k must be at most "
-                                                  "model.num_hidden_layers (" + str(s.model.num_layers) + ")" +
+    if (checkpointsSomeLayers(t.checkpointing) && t.checkpoint_every > s.model.num_layers)
+        return Error{"training.checkpoint_every", std::string(checkpointingName(t.checkpointing)) +
+                                                      " checkpoints k layers or one in every k, so k must be at most "
+                                                      "model.num_hidden_layers (" + str(s.model.num_layers) + ")" +
                                                       got(t.checkpoint_every)};
+    // Megatron's block method and torchtitan's layer counter count the layers
+    // of a stage; an interleaved stage's chunks are not modelled apart.
+    if ((t.checkpointing == Checkpointing::MegatronBlock || t.checkpointing == Checkpointing::TorchtitanLayer) &&
+        s.parallelism.schedule == PipelineSchedule::Interleaved1F1B)
+        return Error{"training.activation_checkpointing",
+                     std::string(checkpointingName(t.checkpointing)) +
+                         " counts the layers of a pipeline stage; with parallelism.pipeline_schedule = "
+                         "interleaved-1f1b use full, every-k or selective"};
+    TRAINMEM_CHECK(validateCheckpointPolicy(s));
     if (t.optimizer_in_backward && t.gradient_accumulation_steps > 1)
         return Error{"training.optimizer_in_backward",
                      "steps each parameter as soon as its gradient is complete, so it cannot accumulate gradients "

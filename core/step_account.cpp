@@ -19,15 +19,10 @@ struct StageActivations {
     double one_microbatch = 0;
     double no_recompute = 0;  // one micro-batch, nothing recomputed
     double recompute_block = 0;
+    double recompute_block_kept = 0;  // Op: the replayed block's own kept bytes
     double backward_working = 0;
     double recompute_fraction = 0;
     bool last_recomputed = false;  // the stage's last block (the first to run backward) is recomputed
-    // every-k when the last block is not recomputed: the first recomputed
-    // block's backward, with what is still kept below it, and the blocks
-    // above it (whose gradients exist by then).
-    double first_recompute_kept = 0;
-    double first_recompute_block = 0;
-    int64_t first_recompute_layer = -1;
 };
 
 // Blocks of one kind n times, as the per-block loop would add them: exact
@@ -39,20 +34,16 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
     const TrainingConfig& tr = s.training;
     StageActivations a;
     int64_t recomputed = 0;
-    if (tr.checkpointing == Checkpointing::EveryK) {
+    if (checkpointsSomeLayers(tr.checkpointing)) {
         // Which blocks are recomputed depends on their depth: block by block.
-        const int64_t k = std::max<int64_t>(tr.checkpoint_every, 1);
         for (int64_t l = st.first_layer; l < st.first_layer + st.num_layers; ++l) {
             const LayerActivations& la = s.model.isMoeLayer(l) ? blocks.moe_block : blocks.dense_block;
             a.no_recompute += static_cast<double>(la.saved);
-            const bool checkpointed = l % k == 0;
+            const bool checkpointed = checkpointsLayer(tr, l, st.first_layer);
             a.last_recomputed = checkpointed;
             if (checkpointed) {
                 a.one_microbatch += static_cast<double>(la.checkpoint_input);
                 a.recompute_block = std::max(a.recompute_block, static_cast<double>(la.saved));
-                a.first_recompute_kept = a.one_microbatch - static_cast<double>(la.checkpoint_input);
-                a.first_recompute_block = static_cast<double>(la.saved);
-                a.first_recompute_layer = l;
                 ++recomputed;
             } else {
                 a.one_microbatch += static_cast<double>(la.saved);
@@ -79,6 +70,14 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
             a.recompute_block = largest(&LayerActivations::saved);
             a.last_recomputed = st.num_layers > 0;
             recomputed = st.num_layers;
+        } else if (tr.checkpointing == Checkpointing::Op) {
+            // Every block kept: its input and the save list's outputs; backward
+            // replays one block at a time.
+            a.one_microbatch = sum(&LayerActivations::op_kept);
+            a.recompute_block = largest(&LayerActivations::op_recompute);
+            a.recompute_block_kept = largest(&LayerActivations::op_kept);
+            a.last_recomputed = st.num_layers > 0;
+            recomputed = st.num_layers;
         } else if (tr.checkpointing == Checkpointing::Selective) {
             a.one_microbatch = sum(&LayerActivations::saved_selective);
         } else {
@@ -88,6 +87,7 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
     if (st.num_layers > 0) {
         // Recomputing a block's forward costs a third of its forward + backward.
         a.recompute_fraction = static_cast<double>(recomputed) / static_cast<double>(st.num_layers) / 3.0;
+        if (tr.checkpointing == Checkpointing::Op) a.recompute_fraction *= blocks.dense_block.op_recomputed_matmul_share;
         if (tr.checkpointing == Checkpointing::Selective) {
             // Only the attention core: 4 b s^2 (H d) of 2 b s (matmul params) + 4 b s^2 (H d) flops.
             const double core = 4.0 * static_cast<double>(tr.sequence_length) *
@@ -250,6 +250,7 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
     acc.activations_one_microbatch = act.one_microbatch;
     acc.activations_no_recompute = act.no_recompute * in_flight;
     acc.recompute_block = act.recompute_block;
+    acc.recompute_block_kept = act.recompute_block_kept;
     acc.backward_working = act.backward_working;
     acc.recompute_fraction = act.recompute_fraction;
 
@@ -285,25 +286,54 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
     bs[Component::CommBuffers] += scatter;
     bs[Component::Gradients] += acc.head_gradients;
     // every-k may leave the last block unrecomputed: nothing is recomputed yet.
-    const double first_recompute = tr.checkpointing != Checkpointing::EveryK || act.last_recomputed ? act.recompute_block : 0.0;
+    const double first_recompute = !checkpointsSomeLayers(tr.checkpointing) || act.last_recomputed ? act.recompute_block : 0.0;
     bs[Component::Activations] = roundBytes(act.one_microbatch * in_flight + first_recompute + act.backward_working);
     bs[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::Between);
 
-    // ... then the first recomputed block's backward: the blocks above it
-    // have run backward (their saved tensors freed, their gradients made).
-    if (tr.checkpointing == Checkpointing::EveryK && !act.last_recomputed && act.first_recompute_layer >= 0) {
-        MemoryBreakdown& br = acc.backward_recompute;
-        acc.backward_recompute_layer = act.first_recompute_layer;
-        br = bs;
-        if (full_ft && !acc.grads_in_forward && par.zero_stage < 2 && !step_in_backward) {
-            double above = 0;
-            for (int64_t l = act.first_recompute_layer + 1; l < st.first_layer + st.num_layers; ++l)
-                above += static_cast<double>((s.model.isMoeLayer(l) ? lay.moe_layer : lay.dense_layer).total().params);
-            br[Component::Gradients] += roundBytes(above / static_cast<double>(par.tensor) * bytesOf(plan.gradients));
+    // ... then the backward of a recomputed block between the last and the first (every-k,
+    // megatron-block, torchtitan-layer): the blocks above it have run
+    // backward (their saved tensors freed, their gradients made), the blocks
+    // below it still hold what they kept. Of these moments the one holding
+    // the most (measured: validation/step_truth.py, torchtitan-layer with the
+    // last block recomputed peaks at a lower recomputed block).
+    if (checkpointsSomeLayers(tr.checkpointing)) {
+        const bool grads_grow = full_ft && !acc.grads_in_forward && par.zero_stage < 2 && !step_in_backward;
+        const int64_t end = st.first_layer + st.num_layers;
+        auto params = [&](int64_t l) {
+            return static_cast<double>((s.model.isMoeLayer(l) ? lay.moe_layer : lay.dense_layer).total().params);
+        };
+        double stage_params = 0;
+        for (int64_t l = st.first_layer; l < end; ++l) stage_params += params(l);
+        double below = 0, upto = 0, best = -1, best_kept = 0, best_replay = 0;
+        int64_t best_above = 0;
+        for (int64_t l = st.first_layer; l < end; ++l) {
+            const LayerActivations& la = s.model.isMoeLayer(l) ? blocks.moe_block : blocks.dense_block;
+            const bool checkpointed = checkpointsLayer(tr, l, st.first_layer);
+            upto += params(l);
+            // The stage's last block's moment is backward_start, its first's backward_end.
+            if (checkpointed && l != end - 1 && l != st.first_layer) {
+                // ... and the block's own MLP output projection's, made first
+                // in its backward (as late_gradients below).
+                const double own = s.model.isMoeLayer(l) ? 0.0 : static_cast<double>(lay.dense_layer.dense_mlp.largest_tensor);
+                const int64_t above = grads_grow ? roundBytes((stage_params - upto + own) / static_cast<double>(par.tensor) *
+                                                              bytesOf(plan.gradients))
+                                                 : 0;
+                const double replay = static_cast<double>(la.saved);
+                if (below + replay + static_cast<double>(above) > best) {
+                    best = below + replay + static_cast<double>(above);
+                    best_kept = below, best_replay = replay, best_above = above;
+                    acc.backward_recompute_layer = l;
+                }
+            }
+            below += static_cast<double>(checkpointed ? la.checkpoint_input : la.saved);
         }
-        const double others_alive = (in_flight - 1.0) * act.one_microbatch;
-        br[Component::Activations] =
-            roundBytes(others_alive + act.first_recompute_kept + act.first_recompute_block + act.backward_working);
+        if (acc.backward_recompute_layer >= 0) {
+            MemoryBreakdown& br = acc.backward_recompute;
+            br = bs;
+            br[Component::Gradients] += best_above;
+            const double others_alive = (in_flight - 1.0) * act.one_microbatch;
+            br[Component::Activations] = roundBytes(others_alive + best_kept + best_replay + act.backward_working);
+        }
     }
 
     // Backward of one chunk (the whole stage, or 1/v of it when interleaved)
@@ -334,7 +364,8 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
     be[Component::WeightCopies] = weightCopiesAlive(amp_copies, lasting_copies, others);
     // The last block's backward: all gradients exist while it is recomputed
     // (checkpointing) and its intermediates' gradients are alive.
-    be[Component::Activations] = roundBytes(act.one_microbatch * others + act.recompute_block + act.backward_working);
+    be[Component::Activations] =
+        roundBytes(act.one_microbatch * others + act.recompute_block + act.recompute_block_kept + act.backward_working);
     be[Component::LogitsLoss] = endsBytes(acc, others, other_heads, EndsMoment::Between);
 
     // Two backward chunks in a row (GPipe; 1F1B's cool-down): the next one

@@ -82,6 +82,10 @@ struct StepAccount {
     double activations_one_microbatch = 0;  // this stage's blocks, as checkpointing leaves them
     double activations_no_recompute = 0;    // all in-flight micro-batches, nothing recomputed
     double recompute_block = 0;             // saved tensors of the largest block being recomputed
+    // Op-level checkpointing: what a block keeps from its forward (input and
+    // the save list's outputs), alive while it is replayed; the other
+    // policies' block input is not counted there.
+    double recompute_block_kept = 0;
     double backward_working = 0;
     double recompute_fraction = 0;
     // The model's ends, per micro-batch, on this stage (zero where absent).

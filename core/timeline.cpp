@@ -169,10 +169,11 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
             grads = std::max(grads_before, std::min(1.0, static_cast<double>(backward_chunks_done) + done));
             const double saved = (static_cast<double>(chunks_alive - 1) + left) / vd;
             const int64_t layer = first_layer + k;
-            const bool recomputed = s.training.checkpointing == Checkpointing::Full ||
-                                    (s.training.checkpointing == Checkpointing::EveryK &&
-                                     layer % std::max<int64_t>(s.training.checkpoint_every, 1) == 0);
-            const double activations = saved * micro_act + (recomputed ? acc.recompute_block : 0.0) + acc.backward_working;
+            const bool recomputed = checkpointsLayer(s.training, layer, first_layer);
+            // Op-level checkpointing: a block below the first holds what it
+            // kept beside its replay (the first one's is in `saved`).
+            const double replay = acc.recompute_block + (first_block ? 0.0 : acc.recompute_block_kept);
+            const double activations = saved * micro_act + (recomputed ? replay : 0.0) + acc.backward_working;
             const int64_t ends = endsBytes(acc, saved, heads_saved, EndsMoment::Between);
             sample(Phase::Backward, pass.microbatch, first_layer + k, activations, saved, ends,
                    comm_backward);

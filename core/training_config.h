@@ -23,7 +23,13 @@ enum class Precision {
 
 enum class OptimizerKind { Sgd, SgdMomentum, Adagrad, Rmsprop, Adam, AdamW, AdamW8bit, Lion, Muon, Adafactor };
 enum class OptimizerImpl { ForEach, Fused, ForLoop };  // PyTorch's multi-tensor (default on CUDA), fused kernel, per-tensor loop
-enum class Checkpointing { None, Selective, Full, EveryK };
+// Op: op-level selective checkpointing (torchtitan selective_ac_option = "op",
+// PyTorch's create_selective_checkpoint_contexts): every block is checkpointed,
+// the outputs of the ops in TrainingConfig::checkpoint_save_ops are kept.
+// MegatronBlock: Megatron-LM recompute_method = block, the first
+// checkpoint_every blocks of each stage; TorchtitanLayer: torchtitan's
+// layer-level selective_ac_option = "k", every k-th block counted from 1.
+enum class Checkpointing { None, Selective, Full, EveryK, Op, MegatronBlock, TorchtitanLayer };
 enum class AttentionImpl { Flash, Eager };  // Flash also stands for PyTorch SDPA flash/mem-efficient kernels
 enum class KernelProfile {
     Eager,     // plain PyTorch as in Hugging Face modeling files (fp32 RMSNorm upcast, separate ops)
@@ -38,8 +44,12 @@ enum class LossImpl {
     FusedLinear,    // Liger / Cut Cross-Entropy fused linear cross-entropy: the logits never exist in full
 };
 enum class Finetuning { Full, Lora, Qlora };
+// The training stack whose out-of-the-box defaults the other keys start from
+// (core/frameworks.h; Custom sets nothing).
+enum class Framework { Custom, HfTrainer, Torchtitan, Torchtune, MegatronLm, Deepspeed, Litgpt };
 
 struct TrainingConfig {
+    Framework framework = Framework::Custom;  // set first: its defaults, then the explicit keys
     int64_t micro_batch_size = 1;             // sequences per GPU per forward pass
     int64_t sequence_length = 2048;           // tokens per sequence
     int64_t gradient_accumulation_steps = 1;  // micro-batches per optimizer step (per DP rank)
@@ -53,6 +63,10 @@ struct TrainingConfig {
     bool optimizer_in_backward = false;
     Checkpointing checkpointing = Checkpointing::None;
     int64_t checkpoint_every = 1;             // EveryK: checkpoint one layer in every k
+    // Op: the ops whose outputs are kept (checkpointSaveOpNames() in
+    // activations.h); the default is torchtitan's save list with its rule of
+    // keeping every second matmul.
+    std::vector<std::string> checkpoint_save_ops = {"mm-every-second", "attention", "reduce_scatter", "max"};
     AttentionImpl attention = AttentionImpl::Flash;
     KernelProfile kernels = KernelProfile::Eager;
     LossImpl loss = LossImpl::Standard;

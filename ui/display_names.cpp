@@ -46,7 +46,20 @@ Choices<Checkpointing> checkpointingChoices() {
     return {{QStringLiteral("None"), Checkpointing::None},
             {QStringLiteral("Selective (attention core)"), Checkpointing::Selective},
             {QStringLiteral("Full (every block)"), Checkpointing::Full},
-            {QStringLiteral("Every k-th block"), Checkpointing::EveryK}};
+            {QStringLiteral("Every k-th block"), Checkpointing::EveryK},
+            {QStringLiteral("Op-level selective (save list)"), Checkpointing::Op},
+            {QStringLiteral("Megatron block (first k blocks)"), Checkpointing::MegatronBlock},
+            {QStringLiteral("torchtitan layer (every k-th from 1)"), Checkpointing::TorchtitanLayer}};
+}
+
+Choices<Framework> frameworkChoices() {
+    return {{QStringLiteral("Custom (set each key)"), Framework::Custom},
+            {QStringLiteral("Hugging Face Trainer"), Framework::HfTrainer},
+            {QStringLiteral("torchtitan"), Framework::Torchtitan},
+            {QStringLiteral("torchtune"), Framework::Torchtune},
+            {QStringLiteral("Megatron-LM"), Framework::MegatronLm},
+            {QStringLiteral("DeepSpeed"), Framework::Deepspeed},
+            {QStringLiteral("LitGPT"), Framework::Litgpt}};
 }
 
 Choices<AttentionImpl> attentionChoices() {

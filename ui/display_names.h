@@ -26,6 +26,7 @@ Choices<AttentionImpl> attentionChoices();
 Choices<KernelProfile> kernelChoices();
 Choices<LossImpl> lossChoices();
 Choices<Finetuning> finetuningChoices();
+Choices<Framework> frameworkChoices();
 Choices<PipelineSchedule> scheduleChoices();
 
 }  // namespace trainmem::ui

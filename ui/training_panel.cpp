@@ -5,7 +5,9 @@
 #include <QGridLayout>
 #include <QVBoxLayout>
 
+#include "core/activations.h"
 #include "core/batch.h"
+#include "core/frameworks.h"
 #include "core/parameters.h"
 #include "ui/display_names.h"
 
@@ -31,6 +33,29 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
     form_ = new FieldForm(document, bindings, this);
     column->addWidget(form_);
     FieldForm& f = *form_;
+
+    // The stack first: choosing it sets its keys' defaults (core/frameworks.h);
+    // the readout says which values came from it and which were changed.
+    f.addChoice<Framework>({tr("Framework"), {"training.framework"},
+                            tr("The training stack: sets what it does out of the box (precision, optimizer kernel, "
+                               "checkpointing, loss; docs/frameworks.md). Keys changed afterwards override it.")},
+                           frameworkChoices(), [](const Scenario& s) { return s.training.framework; },
+                           [](Scenario& s, Framework v) {
+                               s.training.framework = v;
+                               applyFrameworkDefaults(s.training, v);
+                           });
+    QLabel* from_framework = f.addReadout(tr("  from the framework"),
+                 tr("Keys the framework sets; struck out: changed since (the scenario's value is used)."),
+                 [this] {
+                     QStringList parts;
+                     for (const FrameworkValue& v : frameworkValues(document_->scenario().training)) {
+                         const QString text = QString::fromStdString(v.key.substr(v.key.find('.') + 1) + " " + v.value);
+                         parts << (v.overridden ? QStringLiteral("<s>%1</s>").arg(text.toHtmlEscaped()) : text.toHtmlEscaped());
+                     }
+                     return parts.isEmpty() ? tr("<i>nothing</i>") : parts.join(QStringLiteral(", "));
+                 });
+    from_framework->setTextFormat(Qt::RichText);
+    from_framework->setWordWrap(true);
 
     f.addInteger({tr("Micro-batch"), {"training.micro_batch_size"},
                   tr("Sequences per GPU per forward pass. Activations grow linearly with it. Typical: 1-8 for LLM pre-training.")},
@@ -83,10 +108,32 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                                    "full keeps only each block's input and costs about one extra forward pass.")},
                                checkpointingChoices(), [](const Scenario& s) { return s.training.checkpointing; },
                                [](Scenario& s, Checkpointing v) { s.training.checkpointing = v; });
-    checkpoint_every_ = f.addInteger({tr("  every k blocks"), {"training.checkpoint_every"},
-                                      tr("Checkpoint one block in every k (about sqrt(L) for the least memory x recompute).")},
+    checkpoint_every_ = f.addInteger({tr("  k"), {"training.checkpoint_every"},
+                                      tr("Every k-th block: one block in every k (about sqrt(L) for the least memory x "
+                                         "recompute); Megatron block: the first k blocks of each stage.")},
                                      1, 100000, [](const Scenario& s) { return s.training.checkpoint_every; },
                                      [](Scenario& s, int64_t v) { s.training.checkpoint_every = v; });
+    // Op-level checkpointing's save list: one check box per op name the core knows.
+    auto* save_ops = new QWidget(this);
+    auto* save_grid = new QGridLayout(save_ops);
+    save_grid->setContentsMargins(0, 0, 0, 0);
+    save_grid->setSpacing(2);
+    for (std::string_view op : checkpointSaveOpNames()) {
+        auto* box = new QCheckBox(QString::fromUtf8(op.data(), static_cast<qsizetype>(op.size())), save_ops);
+        save_grid->addWidget(box, static_cast<int>(save_op_boxes_.size()) / 2, static_cast<int>(save_op_boxes_.size()) % 2);
+        save_op_boxes_.emplace_back(std::string(op), box);
+        connect(box, &QCheckBox::toggled, this, [this] {
+            std::vector<std::string> chosen;
+            for (const auto& [n, b] : save_op_boxes_)
+                if (b->isChecked()) chosen.push_back(n);
+            document_->edit([&](Scenario& s) { s.training.checkpoint_save_ops = chosen; }, tr("Ops kept"));
+        });
+    }
+    f.addRow({tr("  ops kept"), {"training.checkpoint_save_ops"},
+              tr("Ops whose outputs op-level checkpointing keeps (the rest is recomputed in backward). torchtitan's "
+                 "list: mm-every-second (the 1st, 3rd, ... matmul of a block), attention, reduce_scatter, max.")},
+             save_ops);
+    checkpoint_save_ops_ = save_ops;
     f.addChoice<AttentionImpl>({tr("Attention"), {"training.attention"},
                                 tr("Flash/SDPA keeps no s x s scores (only q, k, v, output and a logsumexp); eager attention "
                                    "saves the softmax of every head: quadratic in sequence length.")},
@@ -178,7 +225,16 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
 void TrainingPanel::refresh() {
     const TrainingConfig& t = document_->scenario().training;
     form_->refresh();
-    form_->setRowVisible(checkpoint_every_, t.checkpointing == Checkpointing::EveryK);
+    form_->setRowVisible(checkpoint_every_, checkpointsSomeLayers(t.checkpointing));
+    form_->setRowVisible(checkpoint_save_ops_, t.checkpointing == Checkpointing::Op);
+    for (const auto& [name, box] : save_op_boxes_) {
+        const bool on = std::find(t.checkpoint_save_ops.begin(), t.checkpoint_save_ops.end(), name) !=
+                        t.checkpoint_save_ops.end();
+        if (box->isChecked() != on) {
+            QSignalBlocker block(box);
+            box->setChecked(on);
+        }
+    }
     form_->setRowVisible(loss_chunks_, t.loss == LossImpl::Chunked || t.loss == LossImpl::ChunkedOutput);
     const bool lora = t.finetuning != Finetuning::Full;
     for (QWidget* w : {lora_rank_, lora_dropout_, lora_targets_}) form_->setRowVisible(w, lora);

@@ -20,11 +20,13 @@ private:
     ScenarioDocument* document_;
     FieldForm* form_;
     QWidget* checkpoint_every_;
+    QWidget* checkpoint_save_ops_;
     QWidget* loss_chunks_;
     QWidget* lora_rank_;
     QWidget* lora_dropout_;
     QWidget* lora_targets_;
     std::vector<std::pair<std::string, QCheckBox*>> target_boxes_;
+    std::vector<std::pair<std::string, QCheckBox*>> save_op_boxes_;  // training.checkpoint_save_ops
     std::vector<std::string> offered_targets_;  // the names laid out in the grid now
 };
 

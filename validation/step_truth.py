@@ -45,6 +45,7 @@ from harness_torch import autocast_context, build_optimizer, build_training_opti
 from hf_blocks import CausalLM, apply_lora  # noqa: E402
 from saved_tensors import imported_model  # noqa: E402
 from step_truth_losses import head_loss  # noqa: E402
+from step_truth_policies import OpCheckpointedBlock  # noqa: E402
 
 CASES = os.path.join(HERE, "step_cases.json")
 PHASE_MARK = "trainmem-phase:"
@@ -105,22 +106,32 @@ class CheckpointedBlock(torch.nn.Module):
 
 
 def apply_checkpointing(model, training):
-    """none / full / every-k as trainmem defines them (core/step_account.cpp):
-    full checkpoints every block, every-k the blocks l with l % k == 0."""
+    """none / full / every-k / megatron-block / torchtitan-layer / op as
+    trainmem defines them (checkpointsLayer, core/activations_op_policy.cpp):
+    full checkpoints every block, every-k the blocks l with l % k == 0,
+    megatron-block the first k blocks, torchtitan-layer the blocks with
+    (l + 1) % k == 0, op every block with a save list (step_truth_policies.py).
+    One stage: the model's layers are the stage's."""
     policy = training["activation_checkpointing"]
     if policy == "none":
+        return
+    if policy == "op":
+        for i, block in enumerate(model.layers):
+            model.layers[i] = OpCheckpointedBlock(block, training["checkpoint_save_ops"])
         return
     if policy == "selective" and training["attention"] == "flash":
         # Megatron's selective recomputation recomputes the attention core;
         # a flash kernel keeps none of it anyway (trainmem: "with flash
         # nothing is left to drop"), so the run checkpoints nothing.
         return
-    if policy not in ("full", "every-k"):
+    k = training.get("checkpoint_every", 1)
+    chosen = {"full": lambda i: True, "every-k": lambda i: i % k == 0, "megatron-block": lambda i: i < k,
+              "torchtitan-layer": lambda i: (i + 1) % k == 0}.get(policy)
+    if chosen is None:
         raise Unsupported(f"training.activation_checkpointing: {policy!r} with {training['attention']!r} "
                           f"attention is not run by this script")
-    k = training.get("checkpoint_every", 1) if policy == "every-k" else 1
     for i, block in enumerate(model.layers):
-        if i % k == 0:
+        if chosen(i):
             model.layers[i] = CheckpointedBlock(block)
     if training["finetuning"] != "full":
         model.input_requires_grad = True  # PEFT's enable_input_require_grads
@@ -166,6 +177,7 @@ def build(scenario, cli):
     # block by block here, so the plan is asked without it.
     for_plan = copy.deepcopy(scenario)
     for_plan["training"]["activation_checkpointing"] = "none"
+    for_plan["training"].pop("checkpoint_save_ops", None)  # step_truth_policies.py
     for_plan["training"]["loss"] = "standard"  # the loss is step_truth_losses.py's
     for_plan["training"].pop("optimizer_in_backward", None)  # OptimizerInBackward below
     plan = plan_scenario(for_plan, scenario["name"])

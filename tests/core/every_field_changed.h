@@ -21,7 +21,9 @@ inline void changeEveryField(Scenario& s) {
     t.optimizer_in_backward = true;
     t.optimizer_state_dtype = DType::Bf16;
     t.checkpointing = Checkpointing::EveryK;
+    t.framework = Framework::Deepspeed;
     t.checkpoint_every = 4;
+    t.checkpoint_save_ops = {"mm", "attention"};
     t.attention = AttentionImpl::Eager;
     t.kernels = KernelProfile::Fused;
     t.loss = LossImpl::Chunked;

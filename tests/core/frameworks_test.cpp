@@ -1,0 +1,94 @@
+// training.framework: a framework's row sets its keys' defaults, explicit
+// keys override them whatever order they come in (scenario files and --set),
+// and the catalogue has one row per framework name. What each row sets is
+// read from the stacks' code (docs/frameworks.md); these tests hold the
+// order of application and the marking of overridden keys.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/frameworks.h"
+#include "core/names.h"
+#include "core/scenario.h"
+
+namespace trainmem {
+namespace {
+
+Expected<Scenario> fromTraining(const nlohmann::json& training) {
+    return scenarioFromJson({{"format", "trainmem-scenario"}, {"version", 2}, {"model", {{"preset", "llama-2-7b"}}},
+                             {"training", training}});
+}
+
+TEST(Frameworks, EveryNameHasOneRow) {
+    const auto& rows = frameworkCatalogue();
+    ASSERT_EQ(rows.size(), enumNames<Framework>().size());
+    size_t i = 0;
+    for (const auto& entry : enumNames<Framework>()) EXPECT_EQ(rows[i++].id, entry.value) << entry.name;
+    EXPECT_EQ(allowedNames<Framework>(), "custom, hf-trainer, torchtitan, torchtune, megatron-lm, deepspeed, litgpt");
+}
+
+TEST(Frameworks, CustomAndUnreadStacksSetNothing) {
+    for (Framework f : {Framework::Custom, Framework::HfTrainer}) {
+        TrainingConfig t;
+        t.optimizer_impl = OptimizerImpl::ForLoop;
+        const TrainingConfig before = t;
+        applyFrameworkDefaults(t, f);
+        EXPECT_EQ(t, before) << enumName(f);
+    }
+}
+
+TEST(Frameworks, TheFileKeysOverrideTheFrameworkInAnyOrder) {
+    // nlohmann::json keeps object keys sorted: "checkpoint..." and
+    // "optimizer_impl" around "framework"; both orders are read the same.
+    for (const char* text : {R"({"optimizer_impl": "foreach", "framework": "torchtitan"})",
+                             R"({"framework": "torchtitan", "optimizer_impl": "foreach"})"}) {
+        const auto s = fromTraining(nlohmann::json::parse(text));
+        ASSERT_TRUE(s.ok()) << s.error().text();
+        EXPECT_EQ(s->training.framework, Framework::Torchtitan);
+        EXPECT_EQ(s->training.optimizer_impl, OptimizerImpl::ForEach) << text;     // explicit
+        EXPECT_EQ(s->training.checkpointing, Checkpointing::Op) << text;           // torchtitan's
+        EXPECT_EQ(s->training.precision, Precision::AmpBf16) << text;              // torchtitan's
+    }
+}
+
+TEST(Frameworks, SetAppliesTheFrameworkFirst) {
+    auto s = fromTraining(nlohmann::json::object());
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE(applySettings(*s, {"training.loss_chunks=4", "training.framework=torchtune"}).ok());
+    EXPECT_EQ(s->training.loss, LossImpl::ChunkedOutput);  // torchtune's
+    EXPECT_EQ(s->training.loss_chunks, 4);                 // explicit, though given first
+    EXPECT_TRUE(s->training.optimizer_in_backward);
+}
+
+TEST(Frameworks, UnknownNameIsRefusedWithTheAllowedNames) {
+    auto s = fromTraining(nlohmann::json::object());
+    ASSERT_TRUE(s.ok());
+    const Status st = applySetting(*s, "training.framework=nemo");
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().field, "training.framework");
+    EXPECT_NE(st.error().message.find("torchtitan"), std::string::npos) << st.error().message;
+}
+
+TEST(Frameworks, OverriddenKeysAreMarked) {
+    const auto s = fromTraining(nlohmann::json::parse(R"({"framework": "torchtitan", "optimizer_impl": "foreach"})"));
+    ASSERT_TRUE(s.ok());
+    int marked = 0;
+    for (const FrameworkValue& v : frameworkValues(s->training)) {
+        EXPECT_EQ(v.overridden, v.key == "training.optimizer_impl") << v.key;
+        if (v.key == "training.optimizer_impl") EXPECT_EQ(v.value, "fused");
+        marked += v.overridden;
+    }
+    EXPECT_EQ(marked, 1);
+}
+
+TEST(Frameworks, ScenarioRoundTripsWithAFramework) {
+    auto s = fromTraining(nlohmann::json::parse(R"({"framework": "litgpt", "loss": "standard"})"));
+    ASSERT_TRUE(s.ok());
+    const auto back = scenarioFromJson(scenarioToJson(*s));
+    ASSERT_TRUE(back.ok()) << back.error().text();
+    EXPECT_EQ(*back, *s);
+    EXPECT_EQ(back->training.loss, LossImpl::Standard);
+}
+
+}  // namespace
+}  // namespace trainmem
