@@ -57,7 +57,7 @@ EndActivations endActivations(const ModelConfig& model, const TrainingConfig& tr
     if (!megatron && a.rope) {
         // cos and sin, computed once per forward in the compute dtype and kept
         // by every block's rotary products: owned here, not by any block.
-        const int64_t rot = a.mla ? a.rope_dim : a.head_dim;
+        const int64_t rot = rotaryTableWidth(model);  // MLA's rope dims, partial_rotary_factor
         e.embedding_saved += 2 * tensorBytes(T * rot, a.stream_bytes);  // x.dtype: fp32 under AMP
     }
     const bool recompute = training.checkpointing == Checkpointing::Full ||

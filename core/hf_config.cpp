@@ -244,6 +244,10 @@ private:
         m.attention_qkv_bias = r_.boolean("qkv_bias", m.attention_qkv_bias);
         m.attention_output_bias = r_.boolean("attention_output_bias", m.attention_output_bias);
         m.mlp_bias = r_.boolean("mlp_bias", d_.mlp_bias);
+        // transformers' default rope init (modeling_rope_utils.py) reads
+        // partial_rotary_factor of any config; the GLM-4.5 class defaults it.
+        m.partial_rotary_factor =
+            r_.number("partial_rotary_factor", d_.partial_rotary_factor > 0 ? d_.partial_rotary_factor : 1.0);
     }
 
     void readDropout() {

@@ -67,6 +67,8 @@ private:
         if (d_.qkv_bias_key || m_.attention_qkv_bias != qkv) j_["qkv_bias"] = m_.attention_qkv_bias;
         if (m_.attention_output_bias != out) j_["attention_output_bias"] = m_.attention_output_bias;
         if (d_.writes_mlp_bias || m_.mlp_bias != d_.mlp_bias) j_["mlp_bias"] = m_.mlp_bias;
+        if (d_.partial_rotary_factor > 0 || m_.partial_rotary_factor != 1.0)
+            j_["partial_rotary_factor"] = m_.partial_rotary_factor;
     }
 
     void writeDropout() {

@@ -118,10 +118,12 @@ const FamilySpec kFamilies[] = {
     // modeling file falls back to h / H, 42 here); every GLM-4.5 config.json
     // gives 128, the row's default. The MTP layer (num_nextn_predict_layers)
     // is stored in the checkpoint but not built: not counted.
+    // partial_rotary_factor=0.5: apply_rotary_pos_emb turns the first
+    // cos.shape[-1] dims of each head and concatenates the rest.
     {.model_type = "glm4_moe", .experts_key = "n_routed_experts", .qk_norm_key = "use_qk_norm",
      .vocab_size = 151552, .hidden_size = 4096, .intermediate_size = 10944, .num_layers = 46, .num_heads = 96,
      .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072, .attention_bias_on_output = false,
-     .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 1408, .shared_experts = 1,
+     .partial_rotary_factor = 0.5, .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 1408, .shared_experts = 1,
      .first_dense_layers = 1, .router_score_bias = true, .fp32_router = true},
     // Llama4TextConfig / modeling_llama4.py (transformers 4.51): 48 layers
     // of 5120, 40 heads of 128, 8 KV heads; routed experts intermediate_size
@@ -175,6 +177,11 @@ const FamilySpec& familyOf(std::string_view model_type) {
 }
 
 const FamilySpec& llamaStyleFamily() { return kLlamaStyle; }
+
+int64_t rotaryTableWidth(const ModelConfig& m) {
+    if (m.mla) return m.mla->qk_rope_head_dim;
+    return static_cast<int64_t>(static_cast<double>(m.head_dim) * m.partial_rotary_factor);
+}
 
 const std::vector<const FamilySpec*>& familyCatalogue() {
     static const std::vector<const FamilySpec*> rows = [] {

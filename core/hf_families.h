@@ -94,6 +94,9 @@ struct FamilySpec {
     QkNormSpan qk_norm_span = QkNormSpan::PerHead;
     bool mla = false;                   // DeepSeek multi-head latent attention
     bool attention_sinks = false;       // gpt-oss: a learned sink logit per query head (H parameters per layer)
+    // The class default of partial_rotary_factor when the modeling file reads
+    // it (GLM-4.5: 0.5); 0 = the family rotates whole heads and has no such key.
+    double partial_rotary_factor = 0.0;
 
     // ---- mixture of experts (num_experts == 0: dense unless the config has expert keys)
     int64_t num_experts = 0;
@@ -133,6 +136,10 @@ const FamilySpec& familyOf(std::string_view model_type);
 // The Llama-style row an unknown model_type is read as (Llama's structure;
 // its sizes are required).
 const FamilySpec& llamaStyleFamily();
+// Width of the rotary cos / sin tables the model computes once per forward
+// (and every block's rotary products keep): MLA's rope dims, or
+// int(head_dim * partial_rotary_factor) as transformers' rope init takes it.
+int64_t rotaryTableWidth(const ModelConfig& model);
 // Every row, in catalogue order.
 const std::vector<const FamilySpec*>& familyCatalogue();
 

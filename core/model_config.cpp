@@ -118,6 +118,9 @@ Status validate(const ModelConfig& m) {
                                            " (" + std::to_string(m.num_heads) + ") (got " +
                                            std::to_string(m.num_kv_heads) + ")");
     c.positive(ModelField::HeadDim, m.head_dim);
+    if (!c.failed() && !(m.partial_rotary_factor > 0.0 && m.partial_rotary_factor <= 1.0))
+        c.failRaw("model.partial_rotary_factor",
+                  "must be a fraction in (0, 1] of head_dim (got " + std::to_string(m.partial_rotary_factor) + ")");
     c.positive(ModelField::Intermediate, m.ffn_hidden_size);
     c.positive(ModelField::Vocab, m.vocab_size);
     if (m.learned_positions)

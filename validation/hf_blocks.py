@@ -90,7 +90,7 @@ class LlamaAttention(nn.Module):
             v = self.v_proj(x).view(b, s, -1, self.d).transpose(1, 2)
         if self.use_rope:
             with op("rotary"):
-                q, k = apply_rotary_pos_emb(q, k, cos, sin)
+                q, k = apply_partial_rotary_pos_emb(q, k, cos, sin)
         if self.flash:
             with op("flash attention"):
                 if torch.is_autocast_cpu_enabled():
@@ -179,6 +179,19 @@ class MixtralSparseMoeBlock(nn.Module):
                 y = y * rw[top_x, idx, None]
                 final.index_add_(0, top_x, y.to(x.dtype))
         return final.reshape(b, s, h)
+
+
+def apply_partial_rotary_pos_emb(q, k, cos, sin):
+    """modeling_glm4_moe apply_rotary_pos_emb: rotate the first cos.shape[-1]
+    dims of each head (partial_rotary_factor), pass the rest, concatenate.
+    With the whole head rotated it is Llama's."""
+    rotary_dim = cos.shape[-1]
+    if rotary_dim == q.shape[-1]:
+        return apply_rotary_pos_emb(q, k, cos, sin)
+    q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:]
+    k_rot, k_pass = k[..., :rotary_dim], k[..., rotary_dim:]
+    q_rot, k_rot = apply_rotary_pos_emb(q_rot, k_rot, cos, sin)
+    return torch.cat([q_rot, q_pass], dim=-1), torch.cat([k_rot, k_pass], dim=-1)
 
 
 def apply_rotary_pos_emb_interleave(q, k, cos, sin):
@@ -480,7 +493,7 @@ class CausalLM(nn.Module):
         self.head_loss = None  # step_truth_losses.head_loss(training); None: ForCausalLMLoss
 
     def rotary(self, b, s, dtype):
-        d = self.c["mla"]["qk_rope_head_dim"] if self.c["mla"] else self.c["head_dim"]
+        d = self.c["rotary_dim"]  # the importer's width: MLA's rope dims, partial_rotary_factor
         inv_freq = 1.0 / (10000.0 ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
         pos = torch.arange(s).float()[None, :].expand(b, s)
         freqs = (inv_freq[None, :, None].expand(b, -1, 1) @ pos[:, None, :]).transpose(1, 2)

@@ -90,6 +90,11 @@ def hf_model_keys(c):
     if c["model_type"] == "smollm3":
         out["no_rope_layers"] = c["no_rope_layers"]
         del out["tie_word_embeddings"]  # SmolLM3-3B's config.json leaves it out: tied by the class default
+    if c["model_type"] == "glm4_moe":
+        for k in ("partial_rotary_factor", "use_qk_norm", "attention_bias", "moe_intermediate_size",
+                  "n_routed_experts", "num_experts_per_tok", "n_shared_experts", "n_group", "topk_group",
+                  "routed_scaling_factor", "first_k_dense_replace", "norm_topk_prob"):
+            out[k] = c[k]
     if c["model_type"] == "mixtral":
         out["num_local_experts"] = c["num_local_experts"]
         out["num_experts_per_tok"] = c["num_experts_per_tok"]
@@ -131,6 +136,13 @@ FAMILIES = {
     "mixtral": dict(model_type="mixtral", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
                     head_dim=16, intermediate_size=96, hidden_act="silu", num_local_experts=4,
                     num_experts_per_tok=2, tie_word_embeddings=False),
+    # GLM-4.5: half of each head rotated, per-head q/k norms, q/k/v biases,
+    # a leading dense layer, then DeepSeek-V3's sigmoid router and a shared expert.
+    "glm4_moe": dict(model_type="glm4_moe", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                     head_dim=16, partial_rotary_factor=0.5, use_qk_norm=True, attention_bias=True,
+                     intermediate_size=160, moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2,
+                     n_shared_experts=1, n_group=1, topk_group=1, routed_scaling_factor=1.0,
+                     first_k_dense_replace=1, norm_topk_prob=True, hidden_act="silu", tie_word_embeddings=False),
     "gpt2": dict(model_type="gpt2", n_embd=64, n_head=4, head_dim=16, n_inner=256, n_positions=64,
                  activation_function="gelu_new", tie_word_embeddings=True),
 }

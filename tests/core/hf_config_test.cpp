@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/hf_config.h"
+#include "core/hf_families.h"
 #include "core/parameters.h"
 
 namespace trainmem {
@@ -243,6 +244,33 @@ TEST(FamilyDefaults, Glm45AttentionBiasReachesQkvButNotTheOutput) {
     const Expected<ImportedModel> back = importHuggingFaceConfig(exported);
     ASSERT_TRUE(back.ok()) << back.error().text();
     EXPECT_EQ(back->model, r->model);
+}
+
+TEST(FamilyDefaults, Glm45RotatesHalfOfEachHead) {
+    // Glm4MoeConfig's partial_rotary_factor defaults to 0.5: the rotary tables
+    // are int(head_dim * 0.5) wide (what autograd keeps of them: the
+    // glm4_moe cases of validation/activations/saved_tensors.json). Llama's
+    // class has no default: whole heads.
+    const Expected<ImportedModel> glm = importHuggingFaceConfig(json{{"model_type", "glm4_moe"}});
+    ASSERT_TRUE(glm.ok()) << glm.error().text();
+    EXPECT_EQ(rotaryTableWidth(glm->model), 64);
+    const Expected<ImportedModel> quarter =
+        importHuggingFaceConfig(json{{"model_type", "glm4_moe"}, {"partial_rotary_factor", 0.25}});
+    ASSERT_TRUE(quarter.ok()) << quarter.error().text();
+    EXPECT_EQ(rotaryTableWidth(quarter->model), 32);
+    const Expected<ImportedModel> back = importHuggingFaceConfig(exportHuggingFaceConfig(quarter->model));
+    ASSERT_TRUE(back.ok()) << back.error().text();
+    EXPECT_EQ(back->model, quarter->model);
+    const Expected<ImportedModel> llama = importHuggingFaceConfig(json{{"model_type", "llama"}});
+    ASSERT_TRUE(llama.ok()) << llama.error().text();
+    EXPECT_EQ(rotaryTableWidth(llama->model), 128);
+    for (double bad : {0.0, 1.5}) {
+        const Expected<ImportedModel> r =
+            importHuggingFaceConfig(json{{"model_type", "glm4_moe"}, {"partial_rotary_factor", bad}});
+        ASSERT_FALSE(r.ok()) << bad;
+        EXPECT_EQ(r.error().field, "model.partial_rotary_factor");
+        EXPECT_NE(r.error().message.find("(0, 1]"), std::string::npos) << r.error().message;
+    }
 }
 
 TEST(FamilyDefaults, Llama4InterleavedMoeLayersCountMaverick) {
