@@ -57,6 +57,23 @@ public:
         fail(key, "must be a string (got " + describeJson(v) + ")");
         return std::nullopt;
     }
+    std::vector<std::string> strings(std::string_view key) {
+        std::vector<std::string> out;
+        if (!present(key)) return out;
+        const json& v = at(key);
+        if (!v.is_array()) {
+            fail(key, "must be a list of strings (got " + describeJson(v) + ")");
+            return out;
+        }
+        for (const json& e : v) {
+            if (!e.is_string()) {
+                fail(key, "must be a list of strings (got an element " + describeJson(e) + ")");
+                return {};
+            }
+            out.push_back(e.get<std::string>());
+        }
+        return out;
+    }
     std::vector<int64_t> integers(std::string_view key) {
         std::vector<int64_t> out;
         if (!present(key)) return out;
@@ -120,6 +137,7 @@ public:
         readSizes();
         readStructure();
         readDropout();
+        readLayerTypes();
         readMla();
         readMoe();
         if (r_.failed()) return r_.error();
@@ -258,6 +276,38 @@ private:
         const std::string_view resid = key(ModelField::HiddenDropout);
         m.hidden_dropout = r_.present(resid) ? r_.number(resid, fallback) : r_.number("hidden_dropout", fallback);
         m.embedding_dropout = r_.number(key(ModelField::EmbeddingDropout), fallback);
+    }
+
+    // Sliding-window and global layers: the config's layer_types (newer
+    // transformers configs of any family may carry it), else the class
+    // default (every sliding_window_pattern-th layer global).
+    void readLayerTypes() {
+        ModelConfig& m = out_.model;
+        if (r_.failed() || m.num_layers <= 0) return;
+        if (r_.present("layer_types")) {
+            const std::vector<std::string> types = r_.strings("layer_types");
+            if (r_.failed()) return;
+            if (static_cast<int64_t>(types.size()) != m.num_layers) {
+                r_.fail("layer_types", "must name one type per layer: " + std::to_string(m.num_layers) +
+                                           " (num_hidden_layers), got " + std::to_string(types.size()));
+                return;
+            }
+            for (const std::string& t : types) {
+                if (t == "sliding_attention")
+                    ++m.sliding_window_layers;
+                else if (t != "full_attention")
+                    r_.fail("layer_types", "entries must be \"sliding_attention\" or \"full_attention\" (got \"" +
+                                               t.substr(0, 40) + "\")");
+            }
+            return;
+        }
+        if (d_.sliding_window_pattern <= 0) return;  // the family has no sliding layers by default
+        const int64_t pattern = r_.integer("sliding_window_pattern", d_.sliding_window_pattern);
+        if (pattern <= 0) {
+            r_.fail("sliding_window_pattern", "must be a positive integer (got " + std::to_string(pattern) + ")");
+            return;
+        }
+        m.sliding_window_layers = m.num_layers - m.num_layers / pattern;
     }
 
     // DeepSeek's multi-head latent attention (DeepseekV2Config / V3Config

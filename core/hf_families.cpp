@@ -85,16 +85,19 @@ const FamilySpec kFamilies[] = {
     {.model_type = "gemma2", .act_key = "hidden_activation", .vocab_size = 256000, .hidden_size = 2304,
      .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
      .max_positions = 8192, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
-     .norm_weight_fp32 = true, .attention_softcap = true, .final_logit_softcap = true},
+     .sliding_window_pattern = 2, .norm_weight_fp32 = true, .attention_softcap = true, .final_logit_softcap = true},
     // Gemma3TextConfig (transformers 4.50), the text model of Gemma 3 (the 1B
     // checkpoint is text-only): Gemma-2's four norms per block plus per-head
     // q_norm / k_norm (Gemma3RMSNorm(head_dim)); attn_logit_softcapping and
     // final_logit_softcapping default to None, so nothing is soft-capped; five
-    // sliding-window layers per global one, which keep the same tensors.
+    // sliding-window layers per global one (sliding_window_pattern 6), which
+    // keep the same tensors per block. Gemma3TextModel builds a causal mask
+    // and a rotary table per layer type: the sliding layers' rotates with
+    // rope_local_base_freq (modeling_gemma3.py at transformers 0018aa64).
     {.model_type = "gemma3_text", .act_key = "hidden_activation", .vocab_size = 262208, .hidden_size = 2304,
      .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
      .max_positions = 131072, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
-     .qk_norm = true, .norm_weight_fp32 = true},
+     .qk_norm = true, .sliding_window_pattern = 6, .local_rope = true, .norm_weight_fp32 = true},
     // GptOssConfig / modeling_gpt_oss.py (transformers 4.55): 36 layers of
     // 2880 with 64 heads of 64 and 8 KV heads, 128 experts top-4, each
     // intermediate_size (2880) wide, attention_bias=True (q, k, v and o), untied.
@@ -106,7 +109,8 @@ const FamilySpec kFamilies[] = {
     // the clamped SwiGLU and the sink concatenation are not yet modelled.
     {.model_type = "gpt_oss", .expert_ffn_key = "intermediate_size", .vocab_size = 201088, .hidden_size = 2880,
      .intermediate_size = 2880, .num_layers = 36, .num_heads = 64, .num_kv_heads = 8, .head_dim = 64,
-     .max_positions = 131072, .qkv_bias = true, .output_bias = true, .attention_sinks = true, .num_experts = 128,
+     .max_positions = 131072, .qkv_bias = true, .output_bias = true, .attention_sinks = true,
+     .sliding_window_pattern = 2, .num_experts = 128,
      .experts_per_token = 4, .expert_bias = true, .experts_are_parameters = true, .router_bias = true},
     // Glm4MoeConfig / modeling_glm4_moe.py (transformers 4.54, GLM-4.5-Air's
     // sizes): 46 layers of 4096, 96 heads, 8 KV heads, 128 experts top-8 of
@@ -182,6 +186,12 @@ int64_t rotaryTableWidth(const ModelConfig& m) {
     if (m.mla) return m.mla->qk_rope_head_dim;
     return static_cast<int64_t>(static_cast<double>(m.head_dim) * m.partial_rotary_factor);
 }
+
+bool mixesAttentionLayers(const ModelConfig& m) {
+    return m.sliding_window_layers > 0 && m.sliding_window_layers < m.num_layers;
+}
+
+int64_t rotaryTables(const ModelConfig& m) { return familyOf(m.family).local_rope && mixesAttentionLayers(m) ? 2 : 1; }
 
 const std::vector<const FamilySpec*>& familyCatalogue() {
     static const std::vector<const FamilySpec*> rows = [] {

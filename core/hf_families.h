@@ -97,6 +97,11 @@ struct FamilySpec {
     // The class default of partial_rotary_factor when the modeling file reads
     // it (GLM-4.5: 0.5); 0 = the family rotates whole heads and has no such key.
     double partial_rotary_factor = 0.0;
+    // The class's default layer_types: layer i slides unless (i + 1) is a
+    // multiple of this (Gemma 2, gpt-oss: 2; Gemma 3: sliding_window_pattern,
+    // 6); 0 = the family has no layer_types.
+    int64_t sliding_window_pattern = 0;
+    bool local_rope = false;            // Gemma 3: sliding layers rotate with their own table (rope_local_base_freq)
 
     // ---- mixture of experts (num_experts == 0: dense unless the config has expert keys)
     int64_t num_experts = 0;
@@ -140,6 +145,11 @@ const FamilySpec& llamaStyleFamily();
 // (and every block's rotary products keep): MLA's rope dims, or
 // int(head_dim * partial_rotary_factor) as transformers' rope init takes it.
 int64_t rotaryTableWidth(const ModelConfig& model);
+// Whether the model has both sliding-window and global layers, and so two
+// causal masks (and, with a local rope, two rotary tables).
+bool mixesAttentionLayers(const ModelConfig& model);
+// How many rotary cos / sin pairs the model computes once per forward.
+int64_t rotaryTables(const ModelConfig& model);
 // Every row, in catalogue order.
 const std::vector<const FamilySpec*>& familyCatalogue();
 

@@ -118,6 +118,10 @@ Status validate(const ModelConfig& m) {
                                            " (" + std::to_string(m.num_heads) + ") (got " +
                                            std::to_string(m.num_kv_heads) + ")");
     c.positive(ModelField::HeadDim, m.head_dim);
+    if (!c.failed() && (m.sliding_window_layers < 0 || m.sliding_window_layers > m.num_layers))
+        c.failRaw("model.layer_types", "must name at most num_hidden_layers (" + std::to_string(m.num_layers) +
+                                           ") sliding_attention layers (got " +
+                                           std::to_string(m.sliding_window_layers) + ")");
     if (!c.failed() && !(m.partial_rotary_factor > 0.0 && m.partial_rotary_factor <= 1.0))
         c.failRaw("model.partial_rotary_factor",
                   "must be a fraction in (0, 1] of head_dim (got " + std::to_string(m.partial_rotary_factor) + ")");

@@ -37,6 +37,8 @@ nlohmann::json describeModel(const ModelConfig& m) {
     d["learned_positions"] = m.learned_positions;
     d["rope"] = f.rope && !m.learned_positions;
     d["rotary_dim"] = rotaryTableWidth(m);
+    d["sliding_window_layers"] = m.sliding_window_layers;
+    d["rotary_tables"] = rotaryTables(m);
     d["attention_softcap"] = f.attention_softcap;
     d["final_logit_softcap"] = f.final_logit_softcap;
     d["modules"] = f.modules == ModuleNaming::Gpt2 ? "gpt2" : f.modules == ModuleNaming::Phi3 ? "phi3" : "llama";

@@ -28,7 +28,18 @@ def rms_norm_class(c):
     """The RMSNorm of the modeling file of the family the importer read the
     model as: Gemma's (1 + weight) in fp32, OLMo 2's weight in fp32, else
     Llama's (cast back, then weight)."""
-    return {"gemma": GemmaRMSNorm, "gemma2": GemmaRMSNorm, "olmo2": Olmo2RMSNorm}.get(c["read_as"], LlamaRMSNorm)
+    return {"gemma": GemmaRMSNorm, "gemma2": GemmaRMSNorm, "gemma3_text": GemmaRMSNorm,
+            "olmo2": Olmo2RMSNorm}.get(c["read_as"], LlamaRMSNorm)
+
+
+def layer_types(c):
+    """Which layers slide (Gemma 2/3, gpt-oss): the config.json's layer_types,
+    checked against the count the importer made of it."""
+    types = c["config"].get("layer_types", ["full_attention"] * c["num_layers"])
+    sliding = sum(t == "sliding_attention" for t in types)
+    if sliding != c.get("sliding_window_layers", 0):
+        raise ValueError(f"layer_types has {sliding} sliding layers, the importer {c.get('sliding_window_layers')}")
+    return types
 
 
 class LlamaAttention(nn.Module):
@@ -504,6 +515,8 @@ class CausalLM(nn.Module):
         b, s = input_ids.shape
         ledger.current().scope = "embedding"
         cos = sin = mask = None
+        types = layer_types(self.c)
+        per_type = {}  # layer type -> (cos, sin, mask)
         with op("embedding"):
             if self.gpt2:
                 position_ids = torch.arange(s).unsqueeze(0)
@@ -517,16 +530,28 @@ class CausalLM(nn.Module):
                     x = x * self.c["config"]["embedding_multiplier"]  # GraniteModel
                 if self.input_requires_grad:
                     x.requires_grad_(True)
-                if self.c["read_as"] in ("gemma", "gemma2"):  # GemmaModel scales by sqrt(hidden_size)
+                if self.c["read_as"] in ("gemma", "gemma2", "gemma3_text"):  # GemmaModel scales by sqrt(hidden_size)
                     x = x * torch.tensor(self.c["hidden_size"] ** 0.5, dtype=x.dtype)
-                with torch.no_grad():
-                    cos, sin = self.rotary(b, s, x.dtype)
-                if self.c["attention"] == "eager":
-                    # HF's 4-D additive causal mask (b, 1, s, s) in the compute dtype
-                    mask = torch.full((s, s), torch.finfo(x.dtype).min, dtype=x.dtype).triu(1)
-                    mask = mask[None, None].expand(b, 1, s, s).contiguous()
+                # Gemma3TextModel / Gemma2Model / GptOssModel: one causal mask per
+                # layer type (create_causal_mask, create_sliding_window_causal_mask);
+                # Gemma 3 also one rotary table per type (rope_local_base_freq).
+                for t in sorted(set(types)):
+                    with torch.no_grad():
+                        if cos is None or self.c["rotary_tables"] > 1:
+                            cos, sin = self.rotary(b, s, x.dtype)
+                    if self.c["attention"] == "eager":
+                        # HF's 4-D additive causal mask (b, 1, s, s) in the compute dtype
+                        mask = torch.full((s, s), torch.finfo(x.dtype).min, dtype=x.dtype).triu(1)
+                        if t == "sliding_attention":
+                            window = self.c["config"]["sliding_window"]
+                            mask = mask + torch.full((s, s), torch.finfo(x.dtype).min, dtype=x.dtype).tril(-window)
+                            mask = mask.clamp(min=torch.finfo(x.dtype).min)
+                        mask = mask[None, None].expand(b, 1, s, s).contiguous()
+                    per_type[t] = (cos, sin, mask)
         for i, layer in enumerate(self.layers):
             ledger.current().scope = f"block {i}"
+            if per_type:
+                cos, sin, mask = per_type[types[i]]
             if checkpointing:
                 x = checkpoint(layer, x, cos, sin, mask, use_reentrant=True)
             else:

@@ -71,8 +71,12 @@ def hf_model_keys(c):
     out = {k: c[k] for k in keys if k in c}
     if c["model_type"] == "qwen2":
         out["attention_bias"] = True  # q, k, v biases: the family's convention
-    if c["model_type"] == "gemma2":
-        for k in ("attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar"):
+    if c["model_type"] in ("gemma2", "gemma3_text"):
+        for k in ("attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "sliding_window",
+                  "layer_types"):
+            out[k] = c[k]
+    if c["model_type"] == "gemma3_text":
+        for k in ("rope_theta", "rope_local_base_freq"):
             out[k] = c[k]
     if c["model_type"] == "deepseek_v3":
         for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
@@ -125,9 +129,19 @@ FAMILIES = {
     "smollm3": dict(model_type="smollm3", hidden_size=64, num_attention_heads=4, num_key_value_heads=1, head_dim=16,
                     intermediate_size=160, hidden_act="silu", num_hidden_layers=3, no_rope_layers=[1, 1, 0],
                     tie_word_embeddings=True),  # three layers: two share the rotary tables, one is NoPE
+    # Gemma 2 and 3: sliding-window and global layers alternate; four layers,
+    # so that every mask (and Gemma 3's two rotary tables) serves two blocks.
     "gemma2": dict(model_type="gemma2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
                    intermediate_size=128, hidden_act="gelu_pytorch_tanh", attn_logit_softcapping=50.0,
-                   final_logit_softcapping=30.0, query_pre_attn_scalar=16, tie_word_embeddings=True),
+                   final_logit_softcapping=30.0, query_pre_attn_scalar=16, num_hidden_layers=4, sliding_window=4,
+                   layer_types=["sliding_attention", "full_attention"] * 2, tie_word_embeddings=True),
+    # Gemma 3: per-head q/k GemmaRMSNorm, sandwich norms, no soft-capping,
+    # a local rotary table for the sliding layers, embedding x sqrt(h).
+    "gemma3_text": dict(model_type="gemma3_text", hidden_size=64, num_attention_heads=4, num_key_value_heads=1,
+                        head_dim=32, intermediate_size=128, hidden_act="gelu_pytorch_tanh",
+                        attn_logit_softcapping=None, final_logit_softcapping=None, query_pre_attn_scalar=32,
+                        num_hidden_layers=4, sliding_window=4, rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                        layer_types=["sliding_attention", "full_attention"] * 2, tie_word_embeddings=True),
     "deepseek_v3": dict(model_type="deepseek_v3", hidden_size=64, num_attention_heads=4, num_key_value_heads=4,
                         q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
                         intermediate_size=160, moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2,

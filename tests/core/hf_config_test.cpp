@@ -273,6 +273,50 @@ TEST(FamilyDefaults, Glm45RotatesHalfOfEachHead) {
     }
 }
 
+TEST(FamilyDefaults, SlidingAndGlobalLayersFromLayerTypesOrTheClassPattern) {
+    // Gemma3TextConfig: every sliding_window_pattern-th (6th) layer is global,
+    // the rest slide; Gemma3TextModel then builds two causal masks and two
+    // rotary tables (the gemma3_text cases of saved_tensors.json measure both).
+    // gemma-3-1b: 26 layers, layers 5, 11, 17, 23 global.
+    const Expected<ImportedModel> g3 = importHuggingFaceConfig(json{{"model_type", "gemma3_text"}, {"num_hidden_layers", 26}});
+    ASSERT_TRUE(g3.ok()) << g3.error().text();
+    EXPECT_EQ(g3->model.sliding_window_layers, 22);
+    EXPECT_TRUE(mixesAttentionLayers(g3->model));
+    EXPECT_EQ(rotaryTables(g3->model), 2);
+    // Five layers are all sliding: one mask, one table.
+    const Expected<ImportedModel> five = importHuggingFaceConfig(json{{"model_type", "gemma3_text"}, {"num_hidden_layers", 5}});
+    ASSERT_TRUE(five.ok()) << five.error().text();
+    EXPECT_FALSE(mixesAttentionLayers(five->model));
+    EXPECT_EQ(rotaryTables(five->model), 1);
+    // gpt-oss-20b's config lists them: 12 of 24 slide; its rotary table is shared.
+    json oss = readJson(kRoot / "presets" / "models" / "gpt-oss-20b.json");
+    const Expected<ImportedModel> o = importHuggingFaceConfig(oss);
+    ASSERT_TRUE(o.ok()) << o.error().text();
+    EXPECT_EQ(o->model.sliding_window_layers, 12);
+    EXPECT_EQ(rotaryTables(o->model), 1);
+    const Expected<ImportedModel> back = importHuggingFaceConfig(exportHuggingFaceConfig(o->model));
+    ASSERT_TRUE(back.ok()) << back.error().text();
+    EXPECT_EQ(back->model, o->model);
+    // Llama has no layer_types: never mixed.
+    const Expected<ImportedModel> llama = importHuggingFaceConfig(json{{"model_type", "llama"}});
+    ASSERT_TRUE(llama.ok());
+    EXPECT_EQ(llama->model.sliding_window_layers, 0);
+
+    oss["layer_types"][0] = "chunked_attention";
+    Expected<ImportedModel> bad = importHuggingFaceConfig(oss);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().field, "model.layer_types");
+    EXPECT_NE(bad.error().message.find("\"sliding_attention\" or \"full_attention\""), std::string::npos);
+    oss["layer_types"].erase(0);
+    bad = importHuggingFaceConfig(oss);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().field, "model.layer_types");
+    EXPECT_NE(bad.error().message.find("one type per layer: 24"), std::string::npos) << bad.error().message;
+    bad = importHuggingFaceConfig(json{{"model_type", "gemma3_text"}, {"sliding_window_pattern", 0}});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().field, "model.sliding_window_pattern");
+}
+
 TEST(FamilyDefaults, Llama4InterleavedMoeLayersCountMaverick) {
     // Llama-4-Maverick's text model is Llama4TextConfig's defaults with 128
     // experts on every second layer (interleave_moe_layer_step 2: layers 1, 3,
