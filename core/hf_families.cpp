@@ -193,6 +193,32 @@ bool mixesAttentionLayers(const ModelConfig& m) {
 
 int64_t rotaryTables(const ModelConfig& m) { return familyOf(m.family).local_rope && mixesAttentionLayers(m) ? 2 : 1; }
 
+const std::vector<ActivationSpec>& activationCatalogue() {
+    // transformers/activations.py ACT2CLS: "silu" and "swish" are both
+    // nn.SiLU; "gelu" is GELUActivation (F.gelu), "gelu_pytorch_tanh"
+    // F.gelu(approximate="tanh"), "gelu_new" NewGELUActivation.
+    static const std::vector<ActivationSpec> rows = {
+        {"silu", ""}, {"swish", "silu"}, {"gelu", ""}, {"gelu_pytorch_tanh", ""}, {"gelu_new", ""}, {"relu", ""},
+    };
+    return rows;
+}
+
+const ActivationSpec* findActivation(std::string_view name) {
+    for (const ActivationSpec& a : activationCatalogue())
+        if (a.name == name) return &a;
+    return nullptr;
+}
+
+std::string allowedActivations() {
+    std::string s;
+    for (const ActivationSpec& a : activationCatalogue()) {
+        if (!s.empty()) s += ", ";
+        s += a.name;
+        if (!a.same_as.empty()) s += " (= " + std::string(a.same_as) + ")";
+    }
+    return s;
+}
+
 const std::vector<const FamilySpec*>& familyCatalogue() {
     static const std::vector<const FamilySpec*> rows = [] {
         std::vector<const FamilySpec*> r;

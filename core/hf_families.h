@@ -8,6 +8,7 @@
 // model_type strings. Internal to the core; docs/memory-model.md tabulates it.
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -150,6 +151,19 @@ int64_t rotaryTableWidth(const ModelConfig& model);
 bool mixesAttentionLayers(const ModelConfig& model);
 // How many rotary cos / sin pairs the model computes once per forward.
 int64_t rotaryTables(const ModelConfig& model);
+// The activation functions (transformers' ACT2FN names) whose autograd
+// graph the activation account models op for op, and what each reads as:
+// silu and swish (one SiluBackward), gelu and gelu_pytorch_tanh (one
+// GeluBackward), gelu_new (NewGELUActivation's chain), relu. Others
+// (quick_gelu, gelu_fast, relu2, ...) save other tensors and are refused.
+struct ActivationSpec {
+    std::string_view name;
+    std::string_view same_as;  // an alias's canonical name ("" for a canonical one)
+};
+const std::vector<ActivationSpec>& activationCatalogue();
+const ActivationSpec* findActivation(std::string_view name);
+// "silu, swish (= silu), gelu, ..." for messages.
+std::string allowedActivations();
 // Every row, in catalogue order.
 const std::vector<const FamilySpec*>& familyCatalogue();
 

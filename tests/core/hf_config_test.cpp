@@ -317,6 +317,37 @@ TEST(FamilyDefaults, SlidingAndGlobalLayersFromLayerTypesOrTheClassPattern) {
     EXPECT_EQ(bad.error().field, "model.sliding_window_pattern");
 }
 
+TEST(HfImport, UnknownActivationIsRefusedUnderTheFamilysKey) {
+    // An activation the account does not model (quick_gelu keeps its input and
+    // a sigmoid; gelu_fast another chain) was read as SiLU's without a word.
+    struct Case {
+        json config;
+        std::string field;
+    };
+    const Case cases[] = {
+        {{{"model_type", "llama"}, {"hidden_act", "quick_gelu"}}, "model.hidden_act"},
+        {{{"model_type", "gemma3_text"}, {"hidden_activation", "gelu_fast"}}, "model.hidden_activation"},
+        {{{"model_type", "gpt2"}, {"activation_function", "Relu"}}, "model.activation_function"},
+        {{{"model_type", "my_decoder"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+          {"intermediate_size", 128}, {"vocab_size", 100}, {"max_position_embeddings", 64},
+          {"hidden_act", "xielu"}},
+         "model.hidden_act"},
+    };
+    for (const Case& c : cases) {
+        const Expected<ImportedModel> r = importHuggingFaceConfig(c.config);
+        ASSERT_FALSE(r.ok()) << c.config.dump();
+        EXPECT_EQ(r.error().field, c.field);
+        EXPECT_NE(r.error().message.find("must be one of silu, swish (= silu), gelu, gelu_pytorch_tanh, gelu_new, relu"),
+                  std::string::npos)
+            << r.error().message;
+    }
+    // The aliases transformers' ACT2FN maps to the same module are accepted.
+    for (const char* act : {"silu", "swish", "gelu", "gelu_pytorch_tanh", "gelu_new", "relu"}) {
+        const Expected<ImportedModel> r = importHuggingFaceConfig(json{{"model_type", "llama"}, {"hidden_act", act}});
+        EXPECT_TRUE(r.ok()) << act << ": " << (r.ok() ? "" : r.error().text());
+    }
+}
+
 TEST(FamilyDefaults, Llama4InterleavedMoeLayersCountMaverick) {
     // Llama-4-Maverick's text model is Llama4TextConfig's defaults with 128
     // experts on every second layer (interleave_moe_layer_step 2: layers 1, 3,
