@@ -432,6 +432,40 @@ private:
 
 }  // namespace
 
+// A multimodal checkpoint's config.json (Llama 4, Gemma 3 4B and up): its
+// language model's config sits under text_config and is imported as that
+// family's own config.json would be; errors name the nested key.
+static Expected<ImportedModel> importTextConfig(const json& config, const std::string& type, const FamilySpec& text) {
+    // Llama4Config / Gemma3Config build the text config class's defaults
+    // when text_config is absent or null.
+    const auto tc = config.find("text_config");
+    const bool defaults = tc == config.end() || tc->is_null();
+    if (!defaults && !tc->is_object())
+        return Error{"model.text_config", "must be an object: a " + type + " config.json holds its language model's "
+                                              "config (" + std::string(text.model_type) + ") here (got " +
+                                              describeJson(*tc) + ")"};
+    json inner = defaults ? json::object() : *tc;
+    const auto inner_type = inner.find("model_type");
+    if (inner_type == inner.end() || inner_type->is_null())
+        inner["model_type"] = text.model_type;
+    else if (!inner_type->is_string() || inner_type->get<std::string>() != text.model_type)
+        return Error{"model.text_config.model_type", "must be \"" + std::string(text.model_type) + "\" in a " + type +
+                                                         " config.json (got " + describeJson(*inner_type) + ")"};
+    if (!inner.contains("_name_or_path") && config.contains("_name_or_path")) inner["_name_or_path"] = config["_name_or_path"];
+    Expected<ImportedModel> imported = importHuggingFaceConfig(inner);
+    if (!imported.ok()) {
+        Error e = imported.error();
+        if (e.field.rfind("model.", 0) == 0) e.field = "model.text_config." + e.field.substr(6);
+        return e;
+    }
+    for (std::string& w : imported->warnings)
+        if (w.rfind("model.", 0) == 0) w = "model.text_config." + w.substr(6);
+    imported->warnings.push_back("model.text_config: the " + type + " checkpoint's language model (" +
+                                 std::string(text.model_type) +
+                                 "); its vision encoder and projector (vision_config) are not counted");
+    return imported;
+}
+
 Expected<ImportedModel> importHuggingFaceConfig(const json& config) {
     if (!config.is_object())
         return Error{"model", "must be a JSON object with the keys of a Hugging Face config.json (got " +
@@ -442,6 +476,7 @@ Expected<ImportedModel> importHuggingFaceConfig(const json& config) {
                                              " (another model_type is read as a Llama-style decoder)"};
     if (!it->is_string()) return Error{"model.model_type", "must be a string (got " + describeJson(*it) + ")"};
     const std::string type = it->get<std::string>();
+    if (const FamilySpec* text = findTextConfigFamily(type)) return importTextConfig(config, type, *text);
     const FamilySpec* known = findFamily(type);
     ModelImporter importer(config, type, known ? *known : llamaStyleFamily(), known != nullptr);
     return importer.run();

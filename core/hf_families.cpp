@@ -87,14 +87,15 @@ const FamilySpec kFamilies[] = {
      .max_positions = 8192, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
      .sliding_window_pattern = 2, .norm_weight_fp32 = true, .attention_softcap = true, .final_logit_softcap = true},
     // Gemma3TextConfig (transformers 4.50), the text model of Gemma 3 (the 1B
-    // checkpoint is text-only): Gemma-2's four norms per block plus per-head
+    // checkpoint is text-only; the larger ones are model_type gemma3 with it
+    // under text_config): Gemma-2's four norms per block plus per-head
     // q_norm / k_norm (Gemma3RMSNorm(head_dim)); attn_logit_softcapping and
     // final_logit_softcapping default to None, so nothing is soft-capped; five
     // sliding-window layers per global one (sliding_window_pattern 6), which
     // keep the same tensors per block. Gemma3TextModel builds a causal mask
     // and a rotary table per layer type: the sliding layers' rotates with
     // rope_local_base_freq (modeling_gemma3.py at transformers 0018aa64).
-    {.model_type = "gemma3_text", .act_key = "hidden_activation", .vocab_size = 262208, .hidden_size = 2304,
+    {.model_type = "gemma3_text", .text_config_of = "gemma3", .act_key = "hidden_activation", .vocab_size = 262208, .hidden_size = 2304,
      .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
      .max_positions = 131072, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
      .qk_norm = true, .sliding_window_pattern = 6, .local_rope = true, .norm_weight_fp32 = true},
@@ -137,8 +138,9 @@ const FamilySpec kFamilies[] = {
     // and a bias-free router. use_qk_norm is an L2 norm without weights and
     // the NoPE layers (no_rope_layers) and chunked attention keep no
     // parameters. Llama-4 checkpoints are multimodal (model_type llama4 with a
-    // text_config); the preset is the text_config read as Llama4ForCausalLM.
-    {.model_type = "llama4_text", .intermediate_key = "intermediate_size_mlp", .expert_ffn_key = "intermediate_size",
+    // text_config); the importer reads that text_config as Llama4ForCausalLM,
+    // as the preset is.
+    {.model_type = "llama4_text", .text_config_of = "llama4", .intermediate_key = "intermediate_size_mlp", .expert_ffn_key = "intermediate_size",
      .moe_layer_keys = MoeLayerKeys::Llama4, .vocab_size = 202048, .hidden_size = 5120, .intermediate_size = 16384,
      .num_layers = 48, .num_heads = 40, .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072,
      .num_experts = 16, .experts_per_token = 1, .moe_intermediate = 8192, .shared_experts = 1,
@@ -172,6 +174,12 @@ const FamilySpec* findFamily(std::string_view model_type) {
         for (std::string_view alias : f.aliases)
             if (!alias.empty() && alias == model_type) return &f;
     }
+    return nullptr;
+}
+
+const FamilySpec* findTextConfigFamily(std::string_view model_type) {
+    for (const FamilySpec& f : kFamilies)
+        if (!f.text_config_of.empty() && f.text_config_of == model_type) return &f;
     return nullptr;
 }
 
@@ -235,6 +243,7 @@ const std::vector<std::string>& supportedModelTypes() {
             t.emplace_back(f.model_type);
             for (std::string_view alias : f.aliases)
                 if (!alias.empty()) t.emplace_back(alias);
+            if (!f.text_config_of.empty()) t.emplace_back(f.text_config_of);
         }
         return t;
     }();

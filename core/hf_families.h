@@ -47,6 +47,10 @@ struct FamilySpec {
     // Other model_type strings that name the same architecture (kimi_k2 is
     // DeepSeek-V3's architecture under another name).
     std::array<std::string_view, 2> aliases{};
+    // The model_type of the multimodal checkpoints whose config.json holds
+    // this family's config under "text_config" (llama4 -> llama4_text,
+    // gemma3 -> gemma3_text): the importer reads the text model.
+    std::string_view text_config_of;
 
     // ---- config keys (transformers' names in this family's config class)
     std::string_view hidden_key = "hidden_size";
@@ -136,6 +140,9 @@ struct FamilySpec {
 
 // The row for a model_type or one of its aliases; nullptr when unknown.
 const FamilySpec* findFamily(std::string_view model_type);
+// The row whose config a multimodal model_type nests under text_config;
+// nullptr when model_type is not such a wrapper.
+const FamilySpec* findTextConfigFamily(std::string_view model_type);
 // The row a ModelConfig's family reads as: its own, or the Llama-style row
 // that an unknown model_type is read as.
 const FamilySpec& familyOf(std::string_view model_type);

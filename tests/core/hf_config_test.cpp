@@ -199,14 +199,16 @@ TEST(FamilyDefaults, Gpt2AcceptsTheAttributeMapNames) {
 }
 
 TEST(FamilyDefaults, EverySupportedTypeImportsFromItsModelTypeAlone) {
-    EXPECT_EQ(supportedModelTypes().size(), 21u);  // 20 rows and kimi_k2, an alias
+    // 20 rows, kimi_k2 (an alias), llama4 and gemma3 (their text_config's rows)
+    EXPECT_EQ(supportedModelTypes().size(), 23u);
     for (const std::string& type : supportedModelTypes()) {
         json c = {{"model_type", type}};
         if (type == "deepseek_v2") c["num_experts_per_tok"] = 6;
         const Expected<ImportedModel> r = importHuggingFaceConfig(c);
         EXPECT_TRUE(r.ok()) << type << ": " << (r.ok() ? "" : r.error().text());
         if (r.ok()) {
-            EXPECT_EQ(r->model.family, type);
+            const FamilySpec* text = findTextConfigFamily(type);
+            EXPECT_EQ(r->model.family, text ? std::string(text->model_type) : type);
         }
     }
 }
@@ -346,6 +348,55 @@ TEST(HfImport, UnknownActivationIsRefusedUnderTheFamilysKey) {
         const Expected<ImportedModel> r = importHuggingFaceConfig(json{{"model_type", "llama"}, {"hidden_act", act}});
         EXPECT_TRUE(r.ok()) << act << ": " << (r.ok() ? "" : r.error().text());
     }
+}
+
+TEST(HfImport, MultimodalLlama4ReadsItsTextConfig) {
+    // A Llama-4 checkpoint's config.json is model_type llama4 with the
+    // language model under text_config (its vision_config, abbreviated in the
+    // fixture, is not read). The text model is Scout's: 107,769,861,120
+    // parameters (presets/models/README.md note 9).
+    const json config = readJson(kRoot / "tests" / "data" / "hf" / "llama4_multimodal.json");
+    const Expected<ImportedModel> r = importHuggingFaceConfig(config);
+    ASSERT_TRUE(r.ok()) << r.error().text();
+    EXPECT_EQ(r->model.family, "llama4_text");
+    EXPECT_EQ(r->model.name, "meta-llama/Llama-4-Scout-17B-16E");
+    EXPECT_EQ(countParameters(r->model).total, 107'769'861'120);
+    EXPECT_EQ(r->model, importPreset("llama-4-scout"));
+    ASSERT_EQ(r->warnings.size(), 1u);
+    EXPECT_NE(r->warnings[0].find("vision encoder and projector (vision_config) are not counted"), std::string::npos);
+
+    // Errors name the nested key.
+    json bad = config;
+    bad["text_config"]["num_attention_heads"] = 0;
+    Expected<ImportedModel> e = importHuggingFaceConfig(bad);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().field, "model.text_config.num_attention_heads");
+    bad = config;
+    bad["text_config"]["model_type"] = "llama";
+    e = importHuggingFaceConfig(bad);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().field, "model.text_config.model_type");
+    bad = config;
+    bad["text_config"] = "llama4_text";
+    e = importHuggingFaceConfig(bad);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().field, "model.text_config");
+    // Without its model_type the text config is read as the wrapper's family's.
+    bad = config;
+    bad["text_config"].erase("model_type");
+    e = importHuggingFaceConfig(bad);
+    ASSERT_TRUE(e.ok()) << e.error().text();
+    EXPECT_EQ(e->model, r->model);
+}
+
+TEST(HfImport, MultimodalGemma3ReadsItsTextConfig) {
+    // Gemma3Config nests Gemma3TextConfig under text_config: the same model
+    // as the bare text config.
+    const json text = readJson(kRoot / "presets" / "models" / "gemma-3-1b.json");
+    const json wrapped = {{"model_type", "gemma3"}, {"text_config", text}};
+    const Expected<ImportedModel> r = importHuggingFaceConfig(wrapped);
+    ASSERT_TRUE(r.ok()) << r.error().text();
+    EXPECT_EQ(r->model, importPreset("gemma-3-1b"));
 }
 
 TEST(FamilyDefaults, Llama4InterleavedMoeLayersCountMaverick) {
