@@ -178,7 +178,9 @@ TEST(CliErrors, CommandsFlagsAndArguments) {
     expectRefused({"estimate", "--preset", "gpt2", "--format", "xml"}, "--format: expected one of: table, json");
     expectRefused({"estimate", "--preset", "gpt2", "--units", "mib"}, "--units");
     expectRefused({"estimate"}, "no scenario");
-    expectRefused({"estimate", "--preset", "gpt2", "--scenario", fixture("minimal.json")}, "only one of");
+    // core/scenario_source's words, as the app gives them (tests/ui/headless_export_test.cpp).
+    expectRefused({"estimate", "--preset", "gpt2", "--scenario", fixture("minimal.json")},
+                  "--scenario: give only one of --preset, --model-config and --scenario");
     expectRefused({"estimate", "--preset", "gpt2", "--preset", "gpt2"}, "--preset: given more than once");
     expectRefused({"estimate", "gpt2"}, "unexpected argument \"gpt2\"");
     expectRefused({"estimate", "--preset", "gpt2", "--set", "training.micro_batch_size"}, "key=value");
