@@ -106,13 +106,18 @@ const FamilySpec kFamilies[] = {
     // holds gate_up_proj_bias [E, 2f] and down_proj_bias [E, h];
     // GptOssTopKRouter holds a bias [E]. Every layer is a MoE layer. The
     // checkpoint's MXFP4 expert blocks are counted as the parameters they
-    // dequantize to. Its activation account is the Llama-style MoE block's:
-    // the clamped SwiGLU and the sink concatenation are not yet modelled.
+    // dequantize to. What the eager forward keeps (modeling_gpt_oss.py at
+    // transformers commit 6edf5b31): GptOssRMSNorm multiplies its weight in
+    // fp32; cos / sin are head_dim / 2 wide (emb = freqs); the sink column
+    // joins the logits before a row max and a softmax in their own dtype;
+    // the router takes top-k of the logits, then softmax over the k; each
+    // expert's SwiGLU clamps interleaved gate and up columns.
     {.model_type = "gpt_oss", .expert_ffn_key = "intermediate_size", .vocab_size = 201088, .hidden_size = 2880,
      .intermediate_size = 2880, .num_layers = 36, .num_heads = 64, .num_kv_heads = 8, .head_dim = 64,
      .max_positions = 131072, .qkv_bias = true, .output_bias = true, .attention_sinks = true,
-     .sliding_window_pattern = 2, .num_experts = 128,
-     .experts_per_token = 4, .expert_bias = true, .experts_are_parameters = true, .router_bias = true},
+     .sliding_window_pattern = 2, .rotary_half_table = true, .num_experts = 128, .experts_per_token = 4,
+     .expert_bias = true, .experts_are_parameters = true, .router_bias = true, .router_topk_softmax = true,
+     .clamped_swiglu = true, .norm_weight_fp32 = true},
     // Glm4MoeConfig / modeling_glm4_moe.py (transformers 4.54, GLM-4.5-Air's
     // sizes): 46 layers of 4096, 96 heads, 8 KV heads, 128 experts top-8 of
     // 1408, one shared expert, first_k_dense_replace=1, attention_bias=False,
@@ -192,7 +197,8 @@ const FamilySpec& llamaStyleFamily() { return kLlamaStyle; }
 
 int64_t rotaryTableWidth(const ModelConfig& m) {
     if (m.mla) return m.mla->qk_rope_head_dim;
-    return static_cast<int64_t>(static_cast<double>(m.head_dim) * m.partial_rotary_factor);
+    const auto width = static_cast<int64_t>(static_cast<double>(m.head_dim) * m.partial_rotary_factor);
+    return familyOf(m.family).rotary_half_table ? width / 2 : width;
 }
 
 bool mixesAttentionLayers(const ModelConfig& m) {

@@ -107,6 +107,7 @@ struct FamilySpec {
     // 6); 0 = the family has no layer_types.
     int64_t sliding_window_pattern = 0;
     bool local_rope = false;            // Gemma 3: sliding layers rotate with their own table (rope_local_base_freq)
+    bool rotary_half_table = false;     // gpt-oss: cos / sin hold each frequency once (head_dim / 2 wide)
 
     // ---- mixture of experts (num_experts == 0: dense unless the config has expert keys)
     int64_t num_experts = 0;
@@ -127,6 +128,8 @@ struct FamilySpec {
     // target_modules, "all-linear" included, cannot select them.
     bool experts_are_parameters = false;
     bool router_bias = false;           // gpt-oss: the router is Linear(h, E) with a bias
+    bool router_topk_softmax = false;   // gpt-oss: top-k of the logits first, then softmax over those k
+    bool clamped_swiglu = false;        // gpt-oss: experts' SwiGLU clamps gate and up (swiglu_limit) on a fused gate_up
 
     // ---- what the eager forward keeps (activation account)
     bool softmax_fp32 = true;           // softmax(dtype=float32) then cast back (all but GPT-2)

@@ -29,7 +29,7 @@ def rms_norm_class(c):
     model as: Gemma's (1 + weight) in fp32, OLMo 2's weight in fp32, else
     Llama's (cast back, then weight)."""
     return {"gemma": GemmaRMSNorm, "gemma2": GemmaRMSNorm, "gemma3_text": GemmaRMSNorm,
-            "olmo2": Olmo2RMSNorm}.get(c["read_as"], LlamaRMSNorm)
+            "olmo2": Olmo2RMSNorm, "gpt_oss": Olmo2RMSNorm}.get(c["read_as"], LlamaRMSNorm)
 
 
 def layer_types(c):
@@ -70,6 +70,9 @@ class LlamaAttention(nn.Module):
         if self.qk_norm:
             self.q_norm = rms_norm_class(c)(d)
             self.k_norm = rms_norm_class(c)(d)
+        # GptOssAttention: one learned sink logit per query head.
+        self.sinks = nn.Parameter(torch.randn(nh) * 0.5) if c.get("attention_sinks") else None
+        self.rotary_halves = c.get("rotary_half_table", False)
         self.qk_norm_projection = c["qk_norm"] == "projection"
         if self.qk_norm_projection:
             self.q_norm = rms_norm_class(c)(nh * d)
@@ -101,7 +104,10 @@ class LlamaAttention(nn.Module):
             v = self.v_proj(x).view(b, s, -1, self.d).transpose(1, 2)
         if self.use_rope:
             with op("rotary"):
-                q, k = apply_partial_rotary_pos_emb(q, k, cos, sin)
+                if self.rotary_halves:
+                    q, k = apply_rotary_pos_emb_halves(q, k, cos, sin)
+                else:
+                    q, k = apply_partial_rotary_pos_emb(q, k, cos, sin)
         if self.flash:
             with op("flash attention"):
                 if torch.is_autocast_cpu_enabled():
@@ -123,8 +129,20 @@ class LlamaAttention(nn.Module):
                     w = w * self.softcap
             with op("attention scores"):
                 w = w + mask
-            with op("attention softmax"):
-                w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+            if self.sinks is not None:
+                # modeling_gpt_oss eager_attention_forward: the sink column joins
+                # the logits, the row max is subtracted, softmax in their dtype,
+                # and the sink's column is dropped again.
+                with op("attention sinks"):
+                    sinks = self.sinks.reshape(1, -1, 1, 1).expand(b, -1, s, -1)
+                    combined = torch.cat([w, sinks], dim=-1)
+                    combined = combined - combined.max(dim=-1, keepdim=True).values
+                with op("attention softmax"):
+                    probs = F.softmax(combined, dim=-1, dtype=combined.dtype)
+                    w = probs[..., :-1]
+            else:
+                with op("attention softmax"):
+                    w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
             with op("attention dropout"):
                 w = dropout(w, self.dropout)
             with op("attention over values"):
@@ -203,6 +221,87 @@ def apply_partial_rotary_pos_emb(q, k, cos, sin):
     k_rot, k_pass = k[..., :rotary_dim], k[..., rotary_dim:]
     q_rot, k_rot = apply_rotary_pos_emb(q_rot, k_rot, cos, sin)
     return torch.cat([q_rot, q_pass], dim=-1), torch.cat([k_rot, k_pass], dim=-1)
+
+
+def apply_rotary_pos_emb_halves(q, k, cos, sin):
+    """modeling_gpt_oss apply_rotary_pos_emb / _apply_rotary_emb: cos and sin
+    hold each frequency once (head_dim / 2 wide); the two halves of the head
+    rotate against each other."""
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+
+    def rotate(x):
+        first_half, second_half = torch.chunk(x, 2, dim=-1)
+        first_ = first_half * cos - second_half * sin
+        second_ = second_half * cos + first_half * sin
+        return torch.cat((first_, second_), dim=-1)
+
+    return rotate(q), rotate(k)
+
+
+class GptOssMoE(nn.Module):
+    """modeling_gpt_oss GptOssMLP: GptOssTopKRouter (a Linear with bias, top-k
+    of the logits, softmax over the k) and GptOssExperts' training loop over
+    the experts hit, each a clamped SwiGLU on interleaved gate/up columns
+    with biases (transformers commit 6edf5b31)."""
+
+    def __init__(self, c):
+        super().__init__()
+        h, moe = c["hidden_size"], c["moe"]
+        E, f = moe["num_experts"], moe["expert_ffn"]
+        self.E, self.top_k = E, moe["experts_per_token"]
+        self.router_weight = nn.Parameter(torch.randn(E, h) * 0.02)
+        self.router_bias = nn.Parameter(torch.randn(E) * 0.02)
+        self.gate_up_proj = nn.Parameter(torch.randn(E, h, 2 * f) * 0.05)
+        self.gate_up_proj_bias = nn.Parameter(torch.randn(E, 2 * f) * 0.05)
+        self.down_proj = nn.Parameter(torch.randn(E, f, h) * 0.05)
+        self.down_proj_bias = nn.Parameter(torch.randn(E, h) * 0.05)
+        self.alpha = 1.702
+        self.limit = c["config"].get("swiglu_limit", 7.0)
+
+    @staticmethod
+    def weight_slice(weight, expert_idx):
+        """One expert's matrix. Under autocast the matmul keeps a 16-bit cast
+        of this slice, which is computed from a parameter alone: a weight
+        copy, counted with the weights (made here so the ledger knows it)."""
+        w = weight[expert_idx]
+        if torch.is_autocast_cpu_enabled():
+            w = ledger.current().parameter_derived(w.to(torch.get_autocast_cpu_dtype()))
+        return w
+
+    def forward(self, x):
+        b, s, h = x.shape
+        x = x.reshape(-1, h)
+        with op("router"):
+            logits = F.linear(x, self.router_weight, self.router_bias)
+            top_value, router_indices = torch.topk(logits, self.top_k, dim=-1)
+            top_value = F.softmax(top_value, dim=1, dtype=top_value.dtype)
+            scores = torch.zeros_like(logits).scatter_(1, router_indices, top_value)
+        next_states = torch.zeros_like(x, dtype=x.dtype)
+        with torch.no_grad():
+            expert_mask = F.one_hot(router_indices, num_classes=self.E + 1).permute(2, 1, 0)
+            expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()
+        for expert_idx in expert_hit[:]:
+            expert_idx = expert_idx[0]
+            if expert_idx == self.E:
+                continue
+            with torch.no_grad():
+                _, token_idx = torch.where(expert_mask[expert_idx])
+            with op("expert tokens"):
+                current = x[token_idx]
+            with op("expert gate_up_proj"):
+                gate_up = current @ self.weight_slice(self.gate_up_proj, expert_idx) + self.gate_up_proj_bias[expert_idx]
+            with op("expert clamped SwiGLU"):
+                gate, up = gate_up[..., ::2], gate_up[..., 1::2]
+                gate = gate.clamp(min=None, max=self.limit)
+                up = up.clamp(min=-self.limit, max=self.limit)
+                glu = gate * torch.sigmoid(gate * self.alpha)
+                gated = (up + 1) * glu
+            with op("expert down_proj"):
+                out = gated @ self.weight_slice(self.down_proj, expert_idx) + self.down_proj_bias[expert_idx]
+            with op("expert output * routing weight"):
+                weighted = out * scores[token_idx, expert_idx, None]
+                next_states.index_add_(0, token_idx, weighted.to(x.dtype))
+        return next_states.view(b, s, h)
 
 
 def apply_rotary_pos_emb_interleave(q, k, cos, sin):
@@ -371,7 +470,8 @@ class LlamaBlock(nn.Module):
         self.self_attn = DeepseekV3Attention(c) if c["mla"] else LlamaAttention(c, index)
         moe = c["moe"]
         if moe and moe["moe_layers"][index]:
-            self.mlp = DeepseekV3MoE(c) if moe["router"] == "sigmoid_fp32" else MixtralSparseMoeBlock(c)
+            block = {"sigmoid_fp32": DeepseekV3MoE, "topk_softmax": GptOssMoE}.get(moe["router"], MixtralSparseMoeBlock)
+            self.mlp = block(c)
         else:
             self.mlp = GatedMLP(h, c["ffn_hidden_size"], c["hidden_act"])
 
@@ -505,10 +605,13 @@ class CausalLM(nn.Module):
 
     def rotary(self, b, s, dtype):
         d = self.c["rotary_dim"]  # the importer's width: MLA's rope dims, partial_rotary_factor
+        halves = self.c.get("rotary_half_table", False)  # gpt-oss: each frequency once, emb = freqs
+        if halves:
+            d *= 2
         inv_freq = 1.0 / (10000.0 ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
         pos = torch.arange(s).float()[None, :].expand(b, s)
         freqs = (inv_freq[None, :, None].expand(b, -1, 1) @ pos[:, None, :]).transpose(1, 2)
-        emb = torch.cat((freqs, freqs), dim=-1)
+        emb = freqs if halves else torch.cat((freqs, freqs), dim=-1)
         return emb.cos().to(dtype), emb.sin().to(dtype)
 
     def forward(self, input_ids, labels, checkpointing):

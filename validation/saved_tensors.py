@@ -94,6 +94,10 @@ def hf_model_keys(c):
     if c["model_type"] == "smollm3":
         out["no_rope_layers"] = c["no_rope_layers"]
         del out["tie_word_embeddings"]  # SmolLM3-3B's config.json leaves it out: tied by the class default
+    if c["model_type"] == "gpt_oss":
+        for k in ("attention_bias", "num_local_experts", "num_experts_per_tok", "swiglu_limit", "sliding_window",
+                  "layer_types"):
+            out[k] = c[k]
     if c["model_type"] == "glm4_moe":
         for k in ("partial_rotary_factor", "use_qk_norm", "attention_bias", "moe_intermediate_size",
                   "n_routed_experts", "num_experts_per_tok", "n_shared_experts", "n_group", "topk_group",
@@ -150,6 +154,14 @@ FAMILIES = {
     "mixtral": dict(model_type="mixtral", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
                     head_dim=16, intermediate_size=96, hidden_act="silu", num_local_experts=4,
                     num_experts_per_tok=2, tie_word_embeddings=False),
+    # gpt-oss: attention sinks, q/k/v/o biases, half-width rotary tables,
+    # alternating sliding and full layers; every layer a MoE of clamped-SwiGLU
+    # experts with biases behind a biased top-k-then-softmax router.
+    "gpt_oss": dict(model_type="gpt_oss", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                    intermediate_size=48, attention_bias=True, num_local_experts=4, num_experts_per_tok=2,
+                    swiglu_limit=7.0, num_hidden_layers=4, sliding_window=4,
+                    layer_types=["sliding_attention", "full_attention"] * 2, hidden_act="silu",
+                    tie_word_embeddings=False),
     # GLM-4.5: half of each head rotated, per-head q/k norms, q/k/v biases,
     # a leading dense layer, then DeepSeek-V3's sigmoid router and a shared expert.
     "glm4_moe": dict(model_type="glm4_moe", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
