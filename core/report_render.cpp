@@ -74,7 +74,8 @@ std::string batchText(const Scenario& s) {
 }
 
 std::string peakText(const Estimate& e) {
-    std::string text = "stage " + std::to_string(e.peak.stage) + " of " + std::to_string(e.num_stages) + " (layers " +
+    // Stages are numbered from 1 for people, as in the app; JSON's "stage" is the 0-based index.
+    std::string text = "stage " + std::to_string(e.peak.stage + 1) + " of " + std::to_string(e.num_stages) + " (layers " +
                        std::to_string(e.peak.first_layer) + "–" +
                        std::to_string(e.peak.first_layer + e.peak.num_layers - 1) + "), during " +
                        std::string(phaseName(e.peak.peak_phase));

@@ -187,6 +187,30 @@ TEST(CliErrors, CommandsFlagsAndArguments) {
     expectRefused({"presets", "--format", "csv"}, "--format");
 }
 
+TEST(CliStages, PeopleReadStagesFromOneJsonKeepsTheIndex) {
+    // GPT-2's 12 layers on 4 stages peak on the last (the head's) stage: the
+    // app says "stage 4 of 4", and so do the CLI's table, compare and fit;
+    // the JSON's peak.stage is the 0-based index.
+    const std::vector<std::string> pp = {"--preset", "gpt2", "--set", "parallelism.pipeline=4",
+                                         "--set", "training.gradient_accumulation_steps=8"};
+    std::vector<std::string> args = {"estimate"};
+    args.insert(args.end(), pp.begin(), pp.end());
+    CliRun r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("Peak:       stage 4 of 4 (layers 9–11), during backward"), std::string::npos) << r.out;
+    args.insert(args.end(), {"--format", "json"});
+    r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["peak"]["stage"], 3);
+    args = {"compare"};
+    args.insert(args.end(), pp.begin(), pp.end());
+    args.insert(args.end(), {"--optimizers", "adamw,sgd"});
+    r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("stage 4, backward"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("stage 3,"), std::string::npos) << r.out;
+}
+
 // ---------------------------------------------------------------- presets
 
 TEST(CliPresets, ListsModelsAndScenariosWithDescriptions) {
