@@ -223,6 +223,15 @@ const ActivationSpec* findActivation(std::string_view name) {
     return nullptr;
 }
 
+const std::vector<std::string>& supportedActivations() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n;
+        for (const ActivationSpec& a : activationCatalogue()) n.emplace_back(a.name);
+        return n;
+    }();
+    return names;
+}
+
 std::string allowedActivations() {
     std::string s;
     for (const ActivationSpec& a : activationCatalogue()) {

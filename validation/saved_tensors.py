@@ -2,9 +2,10 @@
 """CPU ground truth for trainmem's activation account.
 
 Builds small decoder blocks op for op as the Hugging Face eager modeling files
-write them (modeling_llama/mistral/qwen2/gemma/gpt2/mixtral), runs one forward
-pass under torch.autograd.graph.saved_tensors_hooks and records every tensor
-autograd saves for backward. Each storage is counted once (by its data
+write them (validation/hf_blocks.py: modeling_llama, ..., _gemma3, _glm4_moe,
+_gpt_oss), runs one forward pass under
+torch.autograd.graph.saved_tensors_hooks and records every tensor autograd
+saves for backward. Each storage is counted once (by its data
 pointer; views share their base's storage), parameters, buffers and tensors
 computed from parameters alone are left out (the estimator counts those as
 weights and weight copies), and 0-dim scalars are left out (CPU scalars or a
