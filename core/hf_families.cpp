@@ -149,7 +149,11 @@ const FamilySpec kFamilies[] = {
      .moe_layer_keys = MoeLayerKeys::Llama4, .vocab_size = 202048, .hidden_size = 5120, .intermediate_size = 16384,
      .num_layers = 48, .num_heads = 40, .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072,
      .num_experts = 16, .experts_per_token = 1, .moe_intermediate = 8192, .shared_experts = 1,
-     .experts_are_parameters = true},
+     .experts_are_parameters = true,
+     .activation_caveat = "activations: Llama 4's are estimated with the Llama-style MoE block and no ground truth; "
+                          "transformers' eager Llama4TextMoe runs every expert on every token, which keeps about "
+                          "num_local_experts / num_experts_per_tok times the routed-expert tensors counted here "
+                          "(docs/memory-model.md)"},
     // Phi3Config: fused qkv_proj / gate_up_proj without biases.
     {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},

@@ -139,6 +139,9 @@ struct FamilySpec {
     bool attention_softcap = false;     // Gemma-2 tanh soft-capping of the attention logits
     bool final_logit_softcap = false;   // Gemma-2 tanh soft-capping of the logits
     bool writes_dropout_keys = false;   // the config carries resid_pdrop / embd_pdrop (GPT-2, Phi-3)
+    // Said with every estimate of the family while its activation account is
+    // not yet held to autograd's saved tensors; empty once it is.
+    std::string_view activation_caveat;
 };
 
 // The row for a model_type or one of its aliases; nullptr when unknown.

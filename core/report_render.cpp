@@ -4,6 +4,7 @@
 
 #include "core/batch.h"
 #include "core/hf_config.h"
+#include "core/hf_families.h"
 #include "core/report.h"
 #include "core/text_table.h"
 
@@ -23,6 +24,8 @@ std::string percent(int64_t part, int64_t whole) {
 std::vector<std::string> allWarnings(const Scenario& s, const Estimate& e) {
     std::vector<std::string> warnings = s.warnings;
     for (auto text : warningTexts(e.warnings)) warnings.emplace_back(text);
+    if (const std::string_view caveat = familyOf(s.model.family).activation_caveat; !caveat.empty())
+        warnings.emplace_back(caveat);
     return warnings;
 }
 

@@ -211,6 +211,19 @@ TEST(CliStages, PeopleReadStagesFromOneJsonKeepsTheIndex) {
     EXPECT_EQ(r.out.find("stage 3,"), std::string::npos) << r.out;
 }
 
+TEST(CliWarnings, AFamilyWithoutActivationGroundTruthSaysSo) {
+    // Llama 4's eager MoE runs every expert on every token; until its account
+    // is held to autograd, every estimate of it says so (and others do not).
+    CliRun r = run({"estimate", "--preset", "llama-4-scout", "--format", "json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json warnings = json::parse(r.out)["warnings"];
+    ASSERT_EQ(warnings.size(), 1u) << warnings.dump();
+    EXPECT_NE(warnings[0].get<std::string>().find("runs every expert on every token"), std::string::npos);
+    r = run({"estimate", "--preset", "gpt-oss-20b", "--format", "json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["warnings"].size(), 0u) << r.out;
+}
+
 // ---------------------------------------------------------------- presets
 
 TEST(CliPresets, ListsModelsAndScenariosWithDescriptions) {
