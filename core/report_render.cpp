@@ -21,14 +21,6 @@ std::string percent(int64_t part, int64_t whole) {
     return buffer;
 }
 
-std::vector<std::string> allWarnings(const Scenario& s, const Estimate& e) {
-    std::vector<std::string> warnings = s.warnings;
-    for (auto text : warningTexts(e.warnings)) warnings.emplace_back(text);
-    if (const std::string_view caveat = familyOf(s.model.family).activation_caveat; !caveat.empty())
-        warnings.emplace_back(caveat);
-    return warnings;
-}
-
 std::string gpuLabel(const Scenario& s) {
     if (s.hardware.gpu == "custom") return "custom GPU";
     return s.hardware.gpu;
@@ -115,6 +107,14 @@ std::string fitText(const Estimate& e, Units units) {
 
 }  // namespace
 
+std::vector<std::string> reportWarnings(const Scenario& s, const Estimate& e) {
+    std::vector<std::string> warnings = s.warnings;
+    for (auto text : warningTexts(e.warnings)) warnings.emplace_back(text);
+    if (const std::string_view caveat = familyOf(s.model.family).activation_caveat; !caveat.empty())
+        warnings.emplace_back(caveat);
+    return warnings;
+}
+
 json estimateToJson(const Scenario& s, const Estimate& e) {
     const ParameterCount& p = e.parameters;
     json doc;
@@ -158,7 +158,7 @@ json estimateToJson(const Scenario& s, const Estimate& e) {
     doc["num_stages"] = e.num_stages;
     doc["activations_without_recompute"] = e.activations_without_recompute;
     doc["recompute_fraction"] = e.recompute_fraction;
-    doc["warnings"] = allWarnings(s, e);
+    doc["warnings"] = reportWarnings(s, e);
     doc["worked_example"] = workedExample(s, e);
     doc["scenario"] = scenarioToJson(s);
     doc["model"] = describeModel(s.model);
@@ -177,7 +177,7 @@ std::string estimateToTable(const Scenario& s, const Estimate& e, Units units) {
     out += "\nResult:     " + fitText(e, units) + "\n";
     if (e.host_bytes > 0) out += "Host:       " + formatBytes(e.host_bytes, units) + " per GPU rank (offload)\n";
     out += "Example:    " + workedExample(s, e) + "\n";
-    for (const auto& w : allWarnings(s, e)) out += "Warning:    " + w + "\n";
+    for (const auto& w : reportWarnings(s, e)) out += "Warning:    " + w + "\n";
     return out;
 }
 
@@ -192,7 +192,7 @@ std::string estimateToMarkdown(const Scenario& s, const Estimate& e, Units units
     out += "- Result: **" + fitText(e, units) + "**\n\n";
     out += renderMarkdown(componentTable(s, e, units));
     out += "\n" + workedExample(s, e) + "\n";
-    for (const auto& w : allWarnings(s, e)) out += "\n> Warning: " + w + "\n";
+    for (const auto& w : reportWarnings(s, e)) out += "\n> Warning: " + w + "\n";
     return out;
 }
 
