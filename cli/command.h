@@ -29,6 +29,7 @@ const CliCommand* findCommand(std::string_view name);
 
 CliCommand estimateCommand();
 CliCommand presetsCommand();
+CliCommand optimizersCommand();
 CliCommand compareCommand();
 CliCommand validateCommand();
 CliCommand fitCommand();

@@ -6,6 +6,7 @@ const std::vector<CliCommand>& cliCommands() {
     static const std::vector<CliCommand> commands = {
         estimateCommand(),
         presetsCommand(),
+        optimizersCommand(),
         compareCommand(),
         validateCommand(),
         fitCommand(),

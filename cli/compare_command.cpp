@@ -154,7 +154,7 @@ TextTable comparisonTable(const std::vector<Variant>& variants, Units units) {
     std::vector<std::string> peak = {"Peak at"};
     for (const auto& v : variants) {
         fits.push_back(v.estimate.fits ? "yes" : "NO");
-        peak.push_back("stage " + std::to_string(v.estimate.peak.stage) + ", " +
+        peak.push_back("stage " + std::to_string(v.estimate.peak.stage + 1) + ", " +  // from 1, as the app
                        std::string(phaseName(v.estimate.peak.peak_phase)));
     }
     table.rows.push_back(std::move(fits));

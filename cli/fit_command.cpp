@@ -276,7 +276,7 @@ void writeTable(std::ostream& out, const Scenario& base, const LayoutSearchOptio
                               std::to_string(l.zero_stage), l.sequence_parallel ? "on" : "off", scheduleText(l),
                               std::to_string(l.micro_batch_size), std::to_string(l.microbatches), recompute,
                               formatBytes(e.peak.device_bytes), formatBytes(e.headroom_bytes),
-                              std::string(phaseName(e.peak.peak_phase)) + ", stage " + std::to_string(e.peak.stage)});
+                              std::string(phaseName(e.peak.peak_phase)) + ", stage " + std::to_string(e.peak.stage + 1)});
         }
         out << renderPlain(t);
         if (largest) out << "\nLayout 1 fits micro-batches up to " << *largest << " (everything else unchanged).\n";

@@ -192,6 +192,10 @@ private:
     void eagerCore() {
         const ActivationShape& a = a_;
         const int64_t scores = a.b * a.heads * a.s * a.s_kv;
+        if (a.attention_sinks && !megatron()) {
+            sinkCore(scores);
+            return;
+        }
         if (a.attn_softcap) emit("attention softcap", "tanh output", scores, a.act_bytes, true);
         // CUDA autocast runs softmax in fp32 whatever the family writes.
         if (!megatron() && (a.softmax_fp32 || a.amp)) {
@@ -204,6 +208,24 @@ private:
         } else {
             emit("attention softmax", "output", scores, a.act_bytes, true);
         }
+        if (a.attention_dropout > 0) {
+            emit("attention dropout", "mask", scores, 1, true);
+            emit("attention dropout", "output", scores, a.act_bytes, true);
+        }
+    }
+
+    // gpt-oss (modeling_gpt_oss.py eager_attention_forward, transformers
+    // commit 6edf5b31): cat([scores, sinks]) minus its row max (max keeps its
+    // int64 indices), softmax(dtype=the logits' dtype) over s_kv + 1 columns
+    // (fp32 under AMP: the fp32 mask promotes), the sink column sliced off
+    // for the matmul with the values (a 16-bit cast of it under AMP).
+    void sinkCore(int64_t scores) {
+        const ActivationShape& a = a_;
+        const double logits = a.amp ? 4.0 : a.act_bytes;
+        emit("attention sinks", "row max indices (int64)", a.b * a.heads * a.s, 8, true);
+        emit("attention softmax", "output with the sink column", a.b * a.heads * a.s * (a.s_kv + 1), logits, true);
+        if (a.amp && a.attention_dropout <= 0)
+            emit("attention softmax", "probabilities cast to compute dtype", scores, a.act_bytes, true);
         if (a.attention_dropout > 0) {
             emit("attention dropout", "mask", scores, 1, true);
             emit("attention dropout", "output", scores, a.act_bytes, true);
@@ -350,6 +372,10 @@ private:
         // DeepSeek's router scores are fp32 unless autocast turns its linear
         // 16-bit; Mixtral's softmax(dtype=float) is fp32 always.
         const double scores = a.fp32_router && a.amp ? a.act_bytes : 4.0;
+        if (eager() && a.topk_softmax_router) {
+            gptOssExperts(routed);
+            return;
+        }
         if (eager()) {
             // modeling_mixtral.py MixtralSparseMoeBlock: softmax(dtype=float),
             // topk, in-place renormalisation, then a loop over the experts
@@ -385,6 +411,34 @@ private:
                 emit("shared expert gate", "shared expert output", n, a.act_bytes);
             }
         }
+    }
+
+    // gpt-oss, eager (modeling_gpt_oss.py GptOssTopKRouter and GptOssExperts'
+    // training loop, transformers commit 6edf5b31): top-k of the biased
+    // logits, softmax over the k in the logits' dtype; per expert hit, the
+    // gathered tokens times one fused gate_up slice plus its bias, gate and
+    // up clamped (each keeps the gate_up storage), sigmoid(alpha * gate), and
+    // two products; under AMP the fp32 expert biases make that chain fp32.
+    // The per-expert 16-bit weight slices autocast makes are weight copies.
+    void gptOssExperts(int64_t routed) {
+        const ActivationShape& a = a_;
+        const int64_t T = rows();
+        const int64_t mid = routed * a.expert_ffn;
+        const double chain = a.amp ? 4.0 : a.act_bytes;
+        emit("router top-k", "indices (int64)", T * a.top_k, 8);
+        emit("router softmax", "top-k weights", T * a.top_k, a.act_bytes);
+        emit("expert dispatch", "token and slot indices (int64)", 2 * routed, 8);
+        streamInput("expert gate_up_proj", "tokens routed to the experts", kGate | kUp, 1, routed * a.h, routed);
+        emit("expert clamped SwiGLU", "gate and up projections (clamp input)", 2 * mid, chain);
+        emit("expert clamped SwiGLU", "clamped gate", mid, chain);
+        emit("expert clamped SwiGLU", "sigmoid output", mid, chain);
+        emit("expert clamped SwiGLU", "up + 1", mid, chain);
+        emit("expert clamped SwiGLU", "glu", mid, chain);
+        if (a.keepsInput(kDown))
+            emit("expert down_proj", "input (clamped SwiGLU output)", mid, a.amp ? a.act_bytes : a.linear_in_bytes);
+        emit("expert combine", "expert output (routing weight gradient)", routed * a.h, chain);
+        emit("expert combine", "routing weight per token", routed, a.act_bytes);
+        emit("expert combine", "weighted expert output (index_add_ source)", routed * a.h, chain);
     }
 
     const ActivationShape& a_;

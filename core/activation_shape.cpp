@@ -55,6 +55,7 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
     a.fused_qkv = family.modules != ModuleNaming::Llama;
     a.norm_weight_fp32 = family.norm_weight_fp32;
     a.attn_softcap = family.attention_softcap;
+    a.attention_sinks = family.attention_sinks;
     a.rope = family.rope && !m.learned_positions;
     a.additive_mask = family.additive_mask;
     a.norm = m.norm;
@@ -107,6 +108,8 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
         a.shared_ffn = ceilDiv(sharedExpertWidth(m), a.tp);
         a.shared_gate = e.shared_expert_gate;
         a.fp32_router = family.fp32_router;
+        a.topk_softmax_router = family.router_topk_softmax;
+        a.clamped_swiglu = family.clamped_swiglu;
         a.capacity = e.capacity_factor > 0 ? e.capacity_factor : 1.0;
     }
     if (m.mla) {

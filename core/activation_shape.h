@@ -32,6 +32,7 @@ struct ActivationShape {
     bool fused_qkv = false;      // one qkv matmul (GPT-2 c_attn, Phi-3 qkv_proj)
     bool norm_weight_fp32 = false;  // the norm weight multiplies in fp32 (Gemma, OLMo 2): the fp32 normalised tensor is kept
     bool attn_softcap = false;   // Gemma-2 tanh soft-capping of the attention logits
+    bool attention_sinks = false;  // gpt-oss: a sink logit column joins the scores before softmax
     bool rope = true;            // rotary embedding (all but GPT-2)
     bool additive_mask = true;   // eager attention adds a 4-D causal mask (GPT-2 uses its bool buffer)
     NormKind norm = NormKind::RMSNorm;
@@ -82,6 +83,8 @@ struct ActivationShape {
     int64_t shared_ffn = 0;      // / t; 0 = no shared expert
     bool shared_gate = false;    // Qwen2-MoE sigmoid gate on the shared expert
     bool fp32_router = false;    // DeepSeek: router on an fp32 copy of its input, fp32 routing weights
+    bool topk_softmax_router = false;  // gpt-oss: top-k of the logits, then softmax over the k
+    bool clamped_swiglu = false;       // gpt-oss: fused gate_up with biases, clamped SwiGLU
     double capacity = 1;         // capacity_factor when > 0 (padded expert batches), else 1
 
     // Multi-head latent attention.

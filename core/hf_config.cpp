@@ -57,6 +57,23 @@ public:
         fail(key, "must be a string (got " + describeJson(v) + ")");
         return std::nullopt;
     }
+    std::vector<std::string> strings(std::string_view key) {
+        std::vector<std::string> out;
+        if (!present(key)) return out;
+        const json& v = at(key);
+        if (!v.is_array()) {
+            fail(key, "must be a list of strings (got " + describeJson(v) + ")");
+            return out;
+        }
+        for (const json& e : v) {
+            if (!e.is_string()) {
+                fail(key, "must be a list of strings (got an element " + describeJson(e) + ")");
+                return {};
+            }
+            out.push_back(e.get<std::string>());
+        }
+        return out;
+    }
     std::vector<int64_t> integers(std::string_view key) {
         std::vector<int64_t> out;
         if (!present(key)) return out;
@@ -120,6 +137,7 @@ public:
         readSizes();
         readStructure();
         readDropout();
+        readLayerTypes();
         readMla();
         readMoe();
         if (r_.failed()) return r_.error();
@@ -244,6 +262,10 @@ private:
         m.attention_qkv_bias = r_.boolean("qkv_bias", m.attention_qkv_bias);
         m.attention_output_bias = r_.boolean("attention_output_bias", m.attention_output_bias);
         m.mlp_bias = r_.boolean("mlp_bias", d_.mlp_bias);
+        // transformers' default rope init (modeling_rope_utils.py) reads
+        // partial_rotary_factor of any config; the GLM-4.5 class defaults it.
+        m.partial_rotary_factor =
+            r_.number("partial_rotary_factor", d_.partial_rotary_factor > 0 ? d_.partial_rotary_factor : 1.0);
     }
 
     void readDropout() {
@@ -254,6 +276,38 @@ private:
         const std::string_view resid = key(ModelField::HiddenDropout);
         m.hidden_dropout = r_.present(resid) ? r_.number(resid, fallback) : r_.number("hidden_dropout", fallback);
         m.embedding_dropout = r_.number(key(ModelField::EmbeddingDropout), fallback);
+    }
+
+    // Sliding-window and global layers: the config's layer_types (newer
+    // transformers configs of any family may carry it), else the class
+    // default (every sliding_window_pattern-th layer global).
+    void readLayerTypes() {
+        ModelConfig& m = out_.model;
+        if (r_.failed() || m.num_layers <= 0) return;
+        if (r_.present("layer_types")) {
+            const std::vector<std::string> types = r_.strings("layer_types");
+            if (r_.failed()) return;
+            if (static_cast<int64_t>(types.size()) != m.num_layers) {
+                r_.fail("layer_types", "must name one type per layer: " + std::to_string(m.num_layers) +
+                                           " (num_hidden_layers), got " + std::to_string(types.size()));
+                return;
+            }
+            for (const std::string& t : types) {
+                if (t == "sliding_attention")
+                    ++m.sliding_window_layers;
+                else if (t != "full_attention")
+                    r_.fail("layer_types", "entries must be \"sliding_attention\" or \"full_attention\" (got \"" +
+                                               t.substr(0, 40) + "\")");
+            }
+            return;
+        }
+        if (d_.sliding_window_pattern <= 0) return;  // the family has no sliding layers by default
+        const int64_t pattern = r_.integer("sliding_window_pattern", d_.sliding_window_pattern);
+        if (pattern <= 0) {
+            r_.fail("sliding_window_pattern", "must be a positive integer (got " + std::to_string(pattern) + ")");
+            return;
+        }
+        m.sliding_window_layers = m.num_layers - m.num_layers / pattern;
     }
 
     // DeepSeek's multi-head latent attention (DeepseekV2Config / V3Config
@@ -378,6 +432,40 @@ private:
 
 }  // namespace
 
+// A multimodal checkpoint's config.json (Llama 4, Gemma 3 4B and up): its
+// language model's config sits under text_config and is imported as that
+// family's own config.json would be; errors name the nested key.
+static Expected<ImportedModel> importTextConfig(const json& config, const std::string& type, const FamilySpec& text) {
+    // Llama4Config / Gemma3Config build the text config class's defaults
+    // when text_config is absent or null.
+    const auto tc = config.find("text_config");
+    const bool defaults = tc == config.end() || tc->is_null();
+    if (!defaults && !tc->is_object())
+        return Error{"model.text_config", "must be an object: a " + type + " config.json holds its language model's "
+                                              "config (" + std::string(text.model_type) + ") here (got " +
+                                              describeJson(*tc) + ")"};
+    json inner = defaults ? json::object() : *tc;
+    const auto inner_type = inner.find("model_type");
+    if (inner_type == inner.end() || inner_type->is_null())
+        inner["model_type"] = text.model_type;
+    else if (!inner_type->is_string() || inner_type->get<std::string>() != text.model_type)
+        return Error{"model.text_config.model_type", "must be \"" + std::string(text.model_type) + "\" in a " + type +
+                                                         " config.json (got " + describeJson(*inner_type) + ")"};
+    if (!inner.contains("_name_or_path") && config.contains("_name_or_path")) inner["_name_or_path"] = config["_name_or_path"];
+    Expected<ImportedModel> imported = importHuggingFaceConfig(inner);
+    if (!imported.ok()) {
+        Error e = imported.error();
+        if (e.field.rfind("model.", 0) == 0) e.field = "model.text_config." + e.field.substr(6);
+        return e;
+    }
+    for (std::string& w : imported->warnings)
+        if (w.rfind("model.", 0) == 0) w = "model.text_config." + w.substr(6);
+    imported->warnings.push_back("model.text_config: the " + type + " checkpoint's language model (" +
+                                 std::string(text.model_type) +
+                                 "); its vision encoder and projector (vision_config) are not counted");
+    return imported;
+}
+
 Expected<ImportedModel> importHuggingFaceConfig(const json& config) {
     if (!config.is_object())
         return Error{"model", "must be a JSON object with the keys of a Hugging Face config.json (got " +
@@ -388,6 +476,7 @@ Expected<ImportedModel> importHuggingFaceConfig(const json& config) {
                                              " (another model_type is read as a Llama-style decoder)"};
     if (!it->is_string()) return Error{"model.model_type", "must be a string (got " + describeJson(*it) + ")"};
     const std::string type = it->get<std::string>();
+    if (const FamilySpec* text = findTextConfigFamily(type)) return importTextConfig(config, type, *text);
     const FamilySpec* known = findFamily(type);
     ModelImporter importer(config, type, known ? *known : llamaStyleFamily(), known != nullptr);
     return importer.run();

@@ -26,5 +26,8 @@ nlohmann::json exportHuggingFaceConfig(const ModelConfig& model);
 nlohmann::json describeModel(const ModelConfig& model);
 // model_types with known family defaults.
 const std::vector<std::string>& supportedModelTypes();
+// The hidden_act values the activation account models (aliases included),
+// in catalogue order: what a front end may offer.
+const std::vector<std::string>& supportedActivations();
 
 }  // namespace trainmem

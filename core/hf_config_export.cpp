@@ -67,6 +67,15 @@ private:
         if (d_.qkv_bias_key || m_.attention_qkv_bias != qkv) j_["qkv_bias"] = m_.attention_qkv_bias;
         if (m_.attention_output_bias != out) j_["attention_output_bias"] = m_.attention_output_bias;
         if (d_.writes_mlp_bias || m_.mlp_bias != d_.mlp_bias) j_["mlp_bias"] = m_.mlp_bias;
+        if (d_.sliding_window_pattern > 0 || m_.sliding_window_layers > 0) {
+            // One entry per layer: the sliding ones first (only the count matters).
+            json types = json::array();
+            for (int64_t i = 0; i < m_.num_layers; ++i)
+                types.push_back(i < m_.sliding_window_layers ? "sliding_attention" : "full_attention");
+            j_["layer_types"] = std::move(types);
+        }
+        if (d_.partial_rotary_factor > 0 || m_.partial_rotary_factor != 1.0)
+            j_["partial_rotary_factor"] = m_.partial_rotary_factor;
     }
 
     void writeDropout() {

@@ -85,16 +85,20 @@ const FamilySpec kFamilies[] = {
     {.model_type = "gemma2", .act_key = "hidden_activation", .vocab_size = 256000, .hidden_size = 2304,
      .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
      .max_positions = 8192, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
-     .norm_weight_fp32 = true, .attention_softcap = true, .final_logit_softcap = true},
+     .sliding_window_pattern = 2, .norm_weight_fp32 = true, .attention_softcap = true, .final_logit_softcap = true},
     // Gemma3TextConfig (transformers 4.50), the text model of Gemma 3 (the 1B
-    // checkpoint is text-only): Gemma-2's four norms per block plus per-head
+    // checkpoint is text-only; the larger ones are model_type gemma3 with it
+    // under text_config): Gemma-2's four norms per block plus per-head
     // q_norm / k_norm (Gemma3RMSNorm(head_dim)); attn_logit_softcapping and
     // final_logit_softcapping default to None, so nothing is soft-capped; five
-    // sliding-window layers per global one, which keep the same tensors.
-    {.model_type = "gemma3_text", .act_key = "hidden_activation", .vocab_size = 262208, .hidden_size = 2304,
+    // sliding-window layers per global one (sliding_window_pattern 6), which
+    // keep the same tensors per block. Gemma3TextModel builds a causal mask
+    // and a rotary table per layer type: the sliding layers' rotates with
+    // rope_local_base_freq (modeling_gemma3.py at transformers 0018aa64).
+    {.model_type = "gemma3_text", .text_config_of = "gemma3", .act_key = "hidden_activation", .vocab_size = 262208, .hidden_size = 2304,
      .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
      .max_positions = 131072, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
-     .qk_norm = true, .norm_weight_fp32 = true},
+     .qk_norm = true, .sliding_window_pattern = 6, .local_rope = true, .norm_weight_fp32 = true},
     // GptOssConfig / modeling_gpt_oss.py (transformers 4.55): 36 layers of
     // 2880 with 64 heads of 64 and 8 KV heads, 128 experts top-4, each
     // intermediate_size (2880) wide, attention_bias=True (q, k, v and o), untied.
@@ -102,12 +106,18 @@ const FamilySpec kFamilies[] = {
     // holds gate_up_proj_bias [E, 2f] and down_proj_bias [E, h];
     // GptOssTopKRouter holds a bias [E]. Every layer is a MoE layer. The
     // checkpoint's MXFP4 expert blocks are counted as the parameters they
-    // dequantize to. Its activation account is the Llama-style MoE block's:
-    // the clamped SwiGLU and the sink concatenation are not yet modelled.
+    // dequantize to. What the eager forward keeps (modeling_gpt_oss.py at
+    // transformers commit 6edf5b31): GptOssRMSNorm multiplies its weight in
+    // fp32; cos / sin are head_dim / 2 wide (emb = freqs); the sink column
+    // joins the logits before a row max and a softmax in their own dtype;
+    // the router takes top-k of the logits, then softmax over the k; each
+    // expert's SwiGLU clamps interleaved gate and up columns.
     {.model_type = "gpt_oss", .expert_ffn_key = "intermediate_size", .vocab_size = 201088, .hidden_size = 2880,
      .intermediate_size = 2880, .num_layers = 36, .num_heads = 64, .num_kv_heads = 8, .head_dim = 64,
-     .max_positions = 131072, .qkv_bias = true, .output_bias = true, .attention_sinks = true, .num_experts = 128,
-     .experts_per_token = 4, .expert_bias = true, .experts_are_parameters = true, .router_bias = true},
+     .max_positions = 131072, .qkv_bias = true, .output_bias = true, .attention_sinks = true,
+     .sliding_window_pattern = 2, .rotary_half_table = true, .num_experts = 128, .experts_per_token = 4,
+     .expert_bias = true, .experts_are_parameters = true, .router_bias = true, .router_topk_softmax = true,
+     .clamped_swiglu = true, .norm_weight_fp32 = true},
     // Glm4MoeConfig / modeling_glm4_moe.py (transformers 4.54, GLM-4.5-Air's
     // sizes): 46 layers of 4096, 96 heads, 8 KV heads, 128 experts top-8 of
     // 1408, one shared expert, first_k_dense_replace=1, attention_bias=False,
@@ -118,10 +128,12 @@ const FamilySpec kFamilies[] = {
     // modeling file falls back to h / H, 42 here); every GLM-4.5 config.json
     // gives 128, the row's default. The MTP layer (num_nextn_predict_layers)
     // is stored in the checkpoint but not built: not counted.
+    // partial_rotary_factor=0.5: apply_rotary_pos_emb turns the first
+    // cos.shape[-1] dims of each head and concatenates the rest.
     {.model_type = "glm4_moe", .experts_key = "n_routed_experts", .qk_norm_key = "use_qk_norm",
      .vocab_size = 151552, .hidden_size = 4096, .intermediate_size = 10944, .num_layers = 46, .num_heads = 96,
      .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072, .attention_bias_on_output = false,
-     .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 1408, .shared_experts = 1,
+     .partial_rotary_factor = 0.5, .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 1408, .shared_experts = 1,
      .first_dense_layers = 1, .router_score_bias = true, .fp32_router = true},
     // Llama4TextConfig / modeling_llama4.py (transformers 4.51): 48 layers
     // of 5120, 40 heads of 128, 8 KV heads; routed experts intermediate_size
@@ -131,12 +143,17 @@ const FamilySpec kFamilies[] = {
     // and a bias-free router. use_qk_norm is an L2 norm without weights and
     // the NoPE layers (no_rope_layers) and chunked attention keep no
     // parameters. Llama-4 checkpoints are multimodal (model_type llama4 with a
-    // text_config); the preset is the text_config read as Llama4ForCausalLM.
-    {.model_type = "llama4_text", .intermediate_key = "intermediate_size_mlp", .expert_ffn_key = "intermediate_size",
+    // text_config); the importer reads that text_config as Llama4ForCausalLM,
+    // as the preset is.
+    {.model_type = "llama4_text", .text_config_of = "llama4", .intermediate_key = "intermediate_size_mlp", .expert_ffn_key = "intermediate_size",
      .moe_layer_keys = MoeLayerKeys::Llama4, .vocab_size = 202048, .hidden_size = 5120, .intermediate_size = 16384,
      .num_layers = 48, .num_heads = 40, .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072,
      .num_experts = 16, .experts_per_token = 1, .moe_intermediate = 8192, .shared_experts = 1,
-     .experts_are_parameters = true},
+     .experts_are_parameters = true,
+     .activation_caveat = "activations: Llama 4's are estimated with the Llama-style MoE block and no ground truth; "
+                          "transformers' eager Llama4TextMoe runs every expert on every token, which keeps about "
+                          "num_local_experts / num_experts_per_tok times the routed-expert tensors counted here "
+                          "(docs/memory-model.md)"},
     // Phi3Config: fused qkv_proj / gate_up_proj without biases.
     {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},
@@ -169,12 +186,65 @@ const FamilySpec* findFamily(std::string_view model_type) {
     return nullptr;
 }
 
+const FamilySpec* findTextConfigFamily(std::string_view model_type) {
+    for (const FamilySpec& f : kFamilies)
+        if (!f.text_config_of.empty() && f.text_config_of == model_type) return &f;
+    return nullptr;
+}
+
 const FamilySpec& familyOf(std::string_view model_type) {
     const FamilySpec* f = findFamily(model_type);
     return f ? *f : kLlamaStyle;
 }
 
 const FamilySpec& llamaStyleFamily() { return kLlamaStyle; }
+
+int64_t rotaryTableWidth(const ModelConfig& m) {
+    if (m.mla) return m.mla->qk_rope_head_dim;
+    const auto width = static_cast<int64_t>(static_cast<double>(m.head_dim) * m.partial_rotary_factor);
+    return familyOf(m.family).rotary_half_table ? width / 2 : width;
+}
+
+bool mixesAttentionLayers(const ModelConfig& m) {
+    return m.sliding_window_layers > 0 && m.sliding_window_layers < m.num_layers;
+}
+
+int64_t rotaryTables(const ModelConfig& m) { return familyOf(m.family).local_rope && mixesAttentionLayers(m) ? 2 : 1; }
+
+const std::vector<ActivationSpec>& activationCatalogue() {
+    // transformers/activations.py ACT2CLS: "silu" and "swish" are both
+    // nn.SiLU; "gelu" is GELUActivation (F.gelu), "gelu_pytorch_tanh"
+    // F.gelu(approximate="tanh"), "gelu_new" NewGELUActivation.
+    static const std::vector<ActivationSpec> rows = {
+        {"silu", ""}, {"swish", "silu"}, {"gelu", ""}, {"gelu_pytorch_tanh", ""}, {"gelu_new", ""}, {"relu", ""},
+    };
+    return rows;
+}
+
+const ActivationSpec* findActivation(std::string_view name) {
+    for (const ActivationSpec& a : activationCatalogue())
+        if (a.name == name) return &a;
+    return nullptr;
+}
+
+const std::vector<std::string>& supportedActivations() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n;
+        for (const ActivationSpec& a : activationCatalogue()) n.emplace_back(a.name);
+        return n;
+    }();
+    return names;
+}
+
+std::string allowedActivations() {
+    std::string s;
+    for (const ActivationSpec& a : activationCatalogue()) {
+        if (!s.empty()) s += ", ";
+        s += a.name;
+        if (!a.same_as.empty()) s += " (= " + std::string(a.same_as) + ")";
+    }
+    return s;
+}
 
 const std::vector<const FamilySpec*>& familyCatalogue() {
     static const std::vector<const FamilySpec*> rows = [] {
@@ -192,6 +262,7 @@ const std::vector<std::string>& supportedModelTypes() {
             t.emplace_back(f.model_type);
             for (std::string_view alias : f.aliases)
                 if (!alias.empty()) t.emplace_back(alias);
+            if (!f.text_config_of.empty()) t.emplace_back(f.text_config_of);
         }
         return t;
     }();

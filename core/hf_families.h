@@ -8,6 +8,7 @@
 // model_type strings. Internal to the core; docs/memory-model.md tabulates it.
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -46,6 +47,10 @@ struct FamilySpec {
     // Other model_type strings that name the same architecture (kimi_k2 is
     // DeepSeek-V3's architecture under another name).
     std::array<std::string_view, 2> aliases{};
+    // The model_type of the multimodal checkpoints whose config.json holds
+    // this family's config under "text_config" (llama4 -> llama4_text,
+    // gemma3 -> gemma3_text): the importer reads the text model.
+    std::string_view text_config_of;
 
     // ---- config keys (transformers' names in this family's config class)
     std::string_view hidden_key = "hidden_size";
@@ -94,6 +99,15 @@ struct FamilySpec {
     QkNormSpan qk_norm_span = QkNormSpan::PerHead;
     bool mla = false;                   // DeepSeek multi-head latent attention
     bool attention_sinks = false;       // gpt-oss: a learned sink logit per query head (H parameters per layer)
+    // The class default of partial_rotary_factor when the modeling file reads
+    // it (GLM-4.5: 0.5); 0 = the family rotates whole heads and has no such key.
+    double partial_rotary_factor = 0.0;
+    // The class's default layer_types: layer i slides unless (i + 1) is a
+    // multiple of this (Gemma 2, gpt-oss: 2; Gemma 3: sliding_window_pattern,
+    // 6); 0 = the family has no layer_types.
+    int64_t sliding_window_pattern = 0;
+    bool local_rope = false;            // Gemma 3: sliding layers rotate with their own table (rope_local_base_freq)
+    bool rotary_half_table = false;     // gpt-oss: cos / sin hold each frequency once (head_dim / 2 wide)
 
     // ---- mixture of experts (num_experts == 0: dense unless the config has expert keys)
     int64_t num_experts = 0;
@@ -114,6 +128,8 @@ struct FamilySpec {
     // target_modules, "all-linear" included, cannot select them.
     bool experts_are_parameters = false;
     bool router_bias = false;           // gpt-oss: the router is Linear(h, E) with a bias
+    bool router_topk_softmax = false;   // gpt-oss: top-k of the logits first, then softmax over those k
+    bool clamped_swiglu = false;        // gpt-oss: experts' SwiGLU clamps gate and up (swiglu_limit) on a fused gate_up
 
     // ---- what the eager forward keeps (activation account)
     bool softmax_fp32 = true;           // softmax(dtype=float32) then cast back (all but GPT-2)
@@ -123,16 +139,44 @@ struct FamilySpec {
     bool attention_softcap = false;     // Gemma-2 tanh soft-capping of the attention logits
     bool final_logit_softcap = false;   // Gemma-2 tanh soft-capping of the logits
     bool writes_dropout_keys = false;   // the config carries resid_pdrop / embd_pdrop (GPT-2, Phi-3)
+    // Said with every estimate of the family while its activation account is
+    // not yet held to autograd's saved tensors; empty once it is.
+    std::string_view activation_caveat;
 };
 
 // The row for a model_type or one of its aliases; nullptr when unknown.
 const FamilySpec* findFamily(std::string_view model_type);
+// The row whose config a multimodal model_type nests under text_config;
+// nullptr when model_type is not such a wrapper.
+const FamilySpec* findTextConfigFamily(std::string_view model_type);
 // The row a ModelConfig's family reads as: its own, or the Llama-style row
 // that an unknown model_type is read as.
 const FamilySpec& familyOf(std::string_view model_type);
 // The Llama-style row an unknown model_type is read as (Llama's structure;
 // its sizes are required).
 const FamilySpec& llamaStyleFamily();
+// Width of the rotary cos / sin tables the model computes once per forward
+// (and every block's rotary products keep): MLA's rope dims, or
+// int(head_dim * partial_rotary_factor) as transformers' rope init takes it.
+int64_t rotaryTableWidth(const ModelConfig& model);
+// Whether the model has both sliding-window and global layers, and so two
+// causal masks (and, with a local rope, two rotary tables).
+bool mixesAttentionLayers(const ModelConfig& model);
+// How many rotary cos / sin pairs the model computes once per forward.
+int64_t rotaryTables(const ModelConfig& model);
+// The activation functions (transformers' ACT2FN names) whose autograd
+// graph the activation account models op for op, and what each reads as:
+// silu and swish (one SiluBackward), gelu and gelu_pytorch_tanh (one
+// GeluBackward), gelu_new (NewGELUActivation's chain), relu. Others
+// (quick_gelu, gelu_fast, relu2, ...) save other tensors and are refused.
+struct ActivationSpec {
+    std::string_view name;
+    std::string_view same_as;  // an alias's canonical name ("" for a canonical one)
+};
+const std::vector<ActivationSpec>& activationCatalogue();
+const ActivationSpec* findActivation(std::string_view name);
+// "silu, swish (= silu), gelu, ..." for messages.
+std::string allowedActivations();
 // Every row, in catalogue order.
 const std::vector<const FamilySpec*>& familyCatalogue();
 

@@ -66,8 +66,9 @@ Rejection rejectionOf(const Estimate& e) {
 std::string rejectionText(const Rejection& r) {
     std::string component(componentName(r.dominant));
     if (!component.empty()) component[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(component[0])));
+    // Stage numbered from 1 for people, as the app and the CLI's tables do.
     return "over by " + formatBytes(r.over_bytes) + " at " + std::string(phaseName(r.phase)) + " on stage " +
-           std::to_string(r.stage) + "; " + component + " " + formatBytes(r.dominant_bytes);
+           std::to_string(r.stage + 1) + "; " + component + " " + formatBytes(r.dominant_bytes);
 }
 
 }  // namespace trainmem

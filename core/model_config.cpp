@@ -118,6 +118,21 @@ Status validate(const ModelConfig& m) {
                                            " (" + std::to_string(m.num_heads) + ") (got " +
                                            std::to_string(m.num_kv_heads) + ")");
     c.positive(ModelField::HeadDim, m.head_dim);
+    if (!c.failed() && !findActivation(m.hidden_act)) {
+        // An activation the account does not model would otherwise be read
+        // as SiLU's without a word (activationFn's default).
+        std::string shown = m.hidden_act.substr(0, 40);
+        if (shown.size() < m.hidden_act.size()) shown += "...";
+        c.failRaw("model." + std::string(familyOf(m.family).act_key),
+                  "must be one of " + allowedActivations() + " (got \"" + shown + "\")");
+    }
+    if (!c.failed() && (m.sliding_window_layers < 0 || m.sliding_window_layers > m.num_layers))
+        c.failRaw("model.layer_types", "must name at most num_hidden_layers (" + std::to_string(m.num_layers) +
+                                           ") sliding_attention layers (got " +
+                                           std::to_string(m.sliding_window_layers) + ")");
+    if (!c.failed() && !(m.partial_rotary_factor > 0.0 && m.partial_rotary_factor <= 1.0))
+        c.failRaw("model.partial_rotary_factor",
+                  "must be a fraction in (0, 1] of head_dim (got " + std::to_string(m.partial_rotary_factor) + ")");
     c.positive(ModelField::Intermediate, m.ffn_hidden_size);
     c.positive(ModelField::Vocab, m.vocab_size);
     if (m.learned_positions)

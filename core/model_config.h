@@ -64,6 +64,14 @@ struct ModelConfig {
     bool tied_embeddings = false;      // LM head shares the embedding matrix
     bool learned_positions = false;    // GPT-2: position embedding of max_position_embeddings x h
     std::string hidden_act = "silu";
+    // The share of each q/k head the rotary embedding turns (GLM-4.5's
+    // partial_rotary_factor, 0.5); the rest passes through. 1 = the whole head.
+    double partial_rotary_factor = 1.0;
+    // Layers with sliding-window attention in a model that mixes them with
+    // global ones (layer_types: Gemma 2/3, gpt-oss). Only the count matters
+    // to memory: a model with both kinds builds two causal masks, and Gemma 3
+    // two rotary tables.
+    int64_t sliding_window_layers = 0;
     double attention_dropout = 0.0;    // probability on the attention probabilities
     double hidden_dropout = 0.0;       // probability after attention and MLP outputs (GPT-2 resid_pdrop)
     double embedding_dropout = 0.0;    // probability after the embeddings (GPT-2 embd_pdrop)

@@ -36,6 +36,11 @@ nlohmann::json describeModel(const ModelConfig& m) {
     d["tied_embeddings"] = m.tied_embeddings;
     d["learned_positions"] = m.learned_positions;
     d["rope"] = f.rope && !m.learned_positions;
+    d["rotary_dim"] = rotaryTableWidth(m);
+    d["rotary_half_table"] = f.rotary_half_table;
+    d["attention_sinks"] = f.attention_sinks;
+    d["sliding_window_layers"] = m.sliding_window_layers;
+    d["rotary_tables"] = rotaryTables(m);
     d["attention_softcap"] = f.attention_softcap;
     d["final_logit_softcap"] = f.final_logit_softcap;
     d["modules"] = f.modules == ModuleNaming::Gpt2 ? "gpt2" : f.modules == ModuleNaming::Phi3 ? "phi3" : "llama";
@@ -53,7 +58,8 @@ nlohmann::json describeModel(const ModelConfig& m) {
                     {"shared_expert_ffn", e.shared_expert_ffn > 0 ? e.shared_expert_ffn
                                                                   : e.shared_experts * e.expert_ffn},
                     {"shared_expert_gate", e.shared_expert_gate},
-                    {"router", f.fp32_router ? "sigmoid_fp32" : "softmax"},
+                    {"router", f.fp32_router ? "sigmoid_fp32" : f.router_topk_softmax ? "topk_softmax" : "softmax"},
+                    {"clamped_swiglu", f.clamped_swiglu},
                     {"router_score_bias", e.router_score_bias},
                     {"capacity_factor", e.capacity_factor},
                     {"moe_layers", std::move(layers)}};

@@ -29,6 +29,11 @@ std::string workedExample(const Scenario& scenario, const Estimate& estimate, Un
 std::string formatBytes(int64_t bytes, Units units = Units::GiB);
 std::string formatCount(int64_t n);  // 8030261248 -> "8.03B"
 
+// Every warning a report gives, in order: the scenario's (the importer's),
+// the estimate's (warningTexts), and the family's activation caveat (a
+// family whose account is not yet held to autograd). The CLI and the app
+// show the same list.
+std::vector<std::string> reportWarnings(const Scenario& scenario, const Estimate& estimate);
 nlohmann::json estimateToJson(const Scenario& scenario, const Estimate& estimate);
 std::string estimateToTable(const Scenario& scenario, const Estimate& estimate, Units units = Units::GiB);
 std::string estimateToMarkdown(const Scenario& scenario, const Estimate& estimate, Units units = Units::GiB);

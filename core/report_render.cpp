@@ -4,6 +4,7 @@
 
 #include "core/batch.h"
 #include "core/hf_config.h"
+#include "core/hf_families.h"
 #include "core/report.h"
 #include "core/text_table.h"
 
@@ -18,12 +19,6 @@ std::string percent(int64_t part, int64_t whole) {
     char buffer[32];
     std::snprintf(buffer, sizeof buffer, "%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
     return buffer;
-}
-
-std::vector<std::string> allWarnings(const Scenario& s, const Estimate& e) {
-    std::vector<std::string> warnings = s.warnings;
-    for (auto text : warningTexts(e.warnings)) warnings.emplace_back(text);
-    return warnings;
 }
 
 std::string gpuLabel(const Scenario& s) {
@@ -74,7 +69,8 @@ std::string batchText(const Scenario& s) {
 }
 
 std::string peakText(const Estimate& e) {
-    std::string text = "stage " + std::to_string(e.peak.stage) + " of " + std::to_string(e.num_stages) + " (layers " +
+    // Stages are numbered from 1 for people, as in the app; JSON's "stage" is the 0-based index.
+    std::string text = "stage " + std::to_string(e.peak.stage + 1) + " of " + std::to_string(e.num_stages) + " (layers " +
                        std::to_string(e.peak.first_layer) + "–" +
                        std::to_string(e.peak.first_layer + e.peak.num_layers - 1) + "), during " +
                        std::string(phaseName(e.peak.peak_phase));
@@ -110,6 +106,14 @@ std::string fitText(const Estimate& e, Units units) {
 }
 
 }  // namespace
+
+std::vector<std::string> reportWarnings(const Scenario& s, const Estimate& e) {
+    std::vector<std::string> warnings = s.warnings;
+    for (auto text : warningTexts(e.warnings)) warnings.emplace_back(text);
+    if (const std::string_view caveat = familyOf(s.model.family).activation_caveat; !caveat.empty())
+        warnings.emplace_back(caveat);
+    return warnings;
+}
 
 json estimateToJson(const Scenario& s, const Estimate& e) {
     const ParameterCount& p = e.parameters;
@@ -154,7 +158,7 @@ json estimateToJson(const Scenario& s, const Estimate& e) {
     doc["num_stages"] = e.num_stages;
     doc["activations_without_recompute"] = e.activations_without_recompute;
     doc["recompute_fraction"] = e.recompute_fraction;
-    doc["warnings"] = allWarnings(s, e);
+    doc["warnings"] = reportWarnings(s, e);
     doc["worked_example"] = workedExample(s, e);
     doc["scenario"] = scenarioToJson(s);
     doc["model"] = describeModel(s.model);
@@ -173,7 +177,7 @@ std::string estimateToTable(const Scenario& s, const Estimate& e, Units units) {
     out += "\nResult:     " + fitText(e, units) + "\n";
     if (e.host_bytes > 0) out += "Host:       " + formatBytes(e.host_bytes, units) + " per GPU rank (offload)\n";
     out += "Example:    " + workedExample(s, e) + "\n";
-    for (const auto& w : allWarnings(s, e)) out += "Warning:    " + w + "\n";
+    for (const auto& w : reportWarnings(s, e)) out += "Warning:    " + w + "\n";
     return out;
 }
 
@@ -188,7 +192,7 @@ std::string estimateToMarkdown(const Scenario& s, const Estimate& e, Units units
     out += "- Result: **" + fitText(e, units) + "**\n\n";
     out += renderMarkdown(componentTable(s, e, units));
     out += "\n" + workedExample(s, e) + "\n";
-    for (const auto& w : allWarnings(s, e)) out += "\n> Warning: " + w + "\n";
+    for (const auto& w : reportWarnings(s, e)) out += "\n> Warning: " + w + "\n";
     return out;
 }
 

@@ -6,7 +6,9 @@
 namespace trainmem {
 
 Status ScenarioSource::set(std::string_view flag, std::string v) {
-    if (kind != Kind::None) return Error{"", "give only one of --preset, --model-config and --scenario"};
+    // The CLI and the app both record their source flags here, so this check
+    // and its words exist once. The field is the flag that came second.
+    if (kind != Kind::None) return Error{std::string(flag), "give only one of --preset, --model-config and --scenario"};
     if (flag == "--preset")
         kind = Kind::Preset;
     else if (flag == "--model-config")

@@ -141,10 +141,8 @@ void EstimateStatus::refresh() {
                          .arg(total, capacity, q(formatBytes(-e.headroom_bytes, units_)));
         parts << (e.total_gpus == 1 ? tr("1 GPU, effective batch %1").arg(e.effective_batch)
                                     : tr("%1 GPUs, effective batch %2").arg(e.total_gpus).arg(e.effective_batch));
-        for (std::string_view w : warningTexts(e.warnings))
-            parts << QStringLiteral("<span style='color:#b9770e'>⚠ %1</span>")
-                         .arg(QString::fromUtf8(w.data(), static_cast<qsizetype>(w.size())).toHtmlEscaped());
-        for (const std::string& w : document_->resultScenario().warnings)
+        // core's list, as the CLI prints it (import warnings, the estimate's, the family's caveat)
+        for (const std::string& w : reportWarnings(document_->resultScenario(), e))
             parts << QStringLiteral("<span style='color:#b9770e'>⚠ %1</span>").arg(q(w).toHtmlEscaped());
     }
     setText(parts.join(QStringLiteral(" &nbsp;·&nbsp; ")));

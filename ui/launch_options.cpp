@@ -39,7 +39,7 @@ Error optionError(const QString& option, const QString& message) {
 
 Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
     LaunchOptions o;
-    bool source_given = false;
+    ScenarioSource source;  // core's check that only one source flag is given
     for (int i = 0; i < arguments.size(); ++i) {
         QString option = arguments[i];
         QString value;
@@ -62,9 +62,8 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
             value = arguments[++i];
         }
         if (option == "--preset" || option == "--model-config" || option == "--scenario") {
-            if (source_given)
-                return optionError(option, QStringLiteral("give only one of --preset, --model-config, --scenario"));
-            source_given = true;
+            if (Status st = source.set(option.toStdString(), value.toStdString()); !st)
+                return optionError(option, QString::fromStdString(st.error().message));
             o.source = option == "--preset" ? LaunchOptions::Source::Preset
                        : option == "--model-config" ? LaunchOptions::Source::ModelConfig
                                                     : LaunchOptions::Source::ScenarioFile;

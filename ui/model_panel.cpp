@@ -4,6 +4,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "core/hf_config.h"
 #include "core/report.h"
 
 namespace trainmem::ui {
@@ -108,10 +109,12 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
                           tr("2 for most models; 4 for Gemma-2 (pre and post norms around attention and MLP).")},
                          1, 8, [](const Scenario& s) { return s.model.norms_per_block; },
                          [](Scenario& s, int64_t v) { s.model.norms_per_block = v; });
-    // transformers' ACT2FN names the core tells apart (activation_shape.cpp):
-    // a list, so that "foo" cannot be entered and silently read as SiLU.
+    // The ACT2FN names the core models (core/hf_families.cpp activationCatalogue):
+    // a list, so that an unmodelled activation cannot be entered.
+    QStringList activations;
+    for (const std::string& a : supportedActivations()) activations << QString::fromStdString(a);
     shape_->addNamedChoice({tr("Activation"), {"model.hidden_act"}, tr("MLP activation function: silu (Llama), gelu_pytorch_tanh (Gemma), gelu_new (GPT-2).")},
-                           {"silu", "swish", "gelu", "gelu_pytorch_tanh", "gelu_new", "gelu_fast", "quick_gelu", "relu"},
+                           activations,
                            [](const Scenario& s) { return s.model.hidden_act; }, [](Scenario& s, std::string v) { s.model.hidden_act = v; });
     shape_->addFlag({tr("Tied embeddings"), {"model.tie_word_embeddings", "model.tied_embeddings"},
                        tr("LM head shares the embedding matrix (tie_word_embeddings): Gemma, GPT-2, Llama-3.2-1B/3B.")},

@@ -1,7 +1,11 @@
 """Small decoder blocks written op for op as the Hugging Face eager modeling
 files write them (modeling_llama, _mistral, _qwen2, _qwen3, _olmo2, _gemma,
-_gemma2, _gpt2, _mixtral, _deepseek_v3), with PEFT-style LoRA adapters and a
-flash-attention stand-in that saves what flash_attn's FlashAttnFunc saves.
+_gemma2, _gemma3, _gpt2, _mixtral, _deepseek_v3, _glm4_moe, _gpt_oss), with
+PEFT-style LoRA adapters and a flash-attention stand-in that saves what
+flash_attn's FlashAttnFunc saves.
+
+The gated MLP and the mixture-of-experts blocks are in hf_moe.py, the
+rotary helpers with the other ops in hf_ops.py.
 
 Every block is built from the model trainmem's importer produced (the "model"
 object of `trainmem-cli estimate --format json`: sizes, the family row's
@@ -20,15 +24,28 @@ from torch.utils.checkpoint import checkpoint
 import saved_tensor_ledger as ledger
 from saved_tensor_ledger import autocast_fp32, dropout, layer_norm, mean_last_dim, op
 
+from hf_moe import DeepseekV3MoE, GatedMLP, GptOssMoE, MixtralSparseMoeBlock
 from hf_ops import (Conv1D, FlashAttention, GemmaRMSNorm, GPT2LayerNorm, LlamaRMSNorm,  # noqa: F401
-                    LoraLinear, Olmo2RMSNorm, activation, apply_rotary_pos_emb, repeat_kv, rotate_half)
+                    LoraLinear, Olmo2RMSNorm, activation, apply_partial_rotary_pos_emb, apply_rotary_pos_emb,
+                    apply_rotary_pos_emb_halves, apply_rotary_pos_emb_interleave, repeat_kv, rotate_half)
 
 
 def rms_norm_class(c):
     """The RMSNorm of the modeling file of the family the importer read the
     model as: Gemma's (1 + weight) in fp32, OLMo 2's weight in fp32, else
     Llama's (cast back, then weight)."""
-    return {"gemma": GemmaRMSNorm, "gemma2": GemmaRMSNorm, "olmo2": Olmo2RMSNorm}.get(c["read_as"], LlamaRMSNorm)
+    return {"gemma": GemmaRMSNorm, "gemma2": GemmaRMSNorm, "gemma3_text": GemmaRMSNorm,
+            "olmo2": Olmo2RMSNorm, "gpt_oss": Olmo2RMSNorm}.get(c["read_as"], LlamaRMSNorm)
+
+
+def layer_types(c):
+    """Which layers slide (Gemma 2/3, gpt-oss): the config.json's layer_types,
+    checked against the count the importer made of it."""
+    types = c["config"].get("layer_types", ["full_attention"] * c["num_layers"])
+    sliding = sum(t == "sliding_attention" for t in types)
+    if sliding != c.get("sliding_window_layers", 0):
+        raise ValueError(f"layer_types has {sliding} sliding layers, the importer {c.get('sliding_window_layers')}")
+    return types
 
 
 class LlamaAttention(nn.Module):
@@ -59,6 +76,9 @@ class LlamaAttention(nn.Module):
         if self.qk_norm:
             self.q_norm = rms_norm_class(c)(d)
             self.k_norm = rms_norm_class(c)(d)
+        # GptOssAttention: one learned sink logit per query head.
+        self.sinks = nn.Parameter(torch.randn(nh) * 0.5) if c.get("attention_sinks") else None
+        self.rotary_halves = c.get("rotary_half_table", False)
         self.qk_norm_projection = c["qk_norm"] == "projection"
         if self.qk_norm_projection:
             self.q_norm = rms_norm_class(c)(nh * d)
@@ -90,7 +110,10 @@ class LlamaAttention(nn.Module):
             v = self.v_proj(x).view(b, s, -1, self.d).transpose(1, 2)
         if self.use_rope:
             with op("rotary"):
-                q, k = apply_rotary_pos_emb(q, k, cos, sin)
+                if self.rotary_halves:
+                    q, k = apply_rotary_pos_emb_halves(q, k, cos, sin)
+                else:
+                    q, k = apply_partial_rotary_pos_emb(q, k, cos, sin)
         if self.flash:
             with op("flash attention"):
                 if torch.is_autocast_cpu_enabled():
@@ -112,8 +135,20 @@ class LlamaAttention(nn.Module):
                     w = w * self.softcap
             with op("attention scores"):
                 w = w + mask
-            with op("attention softmax"):
-                w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+            if self.sinks is not None:
+                # modeling_gpt_oss eager_attention_forward: the sink column joins
+                # the logits, the row max is subtracted, softmax in their dtype,
+                # and the sink's column is dropped again.
+                with op("attention sinks"):
+                    sinks = self.sinks.reshape(1, -1, 1, 1).expand(b, -1, s, -1)
+                    combined = torch.cat([w, sinks], dim=-1)
+                    combined = combined - combined.max(dim=-1, keepdim=True).values
+                with op("attention softmax"):
+                    probs = F.softmax(combined, dim=-1, dtype=combined.dtype)
+                    w = probs[..., :-1]
+            else:
+                with op("attention softmax"):
+                    w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
             with op("attention dropout"):
                 w = dropout(w, self.dropout)
             with op("attention over values"):
@@ -122,74 +157,6 @@ class LlamaAttention(nn.Module):
         o = o.reshape(b, s, -1).contiguous()
         with op("o_proj"):
             return self.o_proj(o)
-
-
-class GatedMLP(nn.Module):
-    def __init__(self, h, f, act):
-        super().__init__()
-        self.gate_proj = nn.Linear(h, f, bias=False)
-        self.up_proj = nn.Linear(h, f, bias=False)
-        self.down_proj = nn.Linear(f, h, bias=False)
-        self.act = activation(act)
-
-    def forward(self, x):
-        with op("gate_proj"):
-            g = self.gate_proj(x)
-        with op("up_proj"):
-            u = self.up_proj(x)
-        with op("mlp act_fn"):
-            a = self.act(g)
-        with op("mlp act * up"):
-            p = a * u
-        with op("down_proj"):
-            return self.down_proj(p)
-
-
-class MixtralSparseMoeBlock(nn.Module):
-    """modeling_mixtral MixtralSparseMoeBlock: a loop over the experts (also
-    modeling_qwen3_moe Qwen3MoeSparseMoeBlock with norm_topk_prob true, whose
-    experts are named gate_proj / up_proj / down_proj: the same ops)."""
-
-    def __init__(self, c):
-        super().__init__()
-        h, moe = c["hidden_size"], c["moe"]
-        self.E, self.top_k = moe["num_experts"], moe["experts_per_token"]
-        self.gate = nn.Linear(h, self.E, bias=False)
-        self.experts = nn.ModuleList([GatedMLP(h, moe["expert_ffn"], c["hidden_act"]) for _ in range(self.E)])
-
-    def forward(self, x):
-        b, s, h = x.shape
-        x = x.view(-1, h)
-        with op("router"):
-            router_logits = self.gate(x)
-            rw = F.softmax(router_logits, dim=1, dtype=torch.float)
-            rw, selected = torch.topk(rw, self.top_k, dim=-1)
-            rw /= rw.sum(dim=-1, keepdim=True)
-            rw = rw.to(x.dtype)
-        final = torch.zeros((b * s, h), dtype=x.dtype)
-        expert_mask = F.one_hot(selected, num_classes=self.E).permute(2, 1, 0)
-        for e in range(self.E):
-            idx, top_x = torch.where(expert_mask[e])
-            if top_x.numel() == 0:
-                continue
-            with op("expert tokens"):
-                current = x[None, top_x].reshape(-1, h)
-            y = self.experts[e](current)
-            with op("expert output * routing weight"):
-                y = y * rw[top_x, idx, None]
-                final.index_add_(0, top_x, y.to(x.dtype))
-        return final.reshape(b, s, h)
-
-
-def apply_rotary_pos_emb_interleave(q, k, cos, sin):
-    """modeling_deepseek_v3: de-interleave the rope dims, then rotate."""
-    cos = cos.unsqueeze(1)
-    sin = sin.unsqueeze(1)
-    b, h, s, d = q.shape
-    q = q.view(b, h, s, d // 2, 2).transpose(4, 3).reshape(b, h, s, d)
-    b, h, s, d = k.shape
-    k = k.view(b, h, s, d // 2, 2).transpose(4, 3).reshape(b, h, s, d)
-    return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)
 
 
 class DeepseekV3Attention(nn.Module):
@@ -268,62 +235,6 @@ class DeepseekV3Attention(nn.Module):
             return self.o_proj(o)
 
 
-class DeepseekV3MoE(nn.Module):
-    """modeling_deepseek_v3 DeepseekV3TopkRouter + DeepseekV3MoE: an fp32
-    sigmoid router with group-limited top-k, a loop over the experts and a
-    shared expert."""
-
-    def __init__(self, c):
-        super().__init__()
-        h, moe, config = c["hidden_size"], c["moe"], c["config"]
-        self.E, self.top_k = moe["num_experts"], moe["experts_per_token"]
-        self.n_group, self.topk_group = config.get("n_group", 1), config.get("topk_group", 1)
-        self.scale = config.get("routed_scaling_factor", 1.0)
-        self.weight = nn.Parameter(torch.randn(self.E, h) * 0.02)
-        self.register_buffer("e_score_correction_bias", torch.zeros(self.E))
-        f = moe["expert_ffn"]
-        self.experts = nn.ModuleList([GatedMLP(h, f, c["hidden_act"]) for _ in range(self.E)])
-        self.shared_experts = GatedMLP(h, moe["shared_expert_ffn"], c["hidden_act"])
-
-    @torch.no_grad()
-    def topk_indices(self, scores):
-        choice = scores.view(-1, self.E) + self.e_score_correction_bias.unsqueeze(0)
-        group_scores = choice.view(-1, self.n_group, self.E // self.n_group).topk(2, dim=-1)[0].sum(dim=-1)
-        group_idx = torch.topk(group_scores, k=self.topk_group, dim=-1, sorted=False)[1]
-        group_mask = torch.zeros_like(group_scores)
-        group_mask.scatter_(1, group_idx, 1)
-        score_mask = group_mask.unsqueeze(-1).expand(-1, self.n_group, self.E // self.n_group).reshape(-1, self.E)
-        choice = choice.masked_fill(~score_mask.bool(), 0.0)
-        return torch.topk(choice, k=self.top_k, dim=-1, sorted=False)[1]
-
-    def forward(self, x):
-        residual = x
-        shape = x.shape
-        x = x.view(-1, shape[-1])
-        with op("router"):
-            logits = F.linear(x.type(torch.float32), ledger.current().parameter_derived(self.weight.type(torch.float32)))
-            scores = logits.sigmoid()
-            idx = self.topk_indices(scores)
-            weights = scores.gather(1, idx)
-            weights /= autocast_fp32(weights).sum(dim=-1, keepdim=True) + 1e-20  # sum: fp32 under CUDA autocast
-            weights = weights * self.scale
-        final = torch.zeros_like(x, dtype=weights.dtype)
-        expert_mask = F.one_hot(idx, num_classes=self.E).permute(2, 0, 1)
-        for e in range(self.E):
-            token_indices, weight_indices = torch.where(expert_mask[e])
-            if token_indices.numel() == 0:
-                continue
-            with op("expert tokens"):
-                expert_weights = weights[token_indices, weight_indices]
-                expert_input = x[token_indices]
-            y = self.experts[e](expert_input)
-            with op("expert output * routing weight"):
-                final.index_add_(0, token_indices, y * expert_weights.unsqueeze(-1))
-        out = final.type(x.dtype).view(*shape)
-        with op("shared expert"):
-            return out + self.shared_experts(residual)
-
-
 class LlamaBlock(nn.Module):
     """LlamaDecoderLayer; Gemma2DecoderLayer adds norms on the outputs of
     attention and MLP (post_attention / pre_feedforward / post_feedforward);
@@ -347,7 +258,8 @@ class LlamaBlock(nn.Module):
         self.self_attn = DeepseekV3Attention(c) if c["mla"] else LlamaAttention(c, index)
         moe = c["moe"]
         if moe and moe["moe_layers"][index]:
-            self.mlp = DeepseekV3MoE(c) if moe["router"] == "sigmoid_fp32" else MixtralSparseMoeBlock(c)
+            block = {"sigmoid_fp32": DeepseekV3MoE, "topk_softmax": GptOssMoE}.get(moe["router"], MixtralSparseMoeBlock)
+            self.mlp = block(c)
         else:
             self.mlp = GatedMLP(h, c["ffn_hidden_size"], c["hidden_act"])
 
@@ -480,17 +392,22 @@ class CausalLM(nn.Module):
         self.head_loss = None  # step_truth_losses.head_loss(training); None: ForCausalLMLoss
 
     def rotary(self, b, s, dtype):
-        d = self.c["mla"]["qk_rope_head_dim"] if self.c["mla"] else self.c["head_dim"]
+        d = self.c["rotary_dim"]  # the importer's width: MLA's rope dims, partial_rotary_factor
+        halves = self.c.get("rotary_half_table", False)  # gpt-oss: each frequency once, emb = freqs
+        if halves:
+            d *= 2
         inv_freq = 1.0 / (10000.0 ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
         pos = torch.arange(s).float()[None, :].expand(b, s)
         freqs = (inv_freq[None, :, None].expand(b, -1, 1) @ pos[:, None, :]).transpose(1, 2)
-        emb = torch.cat((freqs, freqs), dim=-1)
+        emb = freqs if halves else torch.cat((freqs, freqs), dim=-1)
         return emb.cos().to(dtype), emb.sin().to(dtype)
 
     def forward(self, input_ids, labels, checkpointing):
         b, s = input_ids.shape
         ledger.current().scope = "embedding"
         cos = sin = mask = None
+        types = layer_types(self.c)
+        per_type = {}  # layer type -> (cos, sin, mask)
         with op("embedding"):
             if self.gpt2:
                 position_ids = torch.arange(s).unsqueeze(0)
@@ -504,16 +421,28 @@ class CausalLM(nn.Module):
                     x = x * self.c["config"]["embedding_multiplier"]  # GraniteModel
                 if self.input_requires_grad:
                     x.requires_grad_(True)
-                if self.c["read_as"] in ("gemma", "gemma2"):  # GemmaModel scales by sqrt(hidden_size)
+                if self.c["read_as"] in ("gemma", "gemma2", "gemma3_text"):  # GemmaModel scales by sqrt(hidden_size)
                     x = x * torch.tensor(self.c["hidden_size"] ** 0.5, dtype=x.dtype)
-                with torch.no_grad():
-                    cos, sin = self.rotary(b, s, x.dtype)
-                if self.c["attention"] == "eager":
-                    # HF's 4-D additive causal mask (b, 1, s, s) in the compute dtype
-                    mask = torch.full((s, s), torch.finfo(x.dtype).min, dtype=x.dtype).triu(1)
-                    mask = mask[None, None].expand(b, 1, s, s).contiguous()
+                # Gemma3TextModel / Gemma2Model / GptOssModel: one causal mask per
+                # layer type (create_causal_mask, create_sliding_window_causal_mask);
+                # Gemma 3 also one rotary table per type (rope_local_base_freq).
+                for t in sorted(set(types)):
+                    with torch.no_grad():
+                        if cos is None or self.c["rotary_tables"] > 1:
+                            cos, sin = self.rotary(b, s, x.dtype)
+                    if self.c["attention"] == "eager":
+                        # HF's 4-D additive causal mask (b, 1, s, s) in the compute dtype
+                        mask = torch.full((s, s), torch.finfo(x.dtype).min, dtype=x.dtype).triu(1)
+                        if t == "sliding_attention":
+                            window = self.c["config"]["sliding_window"]
+                            mask = mask + torch.full((s, s), torch.finfo(x.dtype).min, dtype=x.dtype).tril(-window)
+                            mask = mask.clamp(min=torch.finfo(x.dtype).min)
+                        mask = mask[None, None].expand(b, 1, s, s).contiguous()
+                    per_type[t] = (cos, sin, mask)
         for i, layer in enumerate(self.layers):
             ledger.current().scope = f"block {i}"
+            if per_type:
+                cos, sin, mask = per_type[types[i]]
             if checkpointing:
                 x = checkpoint(layer, x, cos, sin, mask, use_reentrant=True)
             else:

@@ -179,3 +179,40 @@ def repeat_kv(x, n_rep):
     return x[:, :, None, :, :].expand(b, kv, n_rep, s, d).reshape(b, kv * n_rep, s, d)
 
 
+def apply_partial_rotary_pos_emb(q, k, cos, sin):
+    """modeling_glm4_moe apply_rotary_pos_emb: rotate the first cos.shape[-1]
+    dims of each head (partial_rotary_factor), pass the rest, concatenate.
+    With the whole head rotated it is Llama's."""
+    rotary_dim = cos.shape[-1]
+    if rotary_dim == q.shape[-1]:
+        return apply_rotary_pos_emb(q, k, cos, sin)
+    q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:]
+    k_rot, k_pass = k[..., :rotary_dim], k[..., rotary_dim:]
+    q_rot, k_rot = apply_rotary_pos_emb(q_rot, k_rot, cos, sin)
+    return torch.cat([q_rot, q_pass], dim=-1), torch.cat([k_rot, k_pass], dim=-1)
+
+
+def apply_rotary_pos_emb_halves(q, k, cos, sin):
+    """modeling_gpt_oss apply_rotary_pos_emb / _apply_rotary_emb: cos and sin
+    hold each frequency once (head_dim / 2 wide); the two halves of the head
+    rotate against each other."""
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+
+    def rotate(x):
+        first_half, second_half = torch.chunk(x, 2, dim=-1)
+        first_ = first_half * cos - second_half * sin
+        second_ = second_half * cos + first_half * sin
+        return torch.cat((first_, second_), dim=-1)
+
+    return rotate(q), rotate(k)
+
+
+def apply_rotary_pos_emb_interleave(q, k, cos, sin):
+    """modeling_deepseek_v3: de-interleave the rope dims, then rotate."""
+    cos = cos.unsqueeze(1)
+    sin = sin.unsqueeze(1)
+    b, h, s, d = q.shape
+    q = q.view(b, h, s, d // 2, 2).transpose(4, 3).reshape(b, h, s, d)
+    b, h, s, d = k.shape
+    k = k.view(b, h, s, d // 2, 2).transpose(4, 3).reshape(b, h, s, d)
+    return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)

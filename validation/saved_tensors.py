@@ -2,9 +2,10 @@
 """CPU ground truth for trainmem's activation account.
 
 Builds small decoder blocks op for op as the Hugging Face eager modeling files
-write them (modeling_llama/mistral/qwen2/gemma/gpt2/mixtral), runs one forward
-pass under torch.autograd.graph.saved_tensors_hooks and records every tensor
-autograd saves for backward. Each storage is counted once (by its data
+write them (validation/hf_blocks.py: modeling_llama, ..., _gemma3, _glm4_moe,
+_gpt_oss), runs one forward pass under
+torch.autograd.graph.saved_tensors_hooks and records every tensor autograd
+saves for backward. Each storage is counted once (by its data
 pointer; views share their base's storage), parameters, buffers and tensors
 computed from parameters alone are left out (the estimator counts those as
 weights and weight copies), and 0-dim scalars are left out (CPU scalars or a
@@ -71,8 +72,12 @@ def hf_model_keys(c):
     out = {k: c[k] for k in keys if k in c}
     if c["model_type"] == "qwen2":
         out["attention_bias"] = True  # q, k, v biases: the family's convention
-    if c["model_type"] == "gemma2":
-        for k in ("attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar"):
+    if c["model_type"] in ("gemma2", "gemma3_text"):
+        for k in ("attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar", "sliding_window",
+                  "layer_types"):
+            out[k] = c[k]
+    if c["model_type"] == "gemma3_text":
+        for k in ("rope_theta", "rope_local_base_freq"):
             out[k] = c[k]
     if c["model_type"] == "deepseek_v3":
         for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
@@ -90,6 +95,15 @@ def hf_model_keys(c):
     if c["model_type"] == "smollm3":
         out["no_rope_layers"] = c["no_rope_layers"]
         del out["tie_word_embeddings"]  # SmolLM3-3B's config.json leaves it out: tied by the class default
+    if c["model_type"] == "gpt_oss":
+        for k in ("attention_bias", "num_local_experts", "num_experts_per_tok", "swiglu_limit", "sliding_window",
+                  "layer_types"):
+            out[k] = c[k]
+    if c["model_type"] == "glm4_moe":
+        for k in ("partial_rotary_factor", "use_qk_norm", "attention_bias", "moe_intermediate_size",
+                  "n_routed_experts", "num_experts_per_tok", "n_shared_experts", "n_group", "topk_group",
+                  "routed_scaling_factor", "first_k_dense_replace", "norm_topk_prob"):
+            out[k] = c[k]
     if c["model_type"] == "mixtral":
         out["num_local_experts"] = c["num_local_experts"]
         out["num_experts_per_tok"] = c["num_experts_per_tok"]
@@ -120,9 +134,19 @@ FAMILIES = {
     "smollm3": dict(model_type="smollm3", hidden_size=64, num_attention_heads=4, num_key_value_heads=1, head_dim=16,
                     intermediate_size=160, hidden_act="silu", num_hidden_layers=3, no_rope_layers=[1, 1, 0],
                     tie_word_embeddings=True),  # three layers: two share the rotary tables, one is NoPE
+    # Gemma 2 and 3: sliding-window and global layers alternate; four layers,
+    # so that every mask (and Gemma 3's two rotary tables) serves two blocks.
     "gemma2": dict(model_type="gemma2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
                    intermediate_size=128, hidden_act="gelu_pytorch_tanh", attn_logit_softcapping=50.0,
-                   final_logit_softcapping=30.0, query_pre_attn_scalar=16, tie_word_embeddings=True),
+                   final_logit_softcapping=30.0, query_pre_attn_scalar=16, num_hidden_layers=4, sliding_window=4,
+                   layer_types=["sliding_attention", "full_attention"] * 2, tie_word_embeddings=True),
+    # Gemma 3: per-head q/k GemmaRMSNorm, sandwich norms, no soft-capping,
+    # a local rotary table for the sliding layers, embedding x sqrt(h).
+    "gemma3_text": dict(model_type="gemma3_text", hidden_size=64, num_attention_heads=4, num_key_value_heads=1,
+                        head_dim=32, intermediate_size=128, hidden_act="gelu_pytorch_tanh",
+                        attn_logit_softcapping=None, final_logit_softcapping=None, query_pre_attn_scalar=32,
+                        num_hidden_layers=4, sliding_window=4, rope_theta=1000000.0, rope_local_base_freq=10000.0,
+                        layer_types=["sliding_attention", "full_attention"] * 2, tie_word_embeddings=True),
     "deepseek_v3": dict(model_type="deepseek_v3", hidden_size=64, num_attention_heads=4, num_key_value_heads=4,
                         q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
                         intermediate_size=160, moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2,
@@ -131,6 +155,21 @@ FAMILIES = {
     "mixtral": dict(model_type="mixtral", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
                     head_dim=16, intermediate_size=96, hidden_act="silu", num_local_experts=4,
                     num_experts_per_tok=2, tie_word_embeddings=False),
+    # gpt-oss: attention sinks, q/k/v/o biases, half-width rotary tables,
+    # alternating sliding and full layers; every layer a MoE of clamped-SwiGLU
+    # experts with biases behind a biased top-k-then-softmax router.
+    "gpt_oss": dict(model_type="gpt_oss", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                    intermediate_size=48, attention_bias=True, num_local_experts=4, num_experts_per_tok=2,
+                    swiglu_limit=7.0, num_hidden_layers=4, sliding_window=4,
+                    layer_types=["sliding_attention", "full_attention"] * 2, hidden_act="silu",
+                    tie_word_embeddings=False),
+    # GLM-4.5: half of each head rotated, per-head q/k norms, q/k/v biases,
+    # a leading dense layer, then DeepSeek-V3's sigmoid router and a shared expert.
+    "glm4_moe": dict(model_type="glm4_moe", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                     head_dim=16, partial_rotary_factor=0.5, use_qk_norm=True, attention_bias=True,
+                     intermediate_size=160, moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2,
+                     n_shared_experts=1, n_group=1, topk_group=1, routed_scaling_factor=1.0,
+                     first_k_dense_replace=1, norm_topk_prob=True, hidden_act="silu", tie_word_embeddings=False),
     "gpt2": dict(model_type="gpt2", n_embd=64, n_head=4, head_dim=16, n_inner=256, n_positions=64,
                  activation_function="gelu_new", tie_word_embeddings=True),
 }

@@ -156,6 +156,21 @@ class RejectionTest(unittest.TestCase):
         self.assertRejected("training.optimizer", scenario(optimizer="muon"))
         self.assertRejected("training.optimizer_impl", scenario(optimizer="lion", optimizer_impl="fused"))
 
+    def test_optimizers_and_implementations_come_from_trainmems_catalogue(self):
+        # validation/optimizers.json is `trainmem-cli optimizers --format json`
+        # (held equal to it by CliOptimizers.OptimizersJsonIsTheHarnessCatalogue).
+        catalogue = mg.load_optimizer_catalogue()
+        self.assertEqual(catalogue, mg.OPTIMIZER_CATALOGUE)
+        self.assertEqual(set(mg.OPTIMIZERS) | set(mg.NOT_REPRODUCED), set(catalogue))
+        for key in mg.OPTIMIZERS:
+            for impl in ("foreach", "fused", "for-loop"):
+                doc = scenario(optimizer=key, optimizer_impl=impl)
+                if impl in catalogue[key]["implementations"]:
+                    self.assertEqual(mg.plan_scenario(doc, "x").optimizer_impl, impl)
+                else:
+                    self.assertRejected("training.optimizer_impl", doc)
+        self.assertRejected("training.optimizer", scenario(optimizer="sophia"))
+
     def test_dtype_overrides_pytorch_cannot_honour_are_rejected(self):
         self.assertRejected("training.grad_dtype", scenario(precision="amp-bf16", grad_dtype="bf16"))
         self.assertRejected("training.optimizer_state_dtype",

@@ -178,11 +178,50 @@ TEST(CliErrors, CommandsFlagsAndArguments) {
     expectRefused({"estimate", "--preset", "gpt2", "--format", "xml"}, "--format: expected one of: table, json");
     expectRefused({"estimate", "--preset", "gpt2", "--units", "mib"}, "--units");
     expectRefused({"estimate"}, "no scenario");
-    expectRefused({"estimate", "--preset", "gpt2", "--scenario", fixture("minimal.json")}, "only one of");
+    // core/scenario_source's words, as the app gives them (tests/ui/headless_export_test.cpp).
+    expectRefused({"estimate", "--preset", "gpt2", "--scenario", fixture("minimal.json")},
+                  "--scenario: give only one of --preset, --model-config and --scenario");
     expectRefused({"estimate", "--preset", "gpt2", "--preset", "gpt2"}, "--preset: given more than once");
     expectRefused({"estimate", "gpt2"}, "unexpected argument \"gpt2\"");
     expectRefused({"estimate", "--preset", "gpt2", "--set", "training.micro_batch_size"}, "key=value");
     expectRefused({"presets", "--format", "csv"}, "--format");
+}
+
+TEST(CliStages, PeopleReadStagesFromOneJsonKeepsTheIndex) {
+    // GPT-2's 12 layers on 4 stages peak on the last (the head's) stage: the
+    // app says "stage 4 of 4", and so do the CLI's table, compare and fit;
+    // the JSON's peak.stage is the 0-based index.
+    const std::vector<std::string> pp = {"--preset", "gpt2", "--set", "parallelism.pipeline=4",
+                                         "--set", "training.gradient_accumulation_steps=8"};
+    std::vector<std::string> args = {"estimate"};
+    args.insert(args.end(), pp.begin(), pp.end());
+    CliRun r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("Peak:       stage 4 of 4 (layers 9–11), during backward"), std::string::npos) << r.out;
+    args.insert(args.end(), {"--format", "json"});
+    r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["peak"]["stage"], 3);
+    args = {"compare"};
+    args.insert(args.end(), pp.begin(), pp.end());
+    args.insert(args.end(), {"--optimizers", "adamw,sgd"});
+    r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("stage 4, backward"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("stage 3,"), std::string::npos) << r.out;
+}
+
+TEST(CliWarnings, AFamilyWithoutActivationGroundTruthSaysSo) {
+    // Llama 4's eager MoE runs every expert on every token; until its account
+    // is held to autograd, every estimate of it says so (and others do not).
+    CliRun r = run({"estimate", "--preset", "llama-4-scout", "--format", "json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json warnings = json::parse(r.out)["warnings"];
+    ASSERT_EQ(warnings.size(), 1u) << warnings.dump();
+    EXPECT_NE(warnings[0].get<std::string>().find("runs every expert on every token"), std::string::npos);
+    r = run({"estimate", "--preset", "gpt-oss-20b", "--format", "json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["warnings"].size(), 0u) << r.out;
 }
 
 // ---------------------------------------------------------------- presets

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/hf_config.h"
+#include "core/hf_families.h"
 #include "core/parameters.h"
 
 namespace trainmem {
@@ -198,14 +199,16 @@ TEST(FamilyDefaults, Gpt2AcceptsTheAttributeMapNames) {
 }
 
 TEST(FamilyDefaults, EverySupportedTypeImportsFromItsModelTypeAlone) {
-    EXPECT_EQ(supportedModelTypes().size(), 21u);  // 20 rows and kimi_k2, an alias
+    // 20 rows, kimi_k2 (an alias), llama4 and gemma3 (their text_config's rows)
+    EXPECT_EQ(supportedModelTypes().size(), 23u);
     for (const std::string& type : supportedModelTypes()) {
         json c = {{"model_type", type}};
         if (type == "deepseek_v2") c["num_experts_per_tok"] = 6;
         const Expected<ImportedModel> r = importHuggingFaceConfig(c);
         EXPECT_TRUE(r.ok()) << type << ": " << (r.ok() ? "" : r.error().text());
         if (r.ok()) {
-            EXPECT_EQ(r->model.family, type);
+            const FamilySpec* text = findTextConfigFamily(type);
+            EXPECT_EQ(r->model.family, text ? std::string(text->model_type) : type);
         }
     }
 }
@@ -243,6 +246,157 @@ TEST(FamilyDefaults, Glm45AttentionBiasReachesQkvButNotTheOutput) {
     const Expected<ImportedModel> back = importHuggingFaceConfig(exported);
     ASSERT_TRUE(back.ok()) << back.error().text();
     EXPECT_EQ(back->model, r->model);
+}
+
+TEST(FamilyDefaults, Glm45RotatesHalfOfEachHead) {
+    // Glm4MoeConfig's partial_rotary_factor defaults to 0.5: the rotary tables
+    // are int(head_dim * 0.5) wide (what autograd keeps of them: the
+    // glm4_moe cases of validation/activations/saved_tensors.json). Llama's
+    // class has no default: whole heads.
+    const Expected<ImportedModel> glm = importHuggingFaceConfig(json{{"model_type", "glm4_moe"}});
+    ASSERT_TRUE(glm.ok()) << glm.error().text();
+    EXPECT_EQ(rotaryTableWidth(glm->model), 64);
+    const Expected<ImportedModel> quarter =
+        importHuggingFaceConfig(json{{"model_type", "glm4_moe"}, {"partial_rotary_factor", 0.25}});
+    ASSERT_TRUE(quarter.ok()) << quarter.error().text();
+    EXPECT_EQ(rotaryTableWidth(quarter->model), 32);
+    const Expected<ImportedModel> back = importHuggingFaceConfig(exportHuggingFaceConfig(quarter->model));
+    ASSERT_TRUE(back.ok()) << back.error().text();
+    EXPECT_EQ(back->model, quarter->model);
+    const Expected<ImportedModel> llama = importHuggingFaceConfig(json{{"model_type", "llama"}});
+    ASSERT_TRUE(llama.ok()) << llama.error().text();
+    EXPECT_EQ(rotaryTableWidth(llama->model), 128);
+    for (double bad : {0.0, 1.5}) {
+        const Expected<ImportedModel> r =
+            importHuggingFaceConfig(json{{"model_type", "glm4_moe"}, {"partial_rotary_factor", bad}});
+        ASSERT_FALSE(r.ok()) << bad;
+        EXPECT_EQ(r.error().field, "model.partial_rotary_factor");
+        EXPECT_NE(r.error().message.find("(0, 1]"), std::string::npos) << r.error().message;
+    }
+}
+
+TEST(FamilyDefaults, SlidingAndGlobalLayersFromLayerTypesOrTheClassPattern) {
+    // Gemma3TextConfig: every sliding_window_pattern-th (6th) layer is global,
+    // the rest slide; Gemma3TextModel then builds two causal masks and two
+    // rotary tables (the gemma3_text cases of saved_tensors.json measure both).
+    // gemma-3-1b: 26 layers, layers 5, 11, 17, 23 global.
+    const Expected<ImportedModel> g3 = importHuggingFaceConfig(json{{"model_type", "gemma3_text"}, {"num_hidden_layers", 26}});
+    ASSERT_TRUE(g3.ok()) << g3.error().text();
+    EXPECT_EQ(g3->model.sliding_window_layers, 22);
+    EXPECT_TRUE(mixesAttentionLayers(g3->model));
+    EXPECT_EQ(rotaryTables(g3->model), 2);
+    // Five layers are all sliding: one mask, one table.
+    const Expected<ImportedModel> five = importHuggingFaceConfig(json{{"model_type", "gemma3_text"}, {"num_hidden_layers", 5}});
+    ASSERT_TRUE(five.ok()) << five.error().text();
+    EXPECT_FALSE(mixesAttentionLayers(five->model));
+    EXPECT_EQ(rotaryTables(five->model), 1);
+    // gpt-oss-20b's config lists them: 12 of 24 slide; its rotary table is shared.
+    json oss = readJson(kRoot / "presets" / "models" / "gpt-oss-20b.json");
+    const Expected<ImportedModel> o = importHuggingFaceConfig(oss);
+    ASSERT_TRUE(o.ok()) << o.error().text();
+    EXPECT_EQ(o->model.sliding_window_layers, 12);
+    EXPECT_EQ(rotaryTables(o->model), 1);
+    const Expected<ImportedModel> back = importHuggingFaceConfig(exportHuggingFaceConfig(o->model));
+    ASSERT_TRUE(back.ok()) << back.error().text();
+    EXPECT_EQ(back->model, o->model);
+    // Llama has no layer_types: never mixed.
+    const Expected<ImportedModel> llama = importHuggingFaceConfig(json{{"model_type", "llama"}});
+    ASSERT_TRUE(llama.ok());
+    EXPECT_EQ(llama->model.sliding_window_layers, 0);
+
+    oss["layer_types"][0] = "chunked_attention";
+    Expected<ImportedModel> bad = importHuggingFaceConfig(oss);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().field, "model.layer_types");
+    EXPECT_NE(bad.error().message.find("\"sliding_attention\" or \"full_attention\""), std::string::npos);
+    oss["layer_types"].erase(0);
+    bad = importHuggingFaceConfig(oss);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().field, "model.layer_types");
+    EXPECT_NE(bad.error().message.find("one type per layer: 24"), std::string::npos) << bad.error().message;
+    bad = importHuggingFaceConfig(json{{"model_type", "gemma3_text"}, {"sliding_window_pattern", 0}});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().field, "model.sliding_window_pattern");
+}
+
+TEST(HfImport, UnknownActivationIsRefusedUnderTheFamilysKey) {
+    // An activation the account does not model (quick_gelu keeps its input and
+    // a sigmoid; gelu_fast another chain) was read as SiLU's without a word.
+    struct Case {
+        json config;
+        std::string field;
+    };
+    const Case cases[] = {
+        {{{"model_type", "llama"}, {"hidden_act", "quick_gelu"}}, "model.hidden_act"},
+        {{{"model_type", "gemma3_text"}, {"hidden_activation", "gelu_fast"}}, "model.hidden_activation"},
+        {{{"model_type", "gpt2"}, {"activation_function", "Relu"}}, "model.activation_function"},
+        {{{"model_type", "my_decoder"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+          {"intermediate_size", 128}, {"vocab_size", 100}, {"max_position_embeddings", 64},
+          {"hidden_act", "xielu"}},
+         "model.hidden_act"},
+    };
+    for (const Case& c : cases) {
+        const Expected<ImportedModel> r = importHuggingFaceConfig(c.config);
+        ASSERT_FALSE(r.ok()) << c.config.dump();
+        EXPECT_EQ(r.error().field, c.field);
+        EXPECT_NE(r.error().message.find("must be one of silu, swish (= silu), gelu, gelu_pytorch_tanh, gelu_new, relu"),
+                  std::string::npos)
+            << r.error().message;
+    }
+    // The aliases transformers' ACT2FN maps to the same module are accepted.
+    for (const char* act : {"silu", "swish", "gelu", "gelu_pytorch_tanh", "gelu_new", "relu"}) {
+        const Expected<ImportedModel> r = importHuggingFaceConfig(json{{"model_type", "llama"}, {"hidden_act", act}});
+        EXPECT_TRUE(r.ok()) << act << ": " << (r.ok() ? "" : r.error().text());
+    }
+}
+
+TEST(HfImport, MultimodalLlama4ReadsItsTextConfig) {
+    // A Llama-4 checkpoint's config.json is model_type llama4 with the
+    // language model under text_config (its vision_config, abbreviated in the
+    // fixture, is not read). The text model is Scout's: 107,769,861,120
+    // parameters (presets/models/README.md note 9).
+    const json config = readJson(kRoot / "tests" / "data" / "hf" / "llama4_multimodal.json");
+    const Expected<ImportedModel> r = importHuggingFaceConfig(config);
+    ASSERT_TRUE(r.ok()) << r.error().text();
+    EXPECT_EQ(r->model.family, "llama4_text");
+    EXPECT_EQ(r->model.name, "meta-llama/Llama-4-Scout-17B-16E");
+    EXPECT_EQ(countParameters(r->model).total, 107'769'861'120);
+    EXPECT_EQ(r->model, importPreset("llama-4-scout"));
+    ASSERT_EQ(r->warnings.size(), 1u);
+    EXPECT_NE(r->warnings[0].find("vision encoder and projector (vision_config) are not counted"), std::string::npos);
+
+    // Errors name the nested key.
+    json bad = config;
+    bad["text_config"]["num_attention_heads"] = 0;
+    Expected<ImportedModel> e = importHuggingFaceConfig(bad);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().field, "model.text_config.num_attention_heads");
+    bad = config;
+    bad["text_config"]["model_type"] = "llama";
+    e = importHuggingFaceConfig(bad);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().field, "model.text_config.model_type");
+    bad = config;
+    bad["text_config"] = "llama4_text";
+    e = importHuggingFaceConfig(bad);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().field, "model.text_config");
+    // Without its model_type the text config is read as the wrapper's family's.
+    bad = config;
+    bad["text_config"].erase("model_type");
+    e = importHuggingFaceConfig(bad);
+    ASSERT_TRUE(e.ok()) << e.error().text();
+    EXPECT_EQ(e->model, r->model);
+}
+
+TEST(HfImport, MultimodalGemma3ReadsItsTextConfig) {
+    // Gemma3Config nests Gemma3TextConfig under text_config: the same model
+    // as the bare text config.
+    const json text = readJson(kRoot / "presets" / "models" / "gemma-3-1b.json");
+    const json wrapped = {{"model_type", "gemma3"}, {"text_config", text}};
+    const Expected<ImportedModel> r = importHuggingFaceConfig(wrapped);
+    ASSERT_TRUE(r.ok()) << r.error().text();
+    EXPECT_EQ(r->model, importPreset("gemma-3-1b"));
 }
 
 TEST(FamilyDefaults, Llama4InterleavedMoeLayersCountMaverick) {

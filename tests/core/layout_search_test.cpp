@@ -439,7 +439,7 @@ TEST(LayoutRejection, TextNamesExcessPhaseStageAndLargestComponent) {
     r.stage = 0;
     r.dominant = Component::Activations;
     r.dominant_bytes = 41 * kGiB;
-    EXPECT_EQ(rejectionText(r), "over by 12.30 GiB at backward on stage 0; activations 41.00 GiB");
+    EXPECT_EQ(rejectionText(r), "over by 12.30 GiB at backward on stage 1; activations 41.00 GiB");
 }
 
 // --- Options ------------------------------------------------------------------------

@@ -17,6 +17,7 @@ TEST(ScenarioSource, OnlyOneSource) {
     ASSERT_TRUE(s.set("--preset", "gpt2").ok());
     const Status second = s.set("--scenario", "x.json");
     ASSERT_FALSE(second.ok());
+    EXPECT_EQ(second.error().field, "--scenario");
     EXPECT_EQ(second.error().message, "give only one of --preset, --model-config and --scenario");
 }
 

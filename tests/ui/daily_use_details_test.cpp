@@ -110,6 +110,15 @@ TEST(StatusLine, OneGpuIsSingular) {
     EXPECT_FALSE(status->text().contains("1 GPUs"));
 }
 
+TEST(StatusLine, GivesTheWarningsTheCliGives) {
+    // core's reportWarnings: Llama 4's activation caveat reaches the window
+    // as it reaches trainmem-cli's report.
+    auto window = openWindow(presetScenario("llama-4-scout"));
+    auto* status = window->findChild<EstimateStatus*>();
+    ASSERT_NE(status, nullptr);
+    EXPECT_TRUE(status->text().contains("runs every expert on every token")) << status->text().toStdString();
+}
+
 TEST(Stages, CountedFromOneEverywhere) {
     auto window = openWindow(presetScenario("llama3.1-405b-3d"));
     const Estimate& e = window->document()->result();

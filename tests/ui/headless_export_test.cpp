@@ -6,6 +6,7 @@
 #include <QSvgRenderer>
 #include <QTemporaryDir>
 
+#include "core/scenario_source.h"
 #include "ui/launch_options.h"
 #include "ui_test_support.h"
 
@@ -92,6 +93,10 @@ TEST(LaunchOptions, ParsesEveryOptionAndNamesTheBadOne) {
     Expected<LaunchOptions> twice = parseLaunchOptions({"--preset", "gpt2", "--scenario", "a.json"});
     ASSERT_FALSE(twice.ok());
     EXPECT_EQ(twice.error().field, "--scenario");
+    // The check is core's (ScenarioSource::set), the CLI's words exactly.
+    ScenarioSource core_source;
+    ASSERT_TRUE(core_source.set("--preset", "gpt2").ok());
+    EXPECT_EQ(twice.error().message, core_source.set("--scenario", "a.json").error().message);
     EXPECT_EQ(parseLaunchOptions({"--height", "-5"}).error().field, "--height");
 }
 

@@ -1,0 +1,51 @@
+// trainmem-cli optimizers: the optimizer catalogue, and the copy the GPU
+// harness reads (validation/optimizers.json, validation/harness_plan.py).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_run.h"
+
+namespace trainmem::cli {
+namespace {
+
+using nlohmann::json;
+
+TEST(CliOptimizers, OptimizersJsonIsTheHarnessCatalogue) {
+    // The harness takes its optimizer keys and implementations from this
+    // file; regenerate it with `trainmem-cli optimizers --format json >
+    // validation/optimizers.json` when core/optimizer_state.cpp changes.
+    const CliRun r = run({"optimizers", "--format", "json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::filesystem::path committed =
+        std::filesystem::path(TRAINMEM_TEST_DATA_DIR).parent_path().parent_path() / "validation" / "optimizers.json";
+    std::ifstream in(committed);
+    ASSERT_TRUE(in.good()) << committed;
+    EXPECT_EQ(json::parse(r.out), json::parse(in)) << "validation/optimizers.json is stale: regenerate it";
+}
+
+TEST(CliOptimizers, ListsEachOptimizerWithTheImplementationsItHas) {
+    const CliRun r = run({"optimizers", "--format", "json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json list = json::parse(r.out);
+    ASSERT_EQ(list.size(), 10u);
+    for (const json& o : list) {
+        if (o.at("key") == "lion")  // lion-pytorch and the harness have no fused kernel
+            EXPECT_EQ(o.at("implementations"), (json{"foreach", "for-loop"}));
+        if (o.at("key") == "adamw") EXPECT_EQ(o.at("implementations"), (json{"foreach", "fused", "for-loop"}));
+    }
+    // The estimator refuses what the list leaves out, under the same key.
+    const CliRun fused_lion =
+        run({"estimate", "--preset", "gpt2", "--set", "training.optimizer=lion", "--set", "training.optimizer_impl=fused"});
+    EXPECT_EQ(fused_lion.status, 2);
+    EXPECT_NE(fused_lion.err.find("training.optimizer_impl"), std::string::npos) << fused_lion.err;
+    const CliRun table = run({"optimizers"});
+    ASSERT_EQ(table.status, 0);
+    EXPECT_NE(table.out.find("lion          Lion         m         foreach, for-loop"), std::string::npos) << table.out;
+}
+
+}  // namespace
+}  // namespace trainmem::cli
