@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <type_traits>
 
 #include "core/batch.h"
 #include "core/optimizer_state.h"
 
 namespace trainmem {
+static_assert(std::is_trivially_destructible_v<StepAccount>);
 namespace {
 
 // Saturating: past 2^62 the estimate is "too large to represent" (byte_count.h).
@@ -149,6 +152,11 @@ StageFacts stageFacts(const Scenario& s, const PreparedScenario& prep, int64_t s
     f.stage = pipelineStage(s.model, s.parallelism, 1, stage);
     f.params = stageParameters(s, prep.layout, prep.lora, f.stage);
     f.states = stageModelStates(s, f.params);
+    const TrainingConfig& tr = s.training;
+    f.step_transient = optimizerStepTransientBytes(tr.optimizer, tr.optimizer_impl, prep.plan.optimizer_states,
+                                                   f.states.trainable_local, f.states.largest_trainable);
+    if (prep.plan.master && prep.plan.gradients != DType::Fp32)  // the step reads an fp32 copy of its gradient shard
+        f.step_transient += 4.0 * static_cast<double>(f.states.trainable_local);
     return f;
 }
 
@@ -158,6 +166,13 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
 
 StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
                         int64_t microbatches, const StageFacts& facts) {
+    StepAccount acc;
+    accountStep(s, prep, blocks, microbatches, facts, acc);
+    return acc;
+}
+
+void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
+                 int64_t microbatches, const StageFacts& facts, StepAccount& acc) {
     const TrainingConfig& tr = s.training;
     const ParallelConfig& par = s.parallelism;
     const Overheads& ov = s.hardware.overheads;
@@ -165,7 +180,9 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
     const ParameterLayout& lay = prep.layout;
     const bool full_ft = tr.finetuning == Finetuning::Full;
 
-    StepAccount acc;
+    // A fresh account in place (what `StepAccount acc;` would be), without
+    // a temporary to copy from. StepAccount is trivially destructible.
+    std::construct_at(&acc);
     acc.stage = facts.stage;
     setStageInFlight(acc.stage, par, microbatches);
     const PipelineStage& st = acc.stage;
@@ -352,17 +369,10 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
 
     MemoryBreakdown& sp_ = acc.step;
     sp_ = base;
-    if (step_in_backward) return acc;  // nothing is left to step
+    if (step_in_backward) return;  // nothing is left to step
     sp_[Component::Gradients] = ms.gpu.gradients;
     sp_[Component::WeightCopies] = fp8_copies;
-    if (!par.offload_optimizer) {
-        double transient = optimizerStepTransientBytes(tr.optimizer, tr.optimizer_impl, plan.optimizer_states,
-                                                       ms.trainable_local, ms.largest_trainable);
-        if (plan.master && plan.gradients != DType::Fp32)  // the step reads an fp32 copy of its gradient shard
-            transient += 4.0 * static_cast<double>(ms.trainable_local);
-        sp_[Component::OptimizerTransient] = roundBytes(transient);
-    }
-    return acc;
+    if (!par.offload_optimizer) sp_[Component::OptimizerTransient] = roundBytes(facts.step_transient);
 }
 
 namespace {
