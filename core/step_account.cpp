@@ -104,13 +104,30 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
 
 // NCCL communicators are outside the allocator; see estimate.cpp.
 
+// endsBytes and weightCopiesAlive, inline here: the account calls them eight
+// times per stage with constant moments (the switch folds away).
+inline int64_t endsBytesOf(const StepAccount& a, double micro_alive, double heads_saved, EndsMoment moment) {
+    double b = a.embedding_saved * micro_alive + a.head_saved * heads_saved;
+    switch (moment) {
+        case EndsMoment::Between: break;
+        case EndsMoment::AfterForward: b += a.final_norm_saved; break;
+        case EndsMoment::Loss: b += a.final_norm_saved + a.loss_peak; break;
+        case EndsMoment::HeadBackward: b += a.final_norm_saved + a.loss_backward_peak; break;
+    }
+    return roundBytes(b);
+}
+
+inline int64_t weightCopiesOf(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive) {
+    // Each block's casts are saved by that block's matmuls and freed by its
+    // backward, so they come and go with the saved activations.
+    return addBytes(roundBytes(static_cast<double>(autocast_per_microbatch) * microbatches_alive), lasting);
+}
+
 void applyStepInBackward(const Scenario& s, const PreparedScenario& prep, StepAccount& acc);
 }  // namespace
 
 int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive) {
-    // Each block's casts are saved by that block's matmuls and freed by its
-    // backward, so they come and go with the saved activations.
-    return addBytes(roundBytes(static_cast<double>(autocast_per_microbatch) * microbatches_alive), lasting);
+    return weightCopiesOf(autocast_per_microbatch, lasting, microbatches_alive);
 }
 
 PreparedScenario prepareScenario(const Scenario& s) {
@@ -237,7 +254,7 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
         lasting_copies += roundBytes(2.0 * static_cast<double>(std::max(lay.dense_layer.attention.largest_tensor,
                                                                          lay.dense_layer.dense_mlp.largest_tensor)) /
                                      static_cast<double>(par.tensor));
-    const int64_t weight_copies = weightCopiesAlive(amp_copies, lasting_copies, st.in_flight);
+    const int64_t weight_copies = weightCopiesOf(amp_copies, lasting_copies, st.in_flight);
 
     // Gradients exist at the forward peak when the framework keeps a
     // persistent contiguous buffer (recipes with master weights: Megatron-LM,
@@ -277,11 +294,11 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     fw[Component::GatheredWeights] = gathered;
     fw[Component::CommBuffers] += all_to_all;
     fw[Component::Activations] = roundBytes(act.one_microbatch * in_flight);
-    fw[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::AfterForward);
+    fw[Component::LogitsLoss] = endsBytesOf(acc, in_flight, other_heads, EndsMoment::AfterForward);
 
     acc.loss = fw;
     acc.loss[Component::CommBuffers] -= all_to_all;
-    acc.loss[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::Loss);
+    acc.loss[Component::LogitsLoss] = endsBytesOf(acc, in_flight, other_heads, EndsMoment::Loss);
 
     // The head's backward (log-softmax and nll gradients, the logits' gradient)
     // runs and frees its buffers before the first block's backward starts, so
@@ -289,7 +306,7 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     MemoryBreakdown& bh = acc.backward_head;
     bh = fw;
     bh[Component::CommBuffers] += scatter;
-    bh[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::HeadBackward);
+    bh[Component::LogitsLoss] = endsBytesOf(acc, in_flight, other_heads, EndsMoment::HeadBackward);
 
     // The first block's backward: its working memory (+ its recomputed
     // activations), the head's weight gradient already allocated.
@@ -304,7 +321,7 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     // every-k may leave the last block unrecomputed: nothing is recomputed yet.
     const double first_recompute = tr.checkpointing != Checkpointing::EveryK || act.last_recomputed ? act.recompute_block : 0.0;
     bs[Component::Activations] = roundBytes(act.one_microbatch * in_flight + first_recompute + act.backward_working);
-    bs[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::Between);
+    bs[Component::LogitsLoss] = endsBytesOf(acc, in_flight, other_heads, EndsMoment::Between);
 
     // ... then the first recomputed block's backward: the blocks above it
     // have run backward (their saved tensors freed, their gradients made).
@@ -348,11 +365,11 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     be[Component::Gradients] = ms.gpu.gradients - acc.late_gradients;
     be[Component::GatheredWeights] = gathered;
     be[Component::CommBuffers] += scatter + all_to_all;
-    be[Component::WeightCopies] = weightCopiesAlive(amp_copies, lasting_copies, others);
+    be[Component::WeightCopies] = weightCopiesOf(amp_copies, lasting_copies, others);
     // The last block's backward: all gradients exist while it is recomputed
     // (checkpointing) and its intermediates' gradients are alive.
     be[Component::Activations] = roundBytes(act.one_microbatch * others + act.recompute_block + act.backward_working);
-    be[Component::LogitsLoss] = endsBytes(acc, others, other_heads, EndsMoment::Between);
+    be[Component::LogitsLoss] = endsBytesOf(acc, others, other_heads, EndsMoment::Between);
 
     // Two backward chunks in a row (GPipe; 1F1B's cool-down): the next one
     // starts with every gradient allocated and one chunk fewer in flight; with
@@ -361,7 +378,7 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
         MemoryBreakdown& bn = acc.backward_next;
         bn = be;
         bn[Component::CommBuffers] = bs[Component::CommBuffers];
-        bn[Component::LogitsLoss] = v == 1.0 ? endsBytes(acc, others, std::max(0.0, other_heads - 1.0), EndsMoment::HeadBackward)
+        bn[Component::LogitsLoss] = v == 1.0 ? endsBytesOf(acc, others, std::max(0.0, other_heads - 1.0), EndsMoment::HeadBackward)
                                              : be[Component::LogitsLoss];
     }
 
@@ -420,14 +437,7 @@ void applyStepInBackward(const Scenario& s, const PreparedScenario& prep, StepAc
 }  // namespace
 
 int64_t endsBytes(const StepAccount& a, double micro_alive, double heads_saved, EndsMoment moment) {
-    double b = a.embedding_saved * micro_alive + a.head_saved * heads_saved;
-    switch (moment) {
-        case EndsMoment::Between: break;
-        case EndsMoment::AfterForward: b += a.final_norm_saved; break;
-        case EndsMoment::Loss: b += a.final_norm_saved + a.loss_peak; break;
-        case EndsMoment::HeadBackward: b += a.final_norm_saved + a.loss_backward_peak; break;
-    }
-    return roundBytes(b);
+    return endsBytesOf(a, micro_alive, heads_saved, moment);
 }
 
 StagePeak stagePeak(const StepAccount& a) {
