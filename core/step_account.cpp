@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <type_traits>
 
 #include "core/batch.h"
@@ -104,6 +103,45 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
 
 // NCCL communicators are outside the allocator; see estimate.cpp.
 
+// Every field of a default StepAccount but the six moments accountStep
+// copies whole, and the stage and model states it sets at once (see there). The size check makes a field added to
+// StepAccount fail to build here until it is reset too.
+struct AccountLayoutCheck {
+    PipelineStage stage;
+    StageModelStates states;
+    MemoryBreakdown moments[9];
+    int64_t layer;
+    bool flags[2];
+    int64_t copies[2];
+    double activations[5];
+    double ends[5];
+    int64_t gradients[2];
+};
+static_assert(sizeof(StepAccount) == sizeof(AccountLayoutCheck), "a new StepAccount field: reset it in resetAccount");
+inline void resetAccount(StepAccount& a) {
+    // stage and states: accountStep sets them first thing.
+    a.resident = MemoryBreakdown{};
+    a.backward_recompute = MemoryBreakdown{};
+    a.backward_recompute_layer = -1;
+    a.backward_next = MemoryBreakdown{};
+    a.grads_in_forward = false;
+    a.persistent_grads = false;
+    a.autocast_copies_per_microbatch = 0;
+    a.lasting_copies = 0;
+    a.activations_one_microbatch = 0;
+    a.activations_no_recompute = 0;
+    a.recompute_block = 0;
+    a.backward_working = 0;
+    a.recompute_fraction = 0;
+    a.embedding_saved = 0;
+    a.head_saved = 0;
+    a.final_norm_saved = 0;
+    a.loss_peak = 0;
+    a.loss_backward_peak = 0;
+    a.head_gradients = 0;
+    a.late_gradients = 0;
+}
+
 // endsBytes and weightCopiesAlive, inline here: the account calls them eight
 // times per stage with constant moments (the switch folds away).
 inline int64_t endsBytesOf(const StepAccount& a, double micro_alive, double heads_saved, EndsMoment moment) {
@@ -198,8 +236,10 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     const bool full_ft = tr.finetuning == Finetuning::Full;
 
     // A fresh account in place (what `StepAccount acc;` would be), without
-    // a temporary to copy from. StepAccount is trivially destructible.
-    std::construct_at(&acc);
+    // zeroing the six moments every path below writes whole before anything
+    // reads them (forward, loss, backward_head, backward_start, backward_end
+    // and step are copies of resident or forward): half the account's bytes.
+    resetAccount(acc);
     acc.stage = facts.stage;
     setStageInFlight(acc.stage, par, microbatches);
     const PipelineStage& st = acc.stage;
