@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/batch.h"
 #include "core/step_account.h"
@@ -35,6 +36,41 @@ int64_t communicators(const ParallelConfig& par) {
     return n;
 }
 
+// MemoryBreakdown::total, inline here: the account takes eight totals per
+// stage, and the call costs a fifth of each.
+// `bits` is every component OR'ed (a component is negative or past 2^62
+// exactly when its top two bits are not both zero: so is the OR).
+inline int64_t breakdownTotal(const MemoryBreakdown& m, uint64_t& bits) {
+    // Every component in [0, 2^58) (the usual case): the plain sum is below
+    // 2^62, so no partial sum saturates. Vectorizable: no branch inside.
+    // Two components per step (GCC/Clang vector extensions: SSE2 on x86-64,
+    // NEON on ARM; plain pairs elsewhere): unsigned sums wrap, so the order
+    // of the additions does not change the result.
+    using Pair = uint64_t __attribute__((vector_size(16)));
+    static_assert(kComponentCount == 11);
+    Pair sums{}, ors{};
+#pragma GCC unroll 5
+    for (size_t i = 0; i < 10; i += 2) {
+        Pair v;
+        std::memcpy(&v, &m.bytes[i], sizeof v);
+        sums += v;
+        ors |= v;
+    }
+    const uint64_t last = static_cast<uint64_t>(m.bytes[10]);
+    const uint64_t sum = sums[0] + sums[1] + last;
+    bits = ors[0] | ors[1] | last;
+    if ((bits >> 58) == 0) return static_cast<int64_t>(sum);
+    // addBytes over the components, with its checks folded: once the sum
+    // saturates it stays saturated, so the first saturation is the answer.
+    int64_t t = 0;
+    for (int64_t b : m.bytes) {
+        if (b >= kTooLargeBytes) return kTooLargeBytes;
+        t += b;  // |t|, |b| < 2^62: cannot overflow
+        if (t >= kTooLargeBytes) return kTooLargeBytes;
+    }
+    return t;
+}
+
 // The account's moments, each total computed once, and the peak among them
 // (stagePeak's order: the first of equal totals is the peak).
 struct MomentTotals {
@@ -43,16 +79,27 @@ struct MomentTotals {
     const MemoryBreakdown* moments[8];
     int64_t totals[8];
     size_t best = 0;
+    uint64_t best_bits = 0;  // the peak moment's components OR'ed
+    MomentTotals() = default;  // nothing yet (HeaviestStage before its first stage)
     explicit MomentTotals(const StepAccount& acc)
         : moments{&acc.forward,      &acc.loss,         &acc.backward_head, &acc.backward_start,
                   &acc.backward_recompute, &acc.backward_end, &acc.backward_next, &acc.step} {
+        uint64_t bits[8];
         for (size_t i = 0; i < 8; ++i) {
-            totals[i] = moments[i]->total();
+            totals[i] = breakdownTotal(*moments[i], bits[i]);
             if (totals[i] > totals[best]) best = i;
         }
+        best_bits = bits[best];
     }
     int64_t peak() const { return totals[best]; }
 };
+
+// The part of deviceTotals' too_large check that is not implied by a larger
+// peak: the stage's weights, and a component of its peak moment saturated or
+// negative (as unsigned, a negative count is past kTooLargeBytes). No branch.
+bool stageTooLarge(const StepAccount& acc, const MomentTotals& m) {
+    return acc.states.gpu.weights >= kTooLargeBytes || (m.best_bits >> 62) != 0;
+}
 
 struct DeviceTotals {
     int64_t reserved = 0;
@@ -68,8 +115,7 @@ DeviceTotals deviceTotals(const Scenario& s, const StepAccount& acc, const Momen
     // Every count is at most kTooLargeBytes, so one look at the totals and the
     // components catches a saturated one anywhere in the account.
     d.too_large = d.device >= kTooLargeBytes || d.reserved >= kTooLargeBytes || m.peak() >= kTooLargeBytes ||
-                  acc.states.gpu.weights >= kTooLargeBytes;
-    for (int64_t b : m.moments[m.best]->bytes) d.too_large = d.too_large || b >= kTooLargeBytes || b < 0;
+                  stageTooLarge(acc, m);
     return d;
 }
 
@@ -164,25 +210,55 @@ void forEachCandidateStage(const Scenario& s, const PreparedScenario& prep, F&& 
 }
 
 // The estimate from its candidate stages' accounts, given in stage order.
+// Each account is written into a slot the heaviest stage so far does not
+// hold, so the heaviest one is still there at the end: its StageEstimate
+// and device totals are made once per estimate, not once per stage that
+// was the heaviest for a while.
 class HeaviestStage {
 public:
     explicit HeaviestStage(Estimate& est) : est_(est) {}
-    void take(const Scenario& s, const StepAccount& acc) {
-        // The whole StageEstimate only for a stage that becomes the peak.
+    // Where the next stage's account goes: storage accountStep() makes a
+    // fresh account in (std::construct_at).
+    StepAccount& next() { return slots_.account[free_]; }
+    // Takes the account just written into next().
+    void take() {
+        const StepAccount& acc = slots_.account[free_];
         const MomentTotals m(acc);
-        const DeviceTotals d = deviceTotals(s, acc, m);
-        if (first_ || m.peak() > est_.peak.allocated_bytes) {
-            est_.peak = toStageEstimate(s, acc, m, d);
-            est_.activations_without_recompute = roundBytes(acc.activations_no_recompute);
-            est_.recompute_fraction = acc.recompute_fraction;
+        if (first_ || m.peak() > best_.peak()) {
+            best_ = m;
+            free_ = 1 - free_;
+        } else {
+            // Its reserved and device bytes are at most the heaviest stage's
+            // (both grow with the peak: rounding up, adding constants), so
+            // they pass 2^62 only if the heaviest one's do; the rest of
+            // deviceTotals' check is its own.
+            est_.too_large = est_.too_large || stageTooLarge(acc, m);
         }
         est_.host_bytes = std::max(est_.host_bytes, acc.states.host_bytes);
-        est_.too_large = est_.too_large || d.too_large || acc.states.host_bytes >= kTooLargeBytes;
+        est_.too_large = est_.too_large || acc.states.host_bytes >= kTooLargeBytes;
         first_ = false;
+    }
+    // The heaviest stage into the estimate (after every take()).
+    void finish(const Scenario& s) {
+        if (first_) return;  // no stage
+        const StepAccount& acc = slots_.account[1 - free_];
+        const DeviceTotals d = deviceTotals(s, acc, best_);
+        est_.peak = toStageEstimate(s, acc, best_, d);
+        est_.activations_without_recompute = roundBytes(acc.activations_no_recompute);
+        est_.recompute_fraction = acc.recompute_fraction;
+        est_.too_large = est_.too_large || d.too_large;
     }
 
 private:
     Estimate& est_;
+    // Left unset: each account is made in place when written (zeroing two
+    // accounts here would cost as much as accounting a stage).
+    union Slots {
+        Slots() {}
+        StepAccount account[2];
+    } slots_;
+    MomentTotals best_;
+    int free_ = 0;
     bool first_ = true;
 };
 
@@ -223,24 +299,8 @@ std::string_view phaseName(Phase p) {
 }
 
 int64_t MemoryBreakdown::total() const {
-    // Every component in [0, 2^58) (the usual case): the plain sum is below
-    // 2^62, so no partial sum saturates. Vectorizable: no branch inside.
-    uint64_t sum = 0, bits = 0;
-#pragma GCC unroll 11
-    for (int64_t b : bytes) {
-        sum += static_cast<uint64_t>(b);
-        bits |= static_cast<uint64_t>(b);
-    }
-    if ((bits >> 58) == 0) return static_cast<int64_t>(sum);
-    // addBytes over the components, with its checks folded: once the sum
-    // saturates it stays saturated, so the first saturation is the answer.
-    int64_t t = 0;
-    for (int64_t b : bytes) {
-        if (b >= kTooLargeBytes) return kTooLargeBytes;
-        t += b;  // |t|, |b| < 2^62: cannot overflow
-        if (t >= kTooLargeBytes) return kTooLargeBytes;
-    }
-    return t;
+    uint64_t bits;
+    return breakdownTotal(*this, bits);
 }
 
 void planStages(const Scenario& s, const PreparedScenario& prep, StagePlan& plan) {
@@ -256,7 +316,11 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
     const int64_t m = microbatchesPerStep(s);
     Estimate est = beginEstimate(s, prep, m);
     HeaviestStage heaviest(est);
-    for (const StageFacts& facts : plan.stages) heaviest.take(s, accountStep(s, prep, act, m, facts));
+    for (const StageFacts& facts : plan.stages) {
+        accountStep(s, prep, act, m, facts, heaviest.next());
+        heaviest.take();
+    }
+    heaviest.finish(s);
     finishEstimate(s, prep, m, est);
     return est;
 }
@@ -266,7 +330,11 @@ Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
     const int64_t m = microbatchesPerStep(s);
     Estimate est = beginEstimate(s, prep, m);
     HeaviestStage heaviest(est);
-    forEachCandidateStage(s, prep, [&](int64_t i) { heaviest.take(s, accountStep(s, prep, act, m, stageFacts(s, prep, i))); });
+    forEachCandidateStage(s, prep, [&](int64_t i) {
+        accountStep(s, prep, act, m, stageFacts(s, prep, i), heaviest.next());
+        heaviest.take();
+    });
+    heaviest.finish(s);
     finishEstimate(s, prep, m, est);
     return est;
 }

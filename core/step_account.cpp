@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "core/batch.h"
 #include "core/optimizer_state.h"
 
 namespace trainmem {
+static_assert(std::is_trivially_destructible_v<StepAccount>);
 namespace {
 
 // Saturating: past 2^62 the estimate is "too large to represent" (byte_count.h).
@@ -101,13 +103,70 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
 
 // NCCL communicators are outside the allocator; see estimate.cpp.
 
+// Every field of a default StepAccount but the six moments accountStep
+// copies whole, and the stage and model states it sets at once (see there). The size check makes a field added to
+// StepAccount fail to build here until it is reset too.
+struct AccountLayoutCheck {
+    PipelineStage stage;
+    StageModelStates states;
+    MemoryBreakdown moments[9];
+    int64_t layer;
+    bool flags[2];
+    int64_t copies[2];
+    double activations[6];
+    double ends[5];
+    int64_t gradients[2];
+};
+static_assert(sizeof(StepAccount) == sizeof(AccountLayoutCheck), "a new StepAccount field: reset it in resetAccount");
+inline void resetAccount(StepAccount& a) {
+    // stage and states: accountStep sets them first thing.
+    a.resident = MemoryBreakdown{};
+    a.backward_recompute = MemoryBreakdown{};
+    a.backward_recompute_layer = -1;
+    a.backward_next = MemoryBreakdown{};
+    a.grads_in_forward = false;
+    a.persistent_grads = false;
+    a.autocast_copies_per_microbatch = 0;
+    a.lasting_copies = 0;
+    a.activations_one_microbatch = 0;
+    a.activations_no_recompute = 0;
+    a.recompute_block = 0;
+    a.recompute_block_kept = 0;
+    a.backward_working = 0;
+    a.recompute_fraction = 0;
+    a.embedding_saved = 0;
+    a.head_saved = 0;
+    a.final_norm_saved = 0;
+    a.loss_peak = 0;
+    a.loss_backward_peak = 0;
+    a.head_gradients = 0;
+    a.late_gradients = 0;
+}
+
+// endsBytes and weightCopiesAlive, inline here: the account calls them eight
+// times per stage with constant moments (the switch folds away).
+inline int64_t endsBytesOf(const StepAccount& a, double micro_alive, double heads_saved, EndsMoment moment) {
+    double b = a.embedding_saved * micro_alive + a.head_saved * heads_saved;
+    switch (moment) {
+        case EndsMoment::Between: break;
+        case EndsMoment::AfterForward: b += a.final_norm_saved; break;
+        case EndsMoment::Loss: b += a.final_norm_saved + a.loss_peak; break;
+        case EndsMoment::HeadBackward: b += a.final_norm_saved + a.loss_backward_peak; break;
+    }
+    return roundBytes(b);
+}
+
+inline int64_t weightCopiesOf(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive) {
+    // Each block's casts are saved by that block's matmuls and freed by its
+    // backward, so they come and go with the saved activations.
+    return addBytes(roundBytes(static_cast<double>(autocast_per_microbatch) * microbatches_alive), lasting);
+}
+
 void applyStepInBackward(const Scenario& s, const PreparedScenario& prep, StepAccount& acc);
 }  // namespace
 
 int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive) {
-    // Each block's casts are saved by that block's matmuls and freed by its
-    // backward, so they come and go with the saved activations.
-    return addBytes(roundBytes(static_cast<double>(autocast_per_microbatch) * microbatches_alive), lasting);
+    return weightCopiesOf(autocast_per_microbatch, lasting, microbatches_alive);
 }
 
 PreparedScenario prepareScenario(const Scenario& s) {
@@ -149,6 +208,11 @@ StageFacts stageFacts(const Scenario& s, const PreparedScenario& prep, int64_t s
     f.stage = pipelineStage(s.model, s.parallelism, 1, stage);
     f.params = stageParameters(s, prep.layout, prep.lora, f.stage);
     f.states = stageModelStates(s, f.params);
+    const TrainingConfig& tr = s.training;
+    f.step_transient = optimizerStepTransientBytes(tr.optimizer, tr.optimizer_impl, prep.plan.optimizer_states,
+                                                   f.states.trainable_local, f.states.largest_trainable);
+    if (prep.plan.master && prep.plan.gradients != DType::Fp32)  // the step reads an fp32 copy of its gradient shard
+        f.step_transient += 4.0 * static_cast<double>(f.states.trainable_local);
     return f;
 }
 
@@ -158,6 +222,13 @@ StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_i
 
 StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
                         int64_t microbatches, const StageFacts& facts) {
+    StepAccount acc;
+    accountStep(s, prep, blocks, microbatches, facts, acc);
+    return acc;
+}
+
+void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
+                 int64_t microbatches, const StageFacts& facts, StepAccount& acc) {
     const TrainingConfig& tr = s.training;
     const ParallelConfig& par = s.parallelism;
     const Overheads& ov = s.hardware.overheads;
@@ -165,7 +236,11 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
     const ParameterLayout& lay = prep.layout;
     const bool full_ft = tr.finetuning == Finetuning::Full;
 
-    StepAccount acc;
+    // A fresh account in place (what `StepAccount acc;` would be), without
+    // zeroing the six moments every path below writes whole before anything
+    // reads them (forward, loss, backward_head, backward_start, backward_end
+    // and step are copies of resident or forward): half the account's bytes.
+    resetAccount(acc);
     acc.stage = facts.stage;
     setStageInFlight(acc.stage, par, microbatches);
     const PipelineStage& st = acc.stage;
@@ -220,7 +295,7 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
         lasting_copies += roundBytes(2.0 * static_cast<double>(std::max(lay.dense_layer.attention.largest_tensor,
                                                                          lay.dense_layer.dense_mlp.largest_tensor)) /
                                      static_cast<double>(par.tensor));
-    const int64_t weight_copies = weightCopiesAlive(amp_copies, lasting_copies, st.in_flight);
+    const int64_t weight_copies = weightCopiesOf(amp_copies, lasting_copies, st.in_flight);
 
     // Gradients exist at the forward peak when the framework keeps a
     // persistent contiguous buffer (recipes with master weights: Megatron-LM,
@@ -261,11 +336,11 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
     fw[Component::GatheredWeights] = gathered;
     fw[Component::CommBuffers] += all_to_all;
     fw[Component::Activations] = roundBytes(act.one_microbatch * in_flight);
-    fw[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::AfterForward);
+    fw[Component::LogitsLoss] = endsBytesOf(acc, in_flight, other_heads, EndsMoment::AfterForward);
 
     acc.loss = fw;
     acc.loss[Component::CommBuffers] -= all_to_all;
-    acc.loss[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::Loss);
+    acc.loss[Component::LogitsLoss] = endsBytesOf(acc, in_flight, other_heads, EndsMoment::Loss);
 
     // The head's backward (log-softmax and nll gradients, the logits' gradient)
     // runs and frees its buffers before the first block's backward starts, so
@@ -273,7 +348,7 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
     MemoryBreakdown& bh = acc.backward_head;
     bh = fw;
     bh[Component::CommBuffers] += scatter;
-    bh[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::HeadBackward);
+    bh[Component::LogitsLoss] = endsBytesOf(acc, in_flight, other_heads, EndsMoment::HeadBackward);
 
     // The first block's backward: its working memory (+ its recomputed
     // activations), the head's weight gradient already allocated.
@@ -288,7 +363,7 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
     // every-k may leave the last block unrecomputed: nothing is recomputed yet.
     const double first_recompute = !checkpointsSomeLayers(tr.checkpointing) || act.last_recomputed ? act.recompute_block : 0.0;
     bs[Component::Activations] = roundBytes(act.one_microbatch * in_flight + first_recompute + act.backward_working);
-    bs[Component::LogitsLoss] = endsBytes(acc, in_flight, other_heads, EndsMoment::Between);
+    bs[Component::LogitsLoss] = endsBytesOf(acc, in_flight, other_heads, EndsMoment::Between);
 
     // ... then the backward of a recomputed block between the last and the first (every-k,
     // megatron-block, torchtitan-layer): the blocks above it have run
@@ -361,12 +436,12 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
     be[Component::Gradients] = ms.gpu.gradients - acc.late_gradients;
     be[Component::GatheredWeights] = gathered;
     be[Component::CommBuffers] += scatter + all_to_all;
-    be[Component::WeightCopies] = weightCopiesAlive(amp_copies, lasting_copies, others);
+    be[Component::WeightCopies] = weightCopiesOf(amp_copies, lasting_copies, others);
     // The last block's backward: all gradients exist while it is recomputed
     // (checkpointing) and its intermediates' gradients are alive.
     be[Component::Activations] =
         roundBytes(act.one_microbatch * others + act.recompute_block + act.recompute_block_kept + act.backward_working);
-    be[Component::LogitsLoss] = endsBytes(acc, others, other_heads, EndsMoment::Between);
+    be[Component::LogitsLoss] = endsBytesOf(acc, others, other_heads, EndsMoment::Between);
 
     // Two backward chunks in a row (GPipe; 1F1B's cool-down): the next one
     // starts with every gradient allocated and one chunk fewer in flight; with
@@ -375,7 +450,7 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
         MemoryBreakdown& bn = acc.backward_next;
         bn = be;
         bn[Component::CommBuffers] = bs[Component::CommBuffers];
-        bn[Component::LogitsLoss] = v == 1.0 ? endsBytes(acc, others, std::max(0.0, other_heads - 1.0), EndsMoment::HeadBackward)
+        bn[Component::LogitsLoss] = v == 1.0 ? endsBytesOf(acc, others, std::max(0.0, other_heads - 1.0), EndsMoment::HeadBackward)
                                              : be[Component::LogitsLoss];
     }
 
@@ -383,17 +458,10 @@ StepAccount accountStep(const Scenario& s, const PreparedScenario& prep, const L
 
     MemoryBreakdown& sp_ = acc.step;
     sp_ = base;
-    if (step_in_backward) return acc;  // nothing is left to step
+    if (step_in_backward) return;  // nothing is left to step
     sp_[Component::Gradients] = ms.gpu.gradients;
     sp_[Component::WeightCopies] = fp8_copies;
-    if (!par.offload_optimizer) {
-        double transient = optimizerStepTransientBytes(tr.optimizer, tr.optimizer_impl, plan.optimizer_states,
-                                                       ms.trainable_local, ms.largest_trainable);
-        if (plan.master && plan.gradients != DType::Fp32)  // the step reads an fp32 copy of its gradient shard
-            transient += 4.0 * static_cast<double>(ms.trainable_local);
-        sp_[Component::OptimizerTransient] = roundBytes(transient);
-    }
-    return acc;
+    if (!par.offload_optimizer) sp_[Component::OptimizerTransient] = roundBytes(facts.step_transient);
 }
 
 namespace {
@@ -441,14 +509,7 @@ void applyStepInBackward(const Scenario& s, const PreparedScenario& prep, StepAc
 }  // namespace
 
 int64_t endsBytes(const StepAccount& a, double micro_alive, double heads_saved, EndsMoment moment) {
-    double b = a.embedding_saved * micro_alive + a.head_saved * heads_saved;
-    switch (moment) {
-        case EndsMoment::Between: break;
-        case EndsMoment::AfterForward: b += a.final_norm_saved; break;
-        case EndsMoment::Loss: b += a.final_norm_saved + a.loss_peak; break;
-        case EndsMoment::HeadBackward: b += a.final_norm_saved + a.loss_backward_peak; break;
-    }
-    return roundBytes(b);
+    return endsBytesOf(a, micro_alive, heads_saved, moment);
 }
 
 StagePeak stagePeak(const StepAccount& a) {

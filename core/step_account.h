@@ -55,6 +55,9 @@ struct StageFacts {
     PipelineStage stage;
     StageParameters params;
     StageModelStates states;
+    // The optimizer step's temporaries (bytes, before rounding): they depend
+    // only on the recipe and the stage's trainable shard, so once per stage.
+    double step_transient = 0;
 };
 StageFacts stageFacts(const Scenario& scenario, const PreparedScenario& prepared, int64_t stage);
 
@@ -114,6 +117,9 @@ StepAccount accountStep(const Scenario& scenario, const StepInputs& inputs, int6
 // `head_in_flight` must be those of the scenario's schedule and micro-batches.
 StepAccount accountStep(const Scenario& scenario, const PreparedScenario& prepared, const LayoutActivations& activations,
                         int64_t microbatches, const StageFacts& facts);
+// The same, written over `account` (the caller keeps the storage).
+void accountStep(const Scenario& scenario, const PreparedScenario& prepared, const LayoutActivations& activations,
+                 int64_t microbatches, const StageFacts& facts, StepAccount& account);
 
 // The stages that can be the heaviest (estimate.cpp), with their facts, for
 // one set of degrees, ZeRO stage and offload: built once per such set and
