@@ -1,7 +1,7 @@
 #pragma once
 // The layer a chart lays over Qt Charts' plot: graphics items it owns and
 // replaces on every layout, the call-outs beside a single bar, and the legend
-// under the bars. No Qt Charts types here; memory_chart.cpp keeps those.
+// under the bars. No Qt Charts types here; chart_scene.cpp keeps those.
 #include <vector>
 
 #include <QColor>

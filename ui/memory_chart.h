@@ -1,6 +1,6 @@
 #pragma once
 // The one class that draws charts, and the only one that touches Qt Charts
-// (see memory_chart.cpp): stacked bars by component, a capacity line,
+// (through its ChartScene, ui/chart_scene.h): stacked bars by component, a capacity line,
 // call-outs, legend and footer, on screen or into any QPainter for export.
 #include <memory>
 
