@@ -29,12 +29,18 @@ class EstimateStatus : public QLabel {
 public:
     explicit EstimateStatus(ScenarioDocument* document, QWidget* parent = nullptr);
     void setUnits(Units units);
+    int heightForWidth(int width) const override;
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
 
 private:
     void refresh();
 
     ScenarioDocument* document_;
     Units units_ = Units::GiB;
+    mutable int hint_width_ = -1;
+    mutable int hint_height_ = 0;
+    mutable QString hint_text_;
 };
 
 }  // namespace trainmem::ui

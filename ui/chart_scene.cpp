@@ -40,7 +40,7 @@ ChartScene::ChartScene() {
 QRectF ChartScene::textRect(const QString& prefix) const {
     QRectF first;
     for (QGraphicsItem* item : scene_.items())
-        if (auto* t = qgraphicsitem_cast<QGraphicsSimpleTextItem*>(item); t && t->text().startsWith(prefix)) {
+        if (auto* t = qgraphicsitem_cast<QGraphicsSimpleTextItem*>(item); t && t->isVisible() && t->text().startsWith(prefix)) {
             if (t->text() == prefix) return t->sceneBoundingRect();
             if (first.isNull()) first = t->sceneBoundingRect();
         }
@@ -197,6 +197,7 @@ void ChartScene::layout(QSizeF size) {
     }
     placeFooter(size.height() - kPad - footer_height, width - 2 * kPad);
     placeStaleNotice();
+    overlay_.finish();
 }
 
 // --- geometry of the bars, from the axis ranges we set ourselves --------

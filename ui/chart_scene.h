@@ -27,6 +27,8 @@ namespace trainmem::ui {
 class ChartScene {
 public:
     ChartScene();
+    // On screen: texts keep their painted pixels between edits (ChartOverlay).
+    void setOnScreen(bool on) { overlay_.setCached(on); }
 
     QGraphicsScene& scene() { return scene_; }
     const ChartSpec& spec() const { return spec_; }

@@ -33,10 +33,10 @@ double ChartScene::placeTitle(double y) {
 // even a 10 px name is wider than its slot, the labels are staggered: odd
 // bars' labels one line lower, so each may use the width of two slots.
 bool ChartScene::staggered(double slot) const {
-    const QFontMetricsF fm(pixelFont(10, true));
+    const QFont f = pixelFont(10, true);
     for (const QString& c : spec_.categories)
         for (const QString& word : c.section('\n', 0, 0).split(' ', Qt::SkipEmptyParts))
-            if (fm.horizontalAdvance(word) > slot - 4) return true;
+            if (textWidth(word, f) > slot - 4) return true;
     return false;
 }
 
@@ -44,14 +44,14 @@ bool ChartScene::staggered(double slot) const {
 std::vector<ChartScene::LabelLine> ChartScene::categoryLines(int i, double slot, bool stagger) const {
     QStringList given = spec_.categories[i].split('\n');
     const double room = std::max(10.0, stagger ? 2 * slot - 8 : slot - 4);
-    if (i < spec_.shortCategories.size() && QFontMetricsF(pixelFont(12, true)).horizontalAdvance(given[0]) > room)
+    if (i < spec_.shortCategories.size() && textWidth(given[0], pixelFont(12, true)) > room)
         given[0] = spec_.shortCategories[i];
     int px = 12;
     auto widest = [&](int size) {
         double w = 0;
         for (int k = 0; k < given.size(); ++k)
             for (const QString& word : given[k].split(' ', Qt::SkipEmptyParts))
-                w = std::max(w, QFontMetricsF(pixelFont(k == 0 ? size : size - 1, k == 0)).horizontalAdvance(word));
+                w = std::max(w, textWidth(word, pixelFont(k == 0 ? size : size - 1, k == 0)));
         return w;
     };
     while (px > 9 && widest(px) > room) --px;
@@ -109,7 +109,7 @@ void ChartScene::placeInsideLabels() {
             if (s.isEmpty()) continue;
             for (const QFont& f : fonts) {
                 const QFontMetricsF fm(f);
-                if (pixels < fm.height() + 2 || fm.horizontalAdvance(s) > barPixelWidth() - 6) continue;
+                if (pixels < fm.height() + 2 || textWidth(s, f) > barPixelWidth() - 6) continue;
                 centeredText(s, f, textColorOn(layer.color), barCenterX(i),
                              (valueY(bottom) + valueY(top)) / 2 - fm.height() / 2);
                 break;
@@ -131,9 +131,8 @@ void ChartScene::placeTopLabels() {
                     color = layer.color.lightnessF() > 0.7 ? layer.color.darker(135) : layer.color;
         // Narrow slots drop the unit ("30.27"), then round ("30").
         QString label = spec_.barTopLabels[i];
-        const QFontMetricsF fm(f);
-        if (fm.horizontalAdvance(label) > slotWidth() - 4 && label.contains(' ')) label = label.section(' ', 0, 0);
-        if (fm.horizontalAdvance(label) > slotWidth() - 4 && label.contains('.')) label = label.section('.', 0, 0);
+        if (textWidth(label, f) > slotWidth() - 4 && label.contains(' ')) label = label.section(' ', 0, 0);
+        if (textWidth(label, f) > slotWidth() - 4 && label.contains('.')) label = label.section('.', 0, 0);
         auto* item = text(elided(label, f, slotWidth() - 2), f, color);
         item->setToolTip(spec_.barTopLabels[i]);
         item->setPos(barCenterX(i) - item->boundingRect().width() / 2,

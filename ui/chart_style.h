@@ -15,6 +15,11 @@ namespace trainmem::ui {
 // device it is rendered to (screen, 72-dpi PDF page, SVG).
 QFont pixelFont(int px, bool bold = false);
 
+// A short key for a font of the charts (family, pixel size, weight, italic).
+QString fontTag(const QFont& font);
+// QFontMetricsF::horizontalAdvance, remembered per font and text.
+double textWidth(const QString& text, const QFont& font);
+
 inline const QColor kInk(0x33, 0x33, 0x33);
 inline const QColor kMutedInk(0x66, 0x66, 0x66);
 inline const QColor kCapacity(0xc0, 0x39, 0x2b);

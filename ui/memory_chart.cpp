@@ -12,6 +12,7 @@
 namespace trainmem::ui {
 
 MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent), scene_(std::make_unique<ChartScene>()) {
+    scene_->setOnScreen(true);
     view_ = new QGraphicsView(&scene_->scene(), this);
     view_->setRenderHint(QPainter::Antialiasing);  // once, here, for every chart
     view_->setRenderHint(QPainter::TextAntialiasing);
