@@ -134,6 +134,12 @@ void CompareTab::clear() {
     pinsChanged();
 }
 
+void CompareTab::setPins(std::vector<PinnedScenario> pins) {
+    if (static_cast<int>(pins.size()) > kMaxPins) pins.resize(kMaxPins);
+    pins_ = std::move(pins);
+    pinsChanged();
+}
+
 void CompareTab::updateControls() {
     const bool can_pin = document_->hasResult() && !document_->stale() && static_cast<int>(pins_.size()) < kMaxPins;
     pin_->setEnabled(can_pin);

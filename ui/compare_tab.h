@@ -23,6 +23,8 @@ public:
     bool pin();  // false when there is no valid result or six pins already
     void removeLast();
     void clear();
+    // Replaces every pin (a scenario file's, a restored session's).
+    void setPins(std::vector<PinnedScenario> pins);
     // One pin by its column (also from the table header's context menu).
     bool removePin(int index);
     bool renamePin(int index, const QString& label);  // false for an empty or taken name

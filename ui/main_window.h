@@ -31,6 +31,10 @@ class OptimizerTab;
 class PresetPicker;
 class TimelineTab;
 
+// `window` made to fit `available` (a screen's available geometry): no larger
+// than it unless `minimum` is, and moved onto it.
+QRect fitToScreen(QRect window, const QRect& available, QSize minimum);
+
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -59,6 +63,12 @@ public:
     void setUnits(Units units);
     // Brings a view to the front: its tab (stages = Breakdown, one bar per stage).
     void showView(ChartView view);
+    // The last session, as closing the window saved it: the scenario with
+    // its unsaved edits (undoable back to its file), the file, the pins and
+    // the tab. False, changing nothing, when there is none or it cannot be read.
+    bool restoreSession();
+    // What restoreSession() reads (also written when the window closes).
+    void saveSession();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -90,6 +100,9 @@ public:
     QString suggestedExportPath() const;
     // Help > Keyboard Shortcuts: every menu entry with a shortcut, by menu (HTML).
     QString shortcutList() const;
+    // Help > Documentation: opens a docs page (ui/help_docs.h) in the
+    // desktop's viewer; says where it looked when the docs are not found.
+    bool openDocPage(const QString& file);
 
 private:
 
