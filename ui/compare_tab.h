@@ -10,6 +10,7 @@
 
 class QComboBox;
 class QPushButton;
+class QSplitter;
 class QTableWidget;
 
 namespace trainmem::ui {
@@ -42,8 +43,13 @@ protected:
     ChartSpec buildSpec() const override;
     void unitsChanged() override;
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+
 private:
     void updateControls();
+    void fitTable();  // the table's rows in view, the chart keeping most of the height
     void pinsChanged();
     void fillTable();
 
@@ -53,6 +59,7 @@ private:
     QPushButton* clear_;
     QComboBox* baseline_;
     QTableWidget* table_;
+    QSplitter* split_;
 };
 
 }  // namespace trainmem::ui

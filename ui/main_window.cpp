@@ -133,6 +133,23 @@ MainWindow::MainWindow(QWidget* parent)
     addDockWidget(Qt::RightDockWidgetArea, history_dock_);
     history_dock_->hide();
 
+    // On the Compare tab its own table gives every pin's components, so the
+    // breakdown table under the tabs gives its height to it (at 1000 x 700
+    // the comparison showed 3 rows otherwise); the status line stays.
+    connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+        const bool comparing = tabs_->currentWidget() == compare_;
+        if (comparing == table_->isHidden()) return;
+        if (comparing) {
+            under_sizes_ = right_->sizes();
+            table_->hide();
+            const int status = right_->widget(1)->minimumSizeHint().height();
+            right_->setSizes({under_sizes_[0] + under_sizes_[1] - status, status});
+        } else {
+            table_->show();
+            if (under_sizes_.size() == 2) right_->setSizes(under_sizes_);
+        }
+    });
+
     buildMenus();
     connect(document_, &ScenarioDocument::changed, this, &MainWindow::onDocumentChanged);
     connect(document_, &ScenarioDocument::fileStateChanged, this, &MainWindow::updateTitle);

@@ -115,6 +115,7 @@ private:
     QScrollArea* panels_ = nullptr;
     QSplitter* splitter_ = nullptr;
     QSplitter* right_ = nullptr;
+    QList<int> under_sizes_;  // the tabs' and the table's heights before the Compare tab hid the table
     QTabWidget* tabs_ = nullptr;
     BreakdownTab* breakdown_ = nullptr;
     OptimizerTab* optimizers_ = nullptr;
