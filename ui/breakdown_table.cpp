@@ -44,6 +44,12 @@ BreakdownTable::BreakdownTable(ScenarioDocument* document, QWidget* parent)
     refresh();
 }
 
+void BreakdownTable::showStage(int stage) {
+    if (stage_ == stage) return;
+    stage_ = stage;
+    refresh();
+}
+
 void BreakdownTable::setUnits(Units units) {
     if (units_ == units) return;
     units_ = units;
@@ -57,7 +63,18 @@ void BreakdownTable::refresh() {
     }
     int row = 0;
     bool resize[3] = {false, false, false};  // columns whose texts changed
-    const Estimate& e = document_->result();
+    // A chosen stage: the estimate as if that stage were the heaviest, so
+    // the components, totals and formulas are its own.
+    const bool one_stage = stage_ >= 0 && stage_ < static_cast<int>(document_->stages().size());
+    Estimate chosen;
+    if (one_stage) {
+        chosen = document_->result();
+        chosen.peak = document_->stages()[static_cast<size_t>(stage_)];
+    }
+    const Estimate& e = one_stage ? chosen : document_->result();
+    const QString first = one_stage ? tr("Component: stage %1 of %2").arg(stage_ + 1).arg(document_->stages().size())
+                                    : tr("Component");
+    if (!horizontalHeaderItem(0) || horizontalHeaderItem(0)->text() != first) setHorizontalHeaderItem(0, new QTableWidgetItem(first));
     const Scenario& s = document_->resultScenario();
     const double allocated = static_cast<double>(e.peak.allocated_bytes);
     auto add = [&](const QIcon& icon, const QString& name, int64_t bytes, const QString& formula, bool total) {

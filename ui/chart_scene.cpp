@@ -121,6 +121,9 @@ void ChartScene::rebuildSeries() {
         pen.setWidthF(spec_.segmentSeparators ? 2.0 : 0.8);
         set->setPen(pen);
         QObject::connect(set, &QBarSet::hovered, set, [this, l](bool on, int index) { showTip(on, l, index); });
+        QObject::connect(set, &QBarSet::clicked, set, [this](int index) {
+            if (on_bar_clicked_) on_bar_clicked_(index);
+        });
         bars_->append(set);
     }
     chart_->addSeries(bars_);

@@ -5,6 +5,7 @@
 // segment, labels inside segments, legend, footer).
 //   chart_scene.cpp         the series and axes, the layout's order, bar geometry
 //   chart_scene_labels.cpp  every text placed around the bars
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,8 @@ public:
     ChartScene();
     // On screen: texts keep their painted pixels between edits (ChartOverlay).
     void setOnScreen(bool on) { overlay_.setCached(on); }
+    // Called with the bar's index when any segment of a bar is clicked.
+    void setOnBarClicked(std::function<void(int)> f) { on_bar_clicked_ = std::move(f); }
 
     QGraphicsScene& scene() { return scene_; }
     const ChartSpec& spec() const { return spec_; }
@@ -107,6 +110,7 @@ private:
     QRectF plot_;
     double value_max_ = 1;
     double category_height_ = 0;  // of the labels under the bars, this layout
+    std::function<void(int)> on_bar_clicked_;
 };
 
 }  // namespace trainmem::ui

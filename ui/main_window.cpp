@@ -150,6 +150,9 @@ MainWindow::MainWindow(QWidget* parent)
         }
     });
 
+    // Click a stage's bar: the table under the tabs shows that stage.
+    connect(breakdown_, &BreakdownTab::stageChosen, table_, &BreakdownTable::showStage);
+
     buildMenus();
     connect(document_, &ScenarioDocument::changed, this, &MainWindow::onDocumentChanged);
     connect(document_, &ScenarioDocument::fileStateChanged, this, &MainWindow::updateTitle);

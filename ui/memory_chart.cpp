@@ -13,6 +13,7 @@ namespace trainmem::ui {
 
 MemoryChart::MemoryChart(QWidget* parent) : QWidget(parent), scene_(std::make_unique<ChartScene>()) {
     scene_->setOnScreen(true);
+    scene_->setOnBarClicked([this](int bar) { emit barClicked(bar); });
     view_ = new QGraphicsView(&scene_->scene(), this);
     view_->setRenderHint(QPainter::Antialiasing);  // once, here, for every chart
     view_->setRenderHint(QPainter::TextAntialiasing);

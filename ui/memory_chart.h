@@ -41,6 +41,10 @@ public:
     // How many times the chart's pixels were painted: for tests and the benchmark.
     int paintCount() const { return paint_count_; }
 
+signals:
+    // A bar (any of its segments) was clicked: its index in the spec's categories.
+    void barClicked(int bar);
+
 protected:
     void resizeEvent(QResizeEvent* event) override;
     bool eventFilter(QObject* watched, QEvent* event) override;
