@@ -277,7 +277,7 @@ void placeLegend(ChartOverlay& overlay, const std::vector<const ChartLayer*>& la
             auto* swatch = overlay.own(new QGraphicsRectItem(cx, y + (fm.height() - 11) / 2, 11, 11));
             swatch->setBrush(layer->color);
             swatch->setPen(QPen(layer->color.darker(120), 0.8));
-            overlay.text(layer->name, f, kInk)->setPos(cx + 16, y);
+            overlay.text(layer->name, f, chartInks().ink)->setPos(cx + 16, y);
             cx += w;
         }
     }

@@ -18,21 +18,15 @@ ChartScene::ChartScene() {
     chart_->legend()->hide();
     chart_->setBackgroundRoundness(0);
     chart_->setMargins(QMargins(0, 0, 0, 0));
-    chart_->setBackgroundBrush(Qt::white);
     chart_->setBackgroundPen(Qt::NoPen);
     scene_.addItem(chart_);
 
     value_axis_ = new QValueAxis();
     value_axis_->setLabelsFont(pixelFont(11));
     value_axis_->setTitleFont(pixelFont(12));
-    value_axis_->setLabelsColor(kMutedInk);
-    value_axis_->setTitleBrush(kMutedInk);
-    value_axis_->setGridLineColor(QColor(0xe3, 0xe3, 0xe3));
-    value_axis_->setLinePenColor(QColor(0x99, 0x99, 0x99));
     category_axis_ = new QBarCategoryAxis();
     category_axis_->setLabelsVisible(false);  // drawn by us: wrapped and elided to the bar's slot
     category_axis_->setGridLineVisible(false);
-    category_axis_->setLinePenColor(QColor(0x99, 0x99, 0x99));
     chart_->addAxis(value_axis_, Qt::AlignLeft);
     chart_->addAxis(category_axis_, Qt::AlignBottom);
 }
@@ -116,7 +110,7 @@ void ChartScene::rebuildSeries() {
         for (int i = 0; i < spec_.categories.size(); ++i)
             set->append(i < layer.values.size() ? std::max(0.0, layer.values[i]) : 0.0);
         set->setColor(layer.color);
-        set->setBorderColor(spec_.segmentSeparators ? QColor(Qt::white) : layer.color.darker(115));
+        set->setBorderColor(spec_.segmentSeparators ? chartInks().background : layer.color.darker(115));
         QPen pen(set->borderColor());
         pen.setWidthF(spec_.segmentSeparators ? 2.0 : 0.8);
         set->setPen(pen);
@@ -147,7 +141,30 @@ void ChartScene::rebuildSeries() {
     }
 }
 
+void ChartScene::applyInks() {
+    // Set on every layout (cheap when unchanged): the scheme may have changed
+    // since, and an export lays out with light inks.
+    const ChartInks& inks = chartInks();
+    if (inks.dark == inks_dark_ && inks_set_) return;
+    inks_set_ = true;
+    inks_dark_ = inks.dark;
+    chart_->setBackgroundBrush(inks.background);
+    value_axis_->setLabelsColor(inks.muted);
+    value_axis_->setTitleBrush(inks.muted);
+    value_axis_->setGridLineColor(inks.grid);
+    value_axis_->setLinePenColor(inks.axis);
+    category_axis_->setLinePenColor(inks.axis);
+    if (bars_ && spec_.segmentSeparators)
+        for (QBarSet* set : bars_->barSets()) {
+            set->setBorderColor(inks.background);
+            QPen pen = set->pen();
+            pen.setColor(inks.background);
+            set->setPen(pen);
+        }
+}
+
 void ChartScene::layout(QSizeF size) {
+    applyInks();
     overlay_.clear();
     size_ = size;
     scene_.setSceneRect(QRectF(QPointF(0, 0), size));

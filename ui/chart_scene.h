@@ -52,6 +52,7 @@ private:
     bool sameShape(const ChartSpec& next) const;
     void updateValues();
     void rebuildSeries();
+    void applyInks();
     void showTip(bool on, int layer, int index);
 
     // --- geometry of the bars, from the axis ranges we set ourselves ----------
@@ -111,6 +112,8 @@ private:
     double value_max_ = 1;
     double category_height_ = 0;  // of the labels under the bars, this layout
     std::function<void(int)> on_bar_clicked_;
+    bool inks_set_ = false;
+    bool inks_dark_ = false;
 };
 
 }  // namespace trainmem::ui

@@ -16,12 +16,12 @@ double ChartScene::placeTitle(double y) {
     const double width = size_.width() - 2 * kPad;
     if (!spec_.title.isEmpty()) {
         const QFont f = pixelFont(17, true);
-        y += centeredText(elided(spec_.title, f, width), f, kInk, size_.width() / 2, y)->boundingRect().height();
+        y += centeredText(elided(spec_.title, f, width), f, chartInks().ink, size_.width() / 2, y)->boundingRect().height();
     }
     if (!spec_.subtitle.isEmpty()) {
         const QFont f = pixelFont(12);
         for (const QString& line : spec_.subtitle.split('\n'))
-            y += centeredText(elided(line, f, width), f, kMutedInk, size_.width() / 2, y + 2)->boundingRect().height() + 2;
+            y += centeredText(elided(line, f, width), f, chartInks().muted, size_.width() / 2, y + 2)->boundingRect().height() + 2;
     }
     return y;
 }
@@ -90,7 +90,7 @@ void ChartScene::placeCategoryLabels() {
         for (const LabelLine& l : categoryLines(i, slotWidth(), stagger)) {
             const double lh = QFontMetricsF(l.font).height();
             if (y + lh > bottom + 1) break;  // the real slot is never narrower than the estimate; this is a guard
-            const QColor ink = i == spec_.highlightedCategory ? kCapacity : l.first ? kInk : kMutedInk;
+            const QColor ink = i == spec_.highlightedCategory ? kCapacity : l.first ? chartInks().ink : chartInks().muted;
             if (!l.text.isEmpty()) centeredText(elided(l.text, l.font, l.room + 2), l.font, ink, barCenterX(i), y);
             y += lh;
         }
@@ -124,7 +124,7 @@ void ChartScene::placeTopLabels() {
         double top = 0;
         for (const auto& layer : spec_.layers)
             if (i < layer.values.size()) top += std::max(0.0, layer.values[i]);
-        QColor color = kInk;
+        QColor color = chartInks().ink;
         if (spec_.segmentSeparators)  // one colour per bar: label it in the bar's colour, like the seed
             for (const auto& layer : spec_.layers)
                 if (i < layer.values.size() && layer.values[i] > 0)
@@ -169,7 +169,9 @@ void ChartScene::placeCapacityLabel() {
         }
     item->setPos(at);
     auto* backing = own(new QGraphicsRectItem(item->pos().x() - 2, item->pos().y(), r.width() + 4, r.height()), 9);
-    backing->setBrush(QColor(255, 255, 255, 210));
+    QColor backing_color = chartInks().background;
+    backing_color.setAlpha(210);
+    backing->setBrush(backing_color);
     backing->setPen(Qt::NoPen);
 }
 
@@ -220,17 +222,17 @@ void ChartScene::placeFooter(double top, double width) {
     const double lh = QFontMetricsF(f).height();
     auto* box = own(new QGraphicsRectItem(0, 0, width, footerHeight()), 1);
     box->setPos(kPad, top);
-    box->setBrush(QColor(0xf5, 0xf5, 0xf5));
-    box->setPen(QPen(kInk, 1));
+    box->setBrush(chartInks().panel);
+    box->setPen(QPen(chartInks().ink, 1));
     const QStringList lines = atMostLines(spec_.footer, kMaxFooterLines);
     for (int k = 0; k < lines.size(); ++k)
-        centeredText(elided(lines[k], f, width - 16), f, kInk, kPad + width / 2, top + 7 + k * lh);
+        centeredText(elided(lines[k], f, width - 16), f, chartInks().ink, kPad + width / 2, top + 7 + k * lh);
 }
 
 void ChartScene::placeEmptyNotice() {
     const QFont f = pixelFont(14);
     const QString s = spec_.emptyNotice.isEmpty() ? QStringLiteral("Nothing to draw") : spec_.emptyNotice;
-    centeredText(elided(s, f, size_.width() - 2 * kPad), f, kMutedInk, size_.width() / 2, plot_.center().y());
+    centeredText(elided(s, f, size_.width() - 2 * kPad), f, chartInks().muted, size_.width() / 2, plot_.center().y());
 }
 
 // Over the plot only: beside a single bar the call-outs start right of

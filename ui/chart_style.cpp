@@ -14,6 +14,20 @@ QFont pixelFont(int px, bool bold) {
     return f;
 }
 
+namespace {
+const ChartInks kLight{QColor(0x33, 0x33, 0x33), QColor(0x66, 0x66, 0x66), Qt::white, QColor(0xe3, 0xe3, 0xe3),
+                       QColor(0x99, 0x99, 0x99), QColor(0xf5, 0xf5, 0xf5), false};
+// Contrast on the background: ink about 12:1, muted 6.4:1 (WCAG AA asks 4.5:1).
+const ChartInks kDark{QColor(0xe6, 0xe6, 0xe6), QColor(0xaa, 0xaa, 0xaa), QColor(0x26, 0x28, 0x2b), QColor(0x3a, 0x3d, 0x42),
+                      QColor(0x80, 0x80, 0x80), QColor(0x32, 0x35, 0x39), true};
+bool dark_charts = false;  // GUI thread only
+}  // namespace
+
+const ChartInks& chartInks() { return dark_charts ? kDark : kLight; }
+void setDarkCharts(bool dark) { dark_charts = dark; }
+LightChartInks::LightChartInks() : was_dark_(dark_charts) { dark_charts = false; }
+LightChartInks::~LightChartInks() { dark_charts = was_dark_; }
+
 QString fontTag(const QFont& font) {
     // QFont::key() spells out every attribute and cost as much as the lookup
     // it keys; the charts' fonts differ only in these.

@@ -20,8 +20,32 @@ QString fontTag(const QFont& font);
 // QFontMetricsF::horizontalAdvance, remembered per font and text.
 double textWidth(const QString& text, const QFont& font);
 
-inline const QColor kInk(0x33, 0x33, 0x33);
-inline const QColor kMutedInk(0x66, 0x66, 0x66);
+// The inks a chart is drawn with: dark on white, or light on a dark grey
+// when the desktop's colour scheme is dark (MainWindow follows its palette).
+// Exports are always light: a figure goes into a document, not the desktop.
+struct ChartInks {
+    QColor ink;         // titles, labels, footer text
+    QColor muted;       // subtitles, axes' labels, secondary lines
+    QColor background;  // the chart's and the timeline's
+    QColor grid;        // value axis grid
+    QColor axis;        // axis lines
+    QColor panel;       // the footer box, label backings (with alpha)
+    bool dark = false;
+};
+const ChartInks& chartInks();
+void setDarkCharts(bool dark);
+// Light inks for as long as it lives (exports, clipboard images).
+class LightChartInks {
+public:
+    LightChartInks();
+    ~LightChartInks();
+    LightChartInks(const LightChartInks&) = delete;
+    LightChartInks& operator=(const LightChartInks&) = delete;
+
+private:
+    bool was_dark_;
+};
+
 inline const QColor kCapacity(0xc0, 0x39, 0x2b);
 constexpr double kPad = 14;
 

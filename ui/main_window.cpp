@@ -30,6 +30,7 @@
 #include "ui/breakdown_tab.h"
 #include "ui/breakdown_table.h"
 #include "ui/chart_export.h"
+#include "ui/chart_style.h"
 #include "ui/cli_command.h"
 #include "ui/compare_tab.h"
 #include "ui/export_size_dialog.h"
@@ -154,6 +155,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(breakdown_, &BreakdownTab::stageChosen, table_, &BreakdownTable::showStage);
 
     buildMenus();
+    followColourScheme();
     connect(document_, &ScenarioDocument::changed, this, &MainWindow::onDocumentChanged);
     connect(document_, &ScenarioDocument::fileStateChanged, this, &MainWindow::updateTitle);
     connect(presets_, &PresetPicker::openConfigRequested, this, &MainWindow::openConfigDialog);
@@ -420,6 +422,24 @@ bool MainWindow::restoreSession() {
     if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
     statusBar()->showMessage(tr("Restored the last session"), 4000);
     return true;
+}
+
+void MainWindow::followColourScheme() {
+    // Qt 6.4 has no QStyleHints::colorScheme (6.5): the desktop's scheme
+    // reaches it as the palette its platform theme sets, so a dark window
+    // colour is a dark scheme.
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    if (dark == chartInks().dark && charts_styled_) return;
+    charts_styled_ = true;
+    setDarkCharts(dark);
+    for (ChartTab* tab : {static_cast<ChartTab*>(breakdown_), static_cast<ChartTab*>(optimizers_), static_cast<ChartTab*>(compare_)})
+        tab->restyle();
+    for (QWidget* w : timeline_->findChildren<QWidget*>()) w->update();  // painted with chartInks() each time
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+    QMainWindow::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) followColourScheme();
 }
 
 void MainWindow::onDocumentChanged() {

@@ -72,6 +72,7 @@ public:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void changeEvent(QEvent* event) override;
     void showEvent(QShowEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
@@ -90,6 +91,7 @@ private:
     void updateTitle();
     void onDocumentChanged();
     bool confirmDiscard();  // false when the user cancels
+    void followColourScheme();  // chart inks from the palette: dark or light
 
 public:
     // Where file dialogs start: the last scenario's folder, else Documents.
@@ -130,6 +132,7 @@ private:
     QActionGroup* units_group_ = nullptr;
     QWidget* units_toggle_ = nullptr;  // GiB | GB at the right of the tab bar: units_group_'s actions as buttons
     Units units_ = Units::GiB;
+    bool charts_styled_ = false;
 };
 
 }  // namespace trainmem::ui

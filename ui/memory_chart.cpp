@@ -7,6 +7,7 @@
 #include <QVBoxLayout>
 
 #include "ui/chart_scene.h"
+#include "ui/chart_style.h"
 #include "ui/painting_export.h"
 
 namespace trainmem::ui {
@@ -65,6 +66,7 @@ bool MemoryChart::eventFilter(QObject* watched, QEvent* event) {
 }
 
 void MemoryChart::render(const ChartSpec& spec, QPainter& painter, const QRectF& target, QSizeF logicalSize) {
+    const LightChartInks light;  // a figure for a document, whatever the desktop's scheme
     ChartScene scene;
     scene.setSpec(spec);
     scene.layout(logicalSize);
