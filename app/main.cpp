@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
         window.document()->replace(*scenario, options->source == trainmem::ui::LaunchOptions::Source::ScenarioFile
                                                   ? options->source_value
                                                   : QString());
+        if (options->source == trainmem::ui::LaunchOptions::Source::ScenarioFile) window.loadPins(options->source_value);
     } else {
         // Bad arguments still open the window, on the default scenario, saying why.
         const trainmem::Expected<trainmem::Scenario> fallback = trainmem::ui::defaultScenario();

@@ -167,8 +167,9 @@ QSize EstimateStatus::sizeHint() const {
 }
 
 QSize EstimateStatus::minimumSizeHint() const {
-    // As narrow as the window lets it be; the text wraps.
-    return {100, fontMetrics().height() + 2 * margin()};
+    // As narrow as the window lets it be, the text wrapping; as tall as that
+    // wrapped text, so a splitter never cuts its last line.
+    return {100, heightForWidth(std::max(width(), 200))};
 }
 
 void EstimateStatus::setUnits(Units units) {

@@ -137,7 +137,7 @@ bool CompareTab::movePin(int index, int to) {
 
 void CompareTab::fitTable() {
     // Every row of the table in view while the plot keeps the height its
-    // bars and captions need (320 px, 370 with five or six pins, whose
+    // bars and captions need (305 px, 370 with five or six pins, whose
     // captions stagger onto more lines); past that the table scrolls.
     if (table_->isHidden() || table_->rowCount() == 0) return;
     const int total = split_->height() - split_->handleWidth();
@@ -147,7 +147,7 @@ void CompareTab::fitTable() {
     // Room for a sideways scroll bar too: whether one shows is known only
     // after this layout, and without the room it would hide the last row.
     wanted += table_->horizontalScrollBar()->sizeHint().height();
-    const int table = std::max(std::min(wanted, total - (pins_.size() > 4 ? 370 : 320)), std::min(wanted, 90));
+    const int table = std::max(std::min(wanted, total - (pins_.size() > 4 ? 370 : 305)), std::min(wanted, 90));
     split_->setSizes({total - table, table});
 }
 

@@ -392,6 +392,16 @@ void MainWindow::saveSession() {
     settings_.setSession(QString::fromStdString(session.dump()));
 }
 
+bool MainWindow::loadPins(const QString& scenario_path) {
+    Expected<nlohmann::json> json = readJsonFile(scenario_path.toStdString());
+    if (!json) return false;
+    LoadedPins pins = pinsFromJson(*json, CompareTab::kMaxPins);
+    if (pins.present) compare_->setPins(std::move(pins.pins));
+    if (!pins.errors.isEmpty())
+        statusBar()->showMessage(tr("%1 pin(s) not loaded: %2").arg(pins.errors.size()).arg(pins.errors.join(QStringLiteral("; "))), 20000);
+    return pins.errors.isEmpty();
+}
+
 bool MainWindow::restoreSession() {
     const std::string text = settings_.session().toStdString();
     if (text.empty()) return false;

@@ -67,6 +67,9 @@ public:
     // its unsaved edits (undoable back to its file), the file, the pins and
     // the tab. False, changing nothing, when there is none or it cannot be read.
     bool restoreSession();
+    // The Compare pins of a scenario file, as openFile reads them (for a
+    // scenario given on the command line); false when some could not be read.
+    bool loadPins(const QString& scenario_path);
     // What restoreSession() reads (also written when the window closes).
     void saveSession();
 
