@@ -138,7 +138,8 @@ bool CompareTab::movePin(int index, int to) {
 void CompareTab::fitTable() {
     // Every row of the table in view while the plot keeps the height its
     // bars and captions need (305 px, 370 with five or six pins, whose
-    // captions stagger onto more lines); past that the table scrolls.
+    // captions stagger onto more lines, more for captions of several
+    // lines); past that the table scrolls.
     if (table_->isHidden() || table_->rowCount() == 0) return;
     const int total = split_->height() - split_->handleWidth();
     if (total <= 0) return;
@@ -147,7 +148,11 @@ void CompareTab::fitTable() {
     // Room for a sideways scroll bar too: whether one shows is known only
     // after this layout, and without the room it would hide the last row.
     wanted += table_->horizontalScrollBar()->sizeHint().height();
-    const int table = std::max(std::min(wanted, total - (pins_.size() > 4 ? 370 : 305)), std::min(wanted, 90));
+    // Captions naming several settings take a line each (and wrap).
+    int caption_lines = 1;
+    for (const QString& c : chart()->spec().categories) caption_lines = std::max(caption_lines, static_cast<int>(c.count('\n')) + 1);
+    const int chart_min = std::max(pins_.size() > 4 ? 370 : 305, 220 + 45 * caption_lines);
+    const int table = std::max(std::min(wanted, total - chart_min), std::min(wanted, 90));
     split_->setSizes({total - table, table});
 }
 
