@@ -227,7 +227,7 @@ void placeCallouts(ChartOverlay& overlay, const std::vector<Callout>& items, dou
     for (size_t i = 0; i < items.size(); ++i) {
         const Callout& c = items[i];
         const PlacedCallout& p = placed[i];
-        const QColor ink = c.color.lightnessF() > 0.75 ? c.color.darker(160) : c.color.darker(115);
+        const QColor ink = textInk(c.color);
         auto* title = overlay.text(elided(c.title, title_font, text_width), title_font, ink);
         title->setPos(text_x, p.top);
         title->setToolTip(c.detail.isEmpty() ? c.title : c.title + "\n" + c.detail);

@@ -90,7 +90,7 @@ void ChartScene::placeCategoryLabels() {
         for (const LabelLine& l : categoryLines(i, slotWidth(), stagger)) {
             const double lh = QFontMetricsF(l.font).height();
             if (y + lh > bottom + 1) break;  // the real slot is never narrower than the estimate; this is a guard
-            const QColor ink = i == spec_.highlightedCategory ? kCapacity : l.first ? chartInks().ink : chartInks().muted;
+            const QColor ink = i == spec_.highlightedCategory ? (chartInks().dark ? textInk(kCapacity) : kCapacity) : l.first ? chartInks().ink : chartInks().muted;
             if (!l.text.isEmpty()) centeredText(elided(l.text, l.font, l.room + 2), l.font, ink, barCenterX(i), y);
             y += lh;
         }
@@ -146,7 +146,7 @@ void ChartScene::placeTopLabels() {
 void ChartScene::placeCapacityLabel() {
     if (!spec_.capacity || spec_.capacityLabel.isEmpty()) return;
     const QFont f = pixelFont(11, true);
-    auto* item = text(elided(spec_.capacityLabel, f, plot_.width() - 8), f, kCapacity);
+    auto* item = text(elided(spec_.capacityLabel, f, plot_.width() - 8), f, chartInks().dark ? textInk(kCapacity) : kCapacity);
     const QRectF r = item->boundingRect();
     const double line = valueY(*spec_.capacity);
     const QPointF places[] = {{plot_.right() - r.width() - 4, line - r.height() - 2},

@@ -28,6 +28,13 @@ void setDarkCharts(bool dark) { dark_charts = dark; }
 LightChartInks::LightChartInks() : was_dark_(dark_charts) { dark_charts = false; }
 LightChartInks::~LightChartInks() { dark_charts = was_dark_; }
 
+QColor textInk(const QColor& c) {
+    if (!chartInks().dark) return c.lightnessF() > 0.75 ? c.darker(160) : c.darker(115);
+    QColor ink = c;
+    for (int i = 0; i < 6 && ink.lightnessF() < 0.68; ++i) ink = ink.lighter(125);
+    return ink;
+}
+
 QString fontTag(const QFont& font) {
     // QFont::key() spells out every attribute and cost as much as the lookup
     // it keys; the charts' fonts differ only in these.

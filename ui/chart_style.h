@@ -47,6 +47,10 @@ private:
 };
 
 inline const QColor kCapacity(0xc0, 0x39, 0x2b);
+
+// Text in a component's colour, readable on the chart's background: darker
+// on white, lighter on dark grey (the navy and slate components were 2:1).
+QColor textInk(const QColor& component);
 constexpr double kPad = 14;
 
 // Round numbers for a value axis: 1, 2, 2.5 or 5 times a power of ten, at
