@@ -21,8 +21,8 @@ namespace {
 
 QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
-const QColor kGrid(0xe6, 0xe6, 0xe6);
-const QColor kMeasured(0x11, 0x11, 0x11);
+// The measured snapshot's curves: near black, or the light ink on dark charts.
+QColor measuredInk() { return chartInks().dark ? chartInks().ink : QColor(0x11, 0x11, 0x11); }
 constexpr double kBandHeight = 18;
 
 // 1, 2, 2.5 or 5 times a power of ten, about `intervals` of them up to `top`.
@@ -273,7 +273,7 @@ void TimelinePlot::paintAxes(QPainter& p) const {
     const int decimals = decimalsFor(y_step_);
     for (double v = 0; v <= y_max_ / unit + 1e-9; v += y_step_) {
         const double y = yOf(v * unit);
-        p.setPen(QPen(kGrid, 1));
+        p.setPen(QPen(chartInks().grid, 1));
         p.drawLine(QPointF(plot_.left(), y), QPointF(plot_.right(), y));
         p.setPen(chartInks().muted);
         p.drawText(QRectF(plot_.left() - 60 - 6, y - fm.height() / 2, 60, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
@@ -357,10 +357,10 @@ void TimelinePlot::paintMeasured(QPainter& p) const {
     p.save();
     p.setClipRect(plot_.adjusted(-1, -1, 1, 1));
     p.setBrush(Qt::NoBrush);
-    QPen reserved(kMeasured, 1.4, Qt::DashLine);
+    QPen reserved(measuredInk(), 1.4, Qt::DashLine);
     p.setPen(reserved);
     p.drawPath(stepPath(d_.measured->reserved, *this));
-    p.setPen(QPen(kMeasured, 1.8));
+    p.setPen(QPen(measuredInk(), 1.8));
     p.drawPath(stepPath(d_.measured->allocated, *this));
     p.restore();
 }
@@ -371,7 +371,7 @@ void TimelinePlot::paintCapacity(QPainter& p) const {
     const QFont font = pixelFont(11, true);
     const QFontMetricsF fm(font);
     p.setFont(font);
-    p.setPen(kCapacity);
+    p.setPen(chartInks().dark ? textInk(kCapacity) : kCapacity);
     if (!capacity_on_scale_) {
         const QString text = QObject::tr("%1 — above this scale ↑").arg(d_.capacityLabel);
         p.drawText(QRectF(plot_.left() + 4, plot_.top() + 2, plot_.width() - 8, fm.height()), Qt::AlignRight | Qt::AlignTop,
@@ -381,7 +381,7 @@ void TimelinePlot::paintCapacity(QPainter& p) const {
     const double y = yOf(capacity);
     p.setPen(QPen(kCapacity, 2, Qt::DashLine));
     p.drawLine(QPointF(plot_.left(), y), QPointF(plot_.right(), y));
-    p.setPen(kCapacity);
+    p.setPen(chartInks().dark ? textInk(kCapacity) : kCapacity);
     p.drawText(QRectF(plot_.left() + 4, y - fm.height() - 2, plot_.width() - 8, fm.height()), Qt::AlignRight | Qt::AlignBottom,
                d_.capacityLabel);
 }
@@ -432,8 +432,8 @@ QVector<TimelinePlot::LegendEntry> TimelinePlot::legendEntries() const {
         if (present) entries.push_back({q(componentName(c)), componentColor(c), LegendEntry::Area});
     }
     if (d_.measured) {
-        entries.push_back({QObject::tr("Measured allocated"), kMeasured, LegendEntry::Line});
-        entries.push_back({QObject::tr("Measured reserved"), kMeasured, LegendEntry::DashedLine});
+        entries.push_back({QObject::tr("Measured allocated"), measuredInk(), LegendEntry::Line});
+        entries.push_back({QObject::tr("Measured reserved"), measuredInk(), LegendEntry::DashedLine});
     }
     return entries;
 }
