@@ -63,17 +63,23 @@ int main(int argc, char** argv) {
 
     trainmem::ui::MainWindow window;
     const trainmem::Expected<trainmem::Scenario> scenario = trainmem::ui::launchScenario(*options);
-    if (scenario) {
+    // With nothing on the command line, the window goes on where it was left.
+    const bool restored = options->source == trainmem::ui::LaunchOptions::Source::Default &&
+                          options->settings.isEmpty() && window.restoreSession();
+    if (restored) {
+        // its scenario, file, pins and tab are back
+    } else if (scenario) {
         window.document()->replace(*scenario, options->source == trainmem::ui::LaunchOptions::Source::ScenarioFile
                                                   ? options->source_value
                                                   : QString());
+        if (options->source == trainmem::ui::LaunchOptions::Source::ScenarioFile) window.loadPins(options->source_value);
     } else {
         // Bad arguments still open the window, on the default scenario, saying why.
         const trainmem::Expected<trainmem::Scenario> fallback = trainmem::ui::defaultScenario();
         if (fallback) window.document()->replace(*fallback);
         window.statusBar()->showMessage(QString::fromStdString(scenario.error().text()), 15000);
     }
-    window.showView(options->view);
+    if (!restored) window.showView(options->view);
     // A snapshot that cannot be read says why in the Timeline tab.
     if (!options->snapshot_path.isEmpty()) window.timelineTab()->openSnapshot(options->snapshot_path);
     window.show();

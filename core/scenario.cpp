@@ -81,12 +81,14 @@ static fs::path saveTarget(const fs::path& path) {
     return target;  // a loop: the rename below reports it
 }
 
-Status saveScenarioFile(const Scenario& scenario, const fs::path& requested) {
+Status saveScenarioFile(const Scenario& scenario, const fs::path& requested, const nlohmann::json& pins) {
     const std::string name = requested.string();
     const fs::path path = saveTarget(requested);
     std::string text;
     try {
-        text = scenarioToOrderedJson(scenario).dump(2) + "\n";
+        nlohmann::ordered_json doc = scenarioToOrderedJson(scenario);
+        if (!pins.is_null()) doc["pins"] = pins;
+        text = doc.dump(2) + "\n";
     } catch (const std::exception& e) {
         return Error{"", name + ": cannot be written (" + e.what() + ")"};
     }

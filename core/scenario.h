@@ -47,7 +47,10 @@ nlohmann::json scenarioToJson(const Scenario& scenario);
 Expected<Scenario> loadScenarioFile(const std::filesystem::path& path);
 // Written to a temporary file in the same folder, then renamed over the
 // target, so a crash never leaves a half-written scenario.
-Status saveScenarioFile(const Scenario& scenario, const std::filesystem::path& path);
+// `pins`, when not null, is written as the top-level "pins" key (the desktop
+// app's pinned comparisons, docs/scenario-format.md).
+Status saveScenarioFile(const Scenario& scenario, const std::filesystem::path& path,
+                        const nlohmann::json& pins = nullptr);
 
 // "training.micro_batch_size=4", "model.num_hidden_layers=40" (model keys are
 // HF config keys). Parses the value by the key's type; errors name the key.

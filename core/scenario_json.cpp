@@ -17,8 +17,10 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kFormatName = "trainmem-scenario";
-const std::vector<std::string_view> kTopLevelKeys = {"format",   "version",  "name",        "description",
-                                                     "model",    "training", "parallelism", "hardware"};
+// "pins": the desktop app's pinned comparisons, each a scenario document of
+// its own; the app reads them (ui/scenario_pins), the scenario does not.
+const std::vector<std::string_view> kTopLevelKeys = {"format",   "version",     "name",     "description", "model",
+                                                     "training", "parallelism", "hardware", "pins"};
 const std::vector<std::string_view> kSections = {"training", "parallelism", "hardware"};
 
 Error unknownKey(const std::string& path, std::string_view key, const std::vector<std::string_view>& allowed) {

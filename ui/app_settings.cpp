@@ -19,6 +19,7 @@ const QString kUnits = QStringLiteral("display/units");
 const QString kExportFolder = QStringLiteral("export/folder");
 const QString kExportSize = QStringLiteral("export/size");
 const QString kExportScale = QStringLiteral("export/scale");
+const QString kSession = QStringLiteral("session/last");
 }  // namespace key
 }  // namespace
 
@@ -62,6 +63,9 @@ double AppSettings::exportScale() const {
     return scale >= 0.25 && scale <= 8 ? scale : 2.0;
 }
 void AppSettings::setExportScale(double scale) { settings_.setValue(key::kExportScale, scale); }
+
+QString AppSettings::session() const { return settings_.value(key::kSession).toString(); }
+void AppSettings::setSession(const QString& json) { settings_.setValue(key::kSession, json); }
 
 QStringList AppSettings::recentFiles() const { return settings_.value(key::kRecent).toStringList(); }
 void AppSettings::addRecentFile(const QString& path) {

@@ -39,6 +39,11 @@ public:
     double exportScale() const;
     void setExportScale(double scale);
 
+    // The last session as the window left it (MainWindow::saveSession): JSON
+    // text, empty when there is none.
+    QString session() const;
+    void setSession(const QString& json);
+
     QStringList recentFiles() const;
     void addRecentFile(const QString& path);  // most recent first, no duplicates, at most kMaxRecentFiles
     void removeRecentFile(const QString& path);

@@ -1,5 +1,7 @@
 #include "ui/breakdown_tab.h"
 
+#include "ui/memory_chart.h"
+
 #include <QCheckBox>
 #include <QVBoxLayout>
 
@@ -13,6 +15,12 @@ BreakdownTab::BreakdownTab(ScenarioDocument* document, QWidget* parent) : ChartT
                               "the last one holds the logits and loss."));
     column()->addWidget(per_stage_);
     connect(per_stage_, &QCheckBox::toggled, this, &BreakdownTab::redrawSoon);
+    connect(per_stage_, &QCheckBox::toggled, this, [this](bool on) {
+        if (!on) emit stageChosen(-1);
+    });
+    connect(chart(), &MemoryChart::barClicked, this, [this](int bar) {
+        if (per_stage_->isChecked()) emit stageChosen(bar);
+    });
 }
 
 void BreakdownTab::setPerStage(bool on) { per_stage_->setChecked(on); }

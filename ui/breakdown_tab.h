@@ -14,6 +14,11 @@ public:
     void setPerStage(bool on);
     bool perStage() const;
 
+signals:
+    // One bar per stage: a stage's bar was clicked (0-based stage), or the
+    // view went back to the heaviest GPU (-1). The table under the tabs shows it.
+    void stageChosen(int stage);
+
 protected:
     ChartSpec buildSpec() const override;
 

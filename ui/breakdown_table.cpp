@@ -30,9 +30,8 @@ BreakdownTable::BreakdownTable(ScenarioDocument* document, QWidget* parent)
     // Share of the allocated peak, as trainmem-cli's table: the allocator's
     // components add up to 100%, reserved and device show what is on top.
     setHorizontalHeaderLabels({tr("Component"), tr("Memory"), tr("% of allocated"), tr("Formula")});
-    horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-    horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
-    horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+    // Sized to their contents by refresh(), column by column as they change:
+    // ResizeToContents measured every cell again for each cell set.
     horizontalHeader()->setSectionResizeMode(3, QHeaderView::Stretch);
     verticalHeader()->hide();
     verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
@@ -45,6 +44,12 @@ BreakdownTable::BreakdownTable(ScenarioDocument* document, QWidget* parent)
     refresh();
 }
 
+void BreakdownTable::showStage(int stage) {
+    if (stage_ == stage) return;
+    stage_ = stage;
+    refresh();
+}
+
 void BreakdownTable::setUnits(Units units) {
     if (units_ == units) return;
     units_ = units;
@@ -52,19 +57,50 @@ void BreakdownTable::setUnits(Units units) {
 }
 
 void BreakdownTable::refresh() {
-    setRowCount(0);
-    if (!document_->hasResult()) return;
-    const Estimate& e = document_->result();
+    if (!document_->hasResult()) {
+        setRowCount(0);
+        return;
+    }
+    int row = 0;
+    bool resize[3] = {false, false, false};  // columns whose texts changed
+    // A chosen stage: the estimate as if that stage were the heaviest, so
+    // the components, totals and formulas are its own.
+    const bool one_stage = stage_ >= 0 && stage_ < static_cast<int>(document_->stages().size());
+    Estimate chosen;
+    if (one_stage) {
+        chosen = document_->result();
+        chosen.peak = document_->stages()[static_cast<size_t>(stage_)];
+    }
+    const Estimate& e = one_stage ? chosen : document_->result();
+    const QString first = one_stage ? tr("Component: stage %1 of %2").arg(stage_ + 1).arg(document_->stages().size())
+                                    : tr("Component");
+    if (!horizontalHeaderItem(0) || horizontalHeaderItem(0)->text() != first) setHorizontalHeaderItem(0, new QTableWidgetItem(first));
     const Scenario& s = document_->resultScenario();
     const double allocated = static_cast<double>(e.peak.allocated_bytes);
     auto add = [&](const QIcon& icon, const QString& name, int64_t bytes, const QString& formula, bool total) {
-        const int row = rowCount();
-        insertRow(row);
+        const QString texts[4] = {name, q(formatBytes(bytes, units_)),
+                                  allocated > 0 ? QStringLiteral("%1%").arg(100.0 * bytes / allocated, 0, 'f', 1) : QString(),
+                                  formula};
+        // An edit changes a few cells: update those in place, so that only
+        // they are shaped and repainted again (callgrind: rebuilding every
+        // row was a seventh of an edit's repaint).
+        if (row < rowCount() && item(row, 0) && item(row, 0)->text() == name && item(row, 0)->font().bold() == total &&
+            (item(row, 0)->foreground().style() != Qt::NoBrush) == document_->stale()) {
+            for (int c = 1; c < 4; ++c)
+                if (item(row, c)->text() != texts[c]) {
+                    item(row, c)->setText(texts[c]);
+                    if (c == 3) item(row, c)->setToolTip(texts[c]);
+                    else resize[c] = true;
+                }
+            ++row;
+            return;
+        }
+        if (row >= rowCount()) insertRow(row);
+        resize[0] = resize[1] = resize[2] = true;
         auto* name_item = new QTableWidgetItem(icon, name);
-        auto* bytes_item = new QTableWidgetItem(q(formatBytes(bytes, units_)));
+        auto* bytes_item = new QTableWidgetItem(texts[1]);
         bytes_item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-        auto* share_item =
-            new QTableWidgetItem(allocated > 0 ? QStringLiteral("%1%").arg(100.0 * bytes / allocated, 0, 'f', 1) : QString());
+        auto* share_item = new QTableWidgetItem(texts[2]);
         share_item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         auto* formula_item = new QTableWidgetItem(formula);
         formula_item->setToolTip(formula);
@@ -80,6 +116,7 @@ void BreakdownTable::refresh() {
         setItem(row, 1, bytes_item);
         setItem(row, 2, share_item);
         setItem(row, 3, formula_item);
+        ++row;
     };
     for (const BarSegment& seg : barSegments(e.peak)) {
         QString formula;
@@ -97,6 +134,10 @@ void BreakdownTable::refresh() {
     add({}, tr("Reserved (max_memory_reserved)"), e.peak.reserved_bytes, tr("allocated + allocator reserve"), true);
     add({}, tr("Device (nvidia-smi)"), e.peak.device_bytes, tr("reserved + memory outside the allocator"), true);
     if (e.host_bytes > 0) add({}, tr("Host memory per rank (offload)"), e.host_bytes, tr("offloaded states / parameters"), false);
+    if (rowCount() != row) resize[0] = resize[1] = resize[2] = true;
+    setRowCount(row);
+    for (int c = 0; c < 3; ++c)
+        if (resize[c]) resizeColumnToContents(c);
 }
 
 EstimateStatus::EstimateStatus(ScenarioDocument* document, QWidget* parent) : QLabel(parent), document_(document) {
@@ -105,6 +146,30 @@ EstimateStatus::EstimateStatus(ScenarioDocument* document, QWidget* parent) : QL
     setTextInteractionFlags(Qt::TextSelectableByMouse);
     connect(document_, &ScenarioDocument::changed, this, &EstimateStatus::refresh);
     refresh();
+}
+
+// A rich-text label that wraps measures its text at several widths for each
+// hint, and the window's layout asks for them several times per edit
+// (callgrind: an eighth of an edit). Its height for the current text and
+// width is what the layout needs; computed once per text and width.
+int EstimateStatus::heightForWidth(int width) const {
+    if (width != hint_width_ || text() != hint_text_) {
+        hint_width_ = width;
+        hint_text_ = text();
+        hint_height_ = QLabel::heightForWidth(width);
+    }
+    return hint_height_;
+}
+
+QSize EstimateStatus::sizeHint() const {
+    const int w = std::max(width(), 200);
+    return {w, heightForWidth(w)};
+}
+
+QSize EstimateStatus::minimumSizeHint() const {
+    // As narrow as the window lets it be, the text wrapping; as tall as that
+    // wrapped text, so a splitter never cuts its last line.
+    return {100, heightForWidth(std::max(width(), 200))};
 }
 
 void EstimateStatus::setUnits(Units units) {

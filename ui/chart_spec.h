@@ -2,7 +2,7 @@
 // What a chart shows, as plain values: the tabs build one from an estimate
 // (chart_views.h) and MemoryChart draws it on screen or into any QPainter.
 // Keeping this free of Qt Charts types is what lets a later move to Qt Graphs
-// stay inside memory_chart.cpp.
+// stay inside chart_scene.cpp.
 #include <algorithm>
 #include <optional>
 

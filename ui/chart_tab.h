@@ -27,6 +27,8 @@ public:
     // explains beside the chart on screen must be in it.
     virtual ChartSpec figureSpec() { return currentSpec(); }
     MemoryChart* chart() const { return chart_; }
+    // Draws again with the current inks (the colour scheme changed).
+    void restyle() { redrawSoon(); }
 
 protected:
     virtual ChartSpec buildSpec() const = 0;

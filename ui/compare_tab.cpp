@@ -8,6 +8,7 @@
 #include <QMenu>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -37,10 +38,14 @@ CompareTab::CompareTab(ScenarioDocument* document, QWidget* parent) : ChartTab(d
     table_ = new QTableWidget(this);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->verticalHeader()->setDefaultSectionSize(20);
+    // Compact rows, and the names' column takes what the pins' columns leave
+    // (elided, full text in the tooltip): at 1000 x 700 a horizontal scroll
+    // bar or a taller row cost the table its last rows.
+    table_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    table_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 3);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setStretchLastSection(false);
+    table_->setTextElideMode(Qt::ElideRight);
     table_->setWordWrap(false);
     table_->setMinimumHeight(70);
     table_->setToolTip(tr("Settings that differ between the pins, then each component of the heaviest GPU per pin, "
@@ -48,7 +53,8 @@ CompareTab::CompareTab(ScenarioDocument* document, QWidget* parent) : ChartTab(d
     table_->setVisible(false);
     // Chart over table in a splitter: the table starts small (the captions
     // already name what differs) and can be pulled up to read every row.
-    auto* split = new QSplitter(Qt::Vertical, this);
+    split_ = new QSplitter(Qt::Vertical, this);
+    auto* split = split_;
     split->setChildrenCollapsible(false);
     layout()->replaceWidget(chart(), split);
     split->addWidget(chart());
@@ -129,8 +135,45 @@ bool CompareTab::movePin(int index, int to) {
     return true;
 }
 
+void CompareTab::fitTable() {
+    // Every row of the table in view while the plot keeps the height its
+    // bars and captions need (305 px, 370 with five or six pins, whose
+    // captions stagger onto more lines, more for captions of several
+    // lines); past that the table scrolls.
+    if (table_->isHidden() || table_->rowCount() == 0) return;
+    const int total = split_->height() - split_->handleWidth();
+    if (total <= 0) return;
+    int wanted = table_->horizontalHeader()->height() + 2 * table_->frameWidth() + 2;
+    for (int r = 0; r < table_->rowCount(); ++r) wanted += table_->rowHeight(r);
+    // Room for a sideways scroll bar too: whether one shows is known only
+    // after this layout, and without the room it would hide the last row.
+    wanted += table_->horizontalScrollBar()->sizeHint().height();
+    // Captions naming several settings take a line each (and wrap).
+    int caption_lines = 1;
+    for (const QString& c : chart()->spec().categories) caption_lines = std::max(caption_lines, static_cast<int>(c.count('\n')) + 1);
+    const int chart_min = std::max(pins_.size() > 4 ? 370 : 305, 220 + 45 * caption_lines);
+    const int table = std::max(std::min(wanted, total - chart_min), std::min(wanted, 90));
+    split_->setSizes({total - table, table});
+}
+
+void CompareTab::resizeEvent(QResizeEvent* event) {
+    ChartTab::resizeEvent(event);
+    fitTable();
+}
+
+void CompareTab::showEvent(QShowEvent* event) {
+    ChartTab::showEvent(event);
+    fitTable();
+}
+
 void CompareTab::clear() {
     pins_.clear();
+    pinsChanged();
+}
+
+void CompareTab::setPins(std::vector<PinnedScenario> pins) {
+    if (static_cast<int>(pins.size()) > kMaxPins) pins.resize(kMaxPins);
+    pins_ = std::move(pins);
     pinsChanged();
 }
 
@@ -237,6 +280,7 @@ void CompareTab::fillTable() {
         }
         ++r;
     }
+    fitTable();
 }
 
 ChartSpec CompareTab::buildSpec() const {

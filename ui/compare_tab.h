@@ -10,6 +10,7 @@
 
 class QComboBox;
 class QPushButton;
+class QSplitter;
 class QTableWidget;
 
 namespace trainmem::ui {
@@ -23,6 +24,8 @@ public:
     bool pin();  // false when there is no valid result or six pins already
     void removeLast();
     void clear();
+    // Replaces every pin (a scenario file's, a restored session's).
+    void setPins(std::vector<PinnedScenario> pins);
     // One pin by its column (also from the table header's context menu).
     bool removePin(int index);
     bool renamePin(int index, const QString& label);  // false for an empty or taken name
@@ -40,8 +43,13 @@ protected:
     ChartSpec buildSpec() const override;
     void unitsChanged() override;
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+
 private:
     void updateControls();
+    void fitTable();  // the table's rows in view, the chart keeping most of the height
     void pinsChanged();
     void fillTable();
 
@@ -51,6 +59,7 @@ private:
     QPushButton* clear_;
     QComboBox* baseline_;
     QTableWidget* table_;
+    QSplitter* split_;
 };
 
 }  // namespace trainmem::ui

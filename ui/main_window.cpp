@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QCloseEvent>
+#include <QDesktopServices>
 #include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
@@ -15,6 +16,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QRegularExpression>
+#include <QScreen>
 #include <QScrollArea>
 #include <QStandardPaths>
 #include <QScrollBar>
@@ -28,11 +30,13 @@
 #include "ui/breakdown_tab.h"
 #include "ui/breakdown_table.h"
 #include "ui/chart_export.h"
+#include "ui/chart_style.h"
 #include "ui/cli_command.h"
 #include "ui/compare_tab.h"
 #include "ui/export_size_dialog.h"
 #include "ui/field_bindings.h"
 #include "ui/hardware_panel.h"
+#include "ui/help_docs.h"
 #include "ui/layout_finder_panel.h"
 #include "ui/memory_chart.h"
 #include "ui/model_panel.h"
@@ -40,6 +44,7 @@
 #include "ui/parallelism_panel.h"
 #include "ui/preset_picker.h"
 #include "ui/scenario_files.h"
+#include "ui/scenario_pins.h"
 #include "ui/timeline_tab.h"
 #include "ui/training_panel.h"
 #include "ui/wheel_guard.h"
@@ -129,7 +134,28 @@ MainWindow::MainWindow(QWidget* parent)
     addDockWidget(Qt::RightDockWidgetArea, history_dock_);
     history_dock_->hide();
 
+    // On the Compare tab its own table gives every pin's components, so the
+    // breakdown table under the tabs gives its height to it (at 1000 x 700
+    // the comparison showed 3 rows otherwise); the status line stays.
+    connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+        const bool comparing = tabs_->currentWidget() == compare_;
+        if (comparing == table_->isHidden()) return;
+        if (comparing) {
+            under_sizes_ = right_->sizes();
+            table_->hide();
+            const int status = right_->widget(1)->minimumSizeHint().height();
+            right_->setSizes({under_sizes_[0] + under_sizes_[1] - status, status});
+        } else {
+            table_->show();
+            if (under_sizes_.size() == 2) right_->setSizes(under_sizes_);
+        }
+    });
+
+    // Click a stage's bar: the table under the tabs shows that stage.
+    connect(breakdown_, &BreakdownTab::stageChosen, table_, &BreakdownTable::showStage);
+
     buildMenus();
+    followColourScheme();
     connect(document_, &ScenarioDocument::changed, this, &MainWindow::onDocumentChanged);
     connect(document_, &ScenarioDocument::fileStateChanged, this, &MainWindow::updateTitle);
     connect(presets_, &PresetPicker::openConfigRequested, this, &MainWindow::openConfigDialog);
@@ -139,6 +165,12 @@ MainWindow::MainWindow(QWidget* parent)
     resize(1500, 940);
     if (!restoreGeometry(settings_.windowGeometry())) resize(1500, 940);
     restoreState(settings_.windowState());
+    // A geometry saved on a larger screen, or the default on a small one,
+    // must not open past the screen's edge.
+    if (const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen()) {
+        const QRect fitted = fitToScreen(geometry(), screen->availableGeometry(), minimumSizeHint());
+        if (fitted != geometry()) setGeometry(fitted);
+    }
     // The charts get most of the height; the table keeps about six rows.
     right_->setSizes({680, 200});
     updateTitle();
@@ -265,12 +297,33 @@ void MainWindow::buildMenus() {
         box.setTextFormat(Qt::RichText);
         box.exec();
     });
+    QMenu* docs = help->addMenu(tr("&Documentation"));
+    for (const DocPage& page : docPages())
+        docs->addAction(page.title, this, [this, file = page.file] { openDocPage(file); })->setToolTip(page.file);
     help->addAction(tr("&About trainmem"), this, [this] {
         QMessageBox::about(this, tr("About trainmem"),
                            tr("<b>trainmem</b> %1<br>GPU memory of training large transformers, per GPU, by component.<br>"
                               "Every term, its default and its source: docs/memory-model.md.")
                                .arg(QApplication::applicationVersion()));
     });
+}
+
+bool MainWindow::openDocPage(const QString& file) {
+    const QString dir = docsDirectory(QApplication::applicationDirPath());
+    if (dir.isEmpty()) {
+        QMessageBox::information(this, tr("Documentation"),
+                                 tr("The documentation was not found. It is looked for in:<br>%1<br><br>It is also online "
+                                    "with the source, in its docs/ folder.")
+                                     .arg(docsCandidates(QApplication::applicationDirPath()).join(QStringLiteral("<br>")).toHtmlEscaped()));
+        return false;
+    }
+    const QString path = dir + "/" + file;
+    if (!QDesktopServices::openUrl(QUrl::fromLocalFile(path))) {
+        statusBar()->showMessage(tr("No application opens %1; the page is at %2").arg(file, path), 15000);
+        return false;
+    }
+    statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
+    return true;
 }
 
 QString MainWindow::shortcutList() const {
@@ -316,6 +369,87 @@ void MainWindow::showView(ChartView view) {
         case ChartView::Compare: tabs_->setCurrentWidget(compare_); break;
         case ChartView::Timeline: tabs_->setCurrentWidget(timeline_); break;
     }
+}
+
+QRect fitToScreen(QRect window, const QRect& available, QSize minimum) {
+    if (!available.isValid()) return window;
+    // Smaller than the screen unless the window cannot be (then its minimum,
+    // at the screen's top left), and wholly on it.
+    window.setWidth(std::max(std::min(window.width(), available.width()), std::min(minimum.width(), window.width())));
+    window.setHeight(std::max(std::min(window.height(), available.height()), std::min(minimum.height(), window.height())));
+    window.moveLeft(std::clamp(window.left(), available.left(), std::max(available.left(), available.right() + 1 - window.width())));
+    window.moveTop(std::clamp(window.top(), available.top(), std::max(available.top(), available.bottom() + 1 - window.height())));
+    return window;
+}
+
+void MainWindow::saveSession() {
+    nlohmann::json session = {{"scenario", scenarioToJson(document_->scenario())},
+                              {"path", document_->path().toStdString()},
+                              {"dirty", document_->dirty()},
+                              {"pins", pinsToJson(compare_->pins())},
+                              {"tab", tabs_->currentIndex()},
+                              {"per_stage", breakdown_->perStage()}};
+    settings_.setSession(QString::fromStdString(session.dump()));
+}
+
+bool MainWindow::loadPins(const QString& scenario_path) {
+    Expected<nlohmann::json> json = readJsonFile(scenario_path.toStdString());
+    if (!json) return false;
+    LoadedPins pins = pinsFromJson(*json, CompareTab::kMaxPins);
+    if (pins.present) compare_->setPins(std::move(pins.pins));
+    if (!pins.errors.isEmpty())
+        statusBar()->showMessage(tr("%1 pin(s) not loaded: %2").arg(pins.errors.size()).arg(pins.errors.join(QStringLiteral("; "))), 20000);
+    return pins.errors.isEmpty();
+}
+
+bool MainWindow::restoreSession() {
+    const std::string text = settings_.session().toStdString();
+    if (text.empty()) return false;
+    const nlohmann::json session = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!session.is_object() || !session.contains("scenario") || !session["scenario"].is_object()) return false;
+    // Written by saveSession; a value of another type (a hand-edited
+    // settings file) is no session rather than an exception.
+    for (const char* key : {"path", "dirty", "pins", "tab", "per_stage"})
+        if (!session.contains(key)) return false;
+    if (!session["path"].is_string() || !session["dirty"].is_boolean() || !session["tab"].is_number_integer() ||
+        !session["per_stage"].is_boolean())
+        return false;
+    Expected<Scenario> scenario = scenarioFromJson(session["scenario"]);
+    if (!scenario) return false;
+    const QString path = QString::fromStdString(session.value("path", std::string()));
+    Expected<Scenario> on_disk = path.isEmpty() ? Expected<Scenario>(Error{"", "no file"}) : loadScenarioFile(path.toStdString());
+    if (on_disk && session.value("dirty", false)) {
+        // The file as saved, then the session's edits as one undoable step.
+        document_->replace(*on_disk, path);
+        document_->edit([&](Scenario& s) { s = *scenario; }, tr("Unsaved edits from the last session"));
+    } else {
+        document_->replace(*scenario, on_disk ? path : QString());
+    }
+    const LoadedPins pins = pinsFromJson(session, CompareTab::kMaxPins);
+    compare_->setPins(pins.pins);
+    breakdown_->setPerStage(session.value("per_stage", false));
+    const int tab = session.value("tab", 0);
+    if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
+    statusBar()->showMessage(tr("Restored the last session"), 4000);
+    return true;
+}
+
+void MainWindow::followColourScheme() {
+    // Qt 6.4 has no QStyleHints::colorScheme (6.5): the desktop's scheme
+    // reaches it as the palette its platform theme sets, so a dark window
+    // colour is a dark scheme.
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    if (dark == chartInks().dark && charts_styled_) return;
+    charts_styled_ = true;
+    setDarkCharts(dark);
+    for (ChartTab* tab : {static_cast<ChartTab*>(breakdown_), static_cast<ChartTab*>(optimizers_), static_cast<ChartTab*>(compare_)})
+        tab->restyle();
+    for (QWidget* w : timeline_->findChildren<QWidget*>()) w->update();  // painted with chartInks() each time
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+    QMainWindow::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) followColourScheme();
 }
 
 void MainWindow::onDocumentChanged() {
@@ -370,13 +504,18 @@ void MainWindow::openConfigDialog() {
 }
 
 bool MainWindow::openFile(const QString& path) {
-    Expected<OpenedFile> opened = openJsonFile(path, document_->scenario());
+    Expected<OpenedFile> opened = openJsonFile(path, document_->scenario(), CompareTab::kMaxPins);
     if (!opened) {
         statusBar()->showMessage(QString::fromStdString(opened.error().text()), 10000);
         return false;
     }
     if (opened->kind == JsonFileKind::Scenario) {
         document_->replace(opened->scenario, path);
+        // A file's pins replace the tab's; a file without any (older files)
+        // leaves the pins being compared as they are.
+        if (opened->pins.present) compare_->setPins(std::move(opened->pins.pins));
+        if (!opened->pins.errors.isEmpty())
+            statusBar()->showMessage(tr("%1 pin(s) not loaded: %2").arg(opened->pins.errors.size()).arg(opened->pins.errors.join(QStringLiteral("; "))), 20000);
         settings_.addRecentFile(path);
         settings_.setLastScenarioPath(path);
         rebuildRecentMenu();
@@ -416,7 +555,9 @@ bool MainWindow::saveAs() {
 }
 
 bool MainWindow::saveTo(const QString& path) {
-    const Status saved = saveScenarioFile(document_->scenario(), path.toStdString());
+    // The Compare tab's pins are saved with the scenario, in their order.
+    const Status saved = saveScenarioFile(document_->scenario(), path.toStdString(),
+                                          compare_->pins().empty() ? nlohmann::json(nullptr) : pinsToJson(compare_->pins()));
     if (!saved) {
         QMessageBox::warning(this, tr("Save failed"), QString::fromStdString(saved.error().text()));
         return false;
@@ -517,6 +658,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         event->ignore();
         return;
     }
+    saveSession();
     settings_.setWindowGeometry(saveGeometry());
     settings_.setWindowState(saveState());
     event->accept();

@@ -31,6 +31,10 @@ class OptimizerTab;
 class PresetPicker;
 class TimelineTab;
 
+// `window` made to fit `available` (a screen's available geometry): no larger
+// than it unless `minimum` is, and moved onto it.
+QRect fitToScreen(QRect window, const QRect& available, QSize minimum);
+
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -59,9 +63,19 @@ public:
     void setUnits(Units units);
     // Brings a view to the front: its tab (stages = Breakdown, one bar per stage).
     void showView(ChartView view);
+    // The last session, as closing the window saved it: the scenario with
+    // its unsaved edits (undoable back to its file), the file, the pins and
+    // the tab. False, changing nothing, when there is none or it cannot be read.
+    bool restoreSession();
+    // The Compare pins of a scenario file, as openFile reads them (for a
+    // scenario given on the command line); false when some could not be read.
+    bool loadPins(const QString& scenario_path);
+    // What restoreSession() reads (also written when the window closes).
+    void saveSession();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void changeEvent(QEvent* event) override;
     void showEvent(QShowEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
@@ -80,6 +94,7 @@ private:
     void updateTitle();
     void onDocumentChanged();
     bool confirmDiscard();  // false when the user cancels
+    void followColourScheme();  // chart inks from the palette: dark or light
 
 public:
     // Where file dialogs start: the last scenario's folder, else Documents.
@@ -90,6 +105,9 @@ public:
     QString suggestedExportPath() const;
     // Help > Keyboard Shortcuts: every menu entry with a shortcut, by menu (HTML).
     QString shortcutList() const;
+    // Help > Documentation: opens a docs page (ui/help_docs.h) in the
+    // desktop's viewer; says where it looked when the docs are not found.
+    bool openDocPage(const QString& file);
 
 private:
 
@@ -102,6 +120,7 @@ private:
     QScrollArea* panels_ = nullptr;
     QSplitter* splitter_ = nullptr;
     QSplitter* right_ = nullptr;
+    QList<int> under_sizes_;  // the tabs' and the table's heights before the Compare tab hid the table
     QTabWidget* tabs_ = nullptr;
     BreakdownTab* breakdown_ = nullptr;
     OptimizerTab* optimizers_ = nullptr;
@@ -116,6 +135,7 @@ private:
     QActionGroup* units_group_ = nullptr;
     QWidget* units_toggle_ = nullptr;  // GiB | GB at the right of the tab bar: units_group_'s actions as buttons
     Units units_ = Units::GiB;
+    bool charts_styled_ = false;
 };
 
 }  // namespace trainmem::ui

@@ -1,6 +1,6 @@
 #pragma once
 // The one class that draws charts, and the only one that touches Qt Charts
-// (see memory_chart.cpp): stacked bars by component, a capacity line,
+// (through its ChartScene, ui/chart_scene.h): stacked bars by component, a capacity line,
 // call-outs, legend and footer, on screen or into any QPainter for export.
 #include <memory>
 
@@ -40,6 +40,10 @@ public:
     QRectF barRect(int bar) const;
     // How many times the chart's pixels were painted: for tests and the benchmark.
     int paintCount() const { return paint_count_; }
+
+signals:
+    // A bar (any of its segments) was clicked: its index in the spec's categories.
+    void barClicked(int bar);
 
 protected:
     void resizeEvent(QResizeEvent* event) override;

@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include "core/estimate.h"
 #include "core/hf_config.h"
 #include "core/presets.h"
 
@@ -16,14 +17,14 @@ JsonFileKind classifyJson(const nlohmann::json& json) {
     return json.contains("training") ? JsonFileKind::Scenario : JsonFileKind::ModelConfig;
 }
 
-Expected<OpenedFile> openJsonFile(const QString& path, const Scenario& current) {
+Expected<OpenedFile> openJsonFile(const QString& path, const Scenario& current, int max_pins) {
     const std::filesystem::path file = path.toStdString();
     Expected<nlohmann::json> json = readJsonFile(file);
     if (!json) return json.error();
     if (classifyJson(*json) == JsonFileKind::Scenario) {
         Expected<Scenario> s = scenarioFromJson(*json);
         if (!s) return Error{s.error().field, path.toStdString() + ": " + s.error().message};
-        return OpenedFile{std::move(s).value(), JsonFileKind::Scenario};
+        return OpenedFile{std::move(s).value(), JsonFileKind::Scenario, pinsFromJson(*json, max_pins)};
     }
     Expected<ImportedModel> imported = importHuggingFaceConfig(*json);
     if (!imported) return Error{imported.error().field, path.toStdString() + ": " + imported.error().message};
@@ -36,15 +37,21 @@ Expected<OpenedFile> openJsonFile(const QString& path, const Scenario& current) 
     }
     next.model_preset.clear();
     next.warnings = imported->warnings;
-    return OpenedFile{std::move(next), JsonFileKind::ModelConfig};
+    return OpenedFile{std::move(next), JsonFileKind::ModelConfig, {}};
 }
 
 Expected<Scenario> defaultScenario() {
+    // A first start should show a scenario that works: the first scenario
+    // preset (by name) that fits its GPU, else the first that loads.
+    std::optional<Scenario> first_loaded;
     for (const PresetInfo& p : listPresets())
         if (p.kind == PresetKind::Scenario) {
             Expected<Scenario> s = loadPreset(p.name);
-            if (s) return s;
+            if (!s) continue;
+            if (Expected<Estimate> e = estimate(*s); e && e->fits) return s;
+            if (!first_loaded) first_loaded = *s;
         }
+    if (first_loaded) return *first_loaded;
     return loadPreset("llama-3.1-8b");
 }
 

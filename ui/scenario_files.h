@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/scenario.h"
+#include "ui/scenario_pins.h"
 
 namespace trainmem::ui {
 
@@ -17,12 +18,16 @@ JsonFileKind classifyJson(const nlohmann::json& json);
 struct OpenedFile {
     Scenario scenario;
     JsonFileKind kind;
+    LoadedPins pins;  // a scenario file's Compare pins (ui/scenario_pins.h)
 };
 // `current` supplies training, parallelism and hardware for a model config.
-Expected<OpenedFile> openJsonFile(const QString& path, const Scenario& current);
+// A scenario file's pins are read too, at most `max_pins`; a bad pin is an
+// error in OpenedFile::pins, never of the whole file.
+Expected<OpenedFile> openJsonFile(const QString& path, const Scenario& current, int max_pins = 6);
 
-// The scenario the app starts on: the first scenario preset, else the
-// llama-3.1-8b model preset, else the error saying why neither loaded.
+// The scenario the app starts on the first time: the first scenario preset
+// (by name) that fits its GPU, else the first that loads, else the
+// llama-3.1-8b model preset, else the error saying why none loaded.
 Expected<Scenario> defaultScenario();
 
 }  // namespace trainmem::ui

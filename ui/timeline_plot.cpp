@@ -21,8 +21,8 @@ namespace {
 
 QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
-const QColor kGrid(0xe6, 0xe6, 0xe6);
-const QColor kMeasured(0x11, 0x11, 0x11);
+// The measured snapshot's curves: near black, or the light ink on dark charts.
+QColor measuredInk() { return chartInks().dark ? chartInks().ink : QColor(0x11, 0x11, 0x11); }
 constexpr double kBandHeight = 18;
 
 // 1, 2, 2.5 or 5 times a power of ten, about `intervals` of them up to `top`.
@@ -40,7 +40,7 @@ int decimalsFor(double step) {
     return std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 1, 3);
 }
 
-QColor phaseColor(Phase phase) {
+QColor lightPhaseColor(Phase phase) {
     switch (phase) {
         case Phase::Forward: return QColor(0xd6, 0xea, 0xf8);
         case Phase::Loss: return QColor(0xfa, 0xdb, 0xd8);
@@ -48,6 +48,12 @@ QColor phaseColor(Phase phase) {
         case Phase::OptimizerStep: return QColor(0xe8, 0xda, 0xef);
     }
     return Qt::lightGray;
+}
+
+// The same hues as faint bands on a dark background, under light labels.
+QColor phaseColor(Phase phase) {
+    const QColor light = lightPhaseColor(phase);
+    return chartInks().dark ? light.darker(420) : light;
 }
 
 // Longest first: the band shows the first that fits its width.
@@ -183,11 +189,11 @@ void TimelinePlot::paint(QPainter& p, std::optional<size_t> hover) const {
     p.save();
     p.setRenderHint(QPainter::Antialiasing, true);
     p.setRenderHint(QPainter::TextAntialiasing, true);
-    p.fillRect(area_, Qt::white);
+    p.fillRect(area_, chartInks().background);
     paintTitles(p);
     if (d_.empty()) {
         p.setFont(pixelFont(14));
-        p.setPen(kMutedInk);
+        p.setPen(chartInks().muted);
         p.drawText(plot_, Qt::AlignCenter | Qt::TextWordWrap,
                    d_.emptyNotice.isEmpty() ? QObject::tr("Nothing to draw") : d_.emptyNotice);
         p.restore();
@@ -222,12 +228,12 @@ void TimelinePlot::paintTitles(QPainter& p) const {
                    fm.elidedText(text, Qt::ElideRight, width));
         y += fm.height() + 2;
     };
-    if (!d_.title.isEmpty()) line(d_.title, pixelFont(17, true), kInk);
-    if (!d_.subtitle.isEmpty()) line(d_.subtitle, pixelFont(12), kMutedInk);
-    if (!d_.measuredSummary.isEmpty()) line(d_.measuredSummary, pixelFont(12, true), kInk);
+    if (!d_.title.isEmpty()) line(d_.title, pixelFont(17, true), chartInks().ink);
+    if (!d_.subtitle.isEmpty()) line(d_.subtitle, pixelFont(12), chartInks().muted);
+    if (!d_.measuredSummary.isEmpty()) line(d_.measuredSummary, pixelFont(12, true), chartInks().ink);
     if (d_.measured && !d_.measured->alignment.isEmpty())
         line(QObject::tr("Measured: %1, device %2 — %3").arg(d_.measured->source).arg(d_.measured->device).arg(d_.measured->alignment),
-             pixelFont(11), kMutedInk);
+             pixelFont(11), chartInks().muted);
 }
 
 void TimelinePlot::paintPhaseBands(QPainter& p) const {
@@ -250,7 +256,7 @@ void TimelinePlot::paintPhaseBands(QPainter& p) const {
         p.fillRect(band, fill);
         for (const QString& label : phaseLabels(samples[i].phase, samples[i].microbatch, numbered)) {
             if (fm.horizontalAdvance(label) + 4 <= band.width()) {
-                p.setPen(kInk);
+                p.setPen(chartInks().ink);
                 p.drawText(band, Qt::AlignCenter, label);
                 break;
             }
@@ -267,9 +273,9 @@ void TimelinePlot::paintAxes(QPainter& p) const {
     const int decimals = decimalsFor(y_step_);
     for (double v = 0; v <= y_max_ / unit + 1e-9; v += y_step_) {
         const double y = yOf(v * unit);
-        p.setPen(QPen(kGrid, 1));
+        p.setPen(QPen(chartInks().grid, 1));
         p.drawLine(QPointF(plot_.left(), y), QPointF(plot_.right(), y));
-        p.setPen(kMutedInk);
+        p.setPen(chartInks().muted);
         p.drawText(QRectF(plot_.left() - 60 - 6, y - fm.height() / 2, 60, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
                    QString::number(v, 'f', decimals));
     }
@@ -278,21 +284,21 @@ void TimelinePlot::paintAxes(QPainter& p) const {
     const int x_decimals = decimalsFor(step);
     for (double t = 0; t <= step_end_ + 1e-9; t += step) {
         const double x = xOf(t);
-        p.setPen(QPen(kMutedInk, 1));
+        p.setPen(QPen(chartInks().muted, 1));
         p.drawLine(QPointF(x, plot_.bottom()), QPointF(x, plot_.bottom() + 4));
         const QString label = QString::number(t, 'f', x_decimals);
         const double w = fm.horizontalAdvance(label);
         const double lx = std::clamp(x - w / 2, area_.left() + 2, area_.right() - w - 2);
         p.drawText(QRectF(lx, plot_.bottom() + 6, w + 1, fm.height()), Qt::AlignLeft | Qt::AlignTop, label);
     }
-    p.setPen(QPen(kInk, 1));
+    p.setPen(QPen(chartInks().ink, 1));
     p.drawLine(plot_.bottomLeft(), plot_.bottomRight());
     p.drawLine(plot_.bottomLeft(), plot_.topLeft());
 
     const QFont title_font = pixelFont(12);
     const QFontMetricsF tm(title_font);
     p.setFont(title_font);
-    p.setPen(kInk);
+    p.setPen(chartInks().ink);
     const double time_y = plot_.bottom() + 6 + fm.height() + 4;
     p.drawText(QRectF(plot_.left(), time_y, plot_.width(), tm.height()), Qt::AlignHCenter | Qt::AlignTop,
                tm.elidedText(QObject::tr("time through the step (one block's forward = 1, its backward = 2, 3 when recomputed)"),
@@ -351,10 +357,10 @@ void TimelinePlot::paintMeasured(QPainter& p) const {
     p.save();
     p.setClipRect(plot_.adjusted(-1, -1, 1, 1));
     p.setBrush(Qt::NoBrush);
-    QPen reserved(kMeasured, 1.4, Qt::DashLine);
+    QPen reserved(measuredInk(), 1.4, Qt::DashLine);
     p.setPen(reserved);
     p.drawPath(stepPath(d_.measured->reserved, *this));
-    p.setPen(QPen(kMeasured, 1.8));
+    p.setPen(QPen(measuredInk(), 1.8));
     p.drawPath(stepPath(d_.measured->allocated, *this));
     p.restore();
 }
@@ -365,7 +371,7 @@ void TimelinePlot::paintCapacity(QPainter& p) const {
     const QFont font = pixelFont(11, true);
     const QFontMetricsF fm(font);
     p.setFont(font);
-    p.setPen(kCapacity);
+    p.setPen(chartInks().dark ? textInk(kCapacity) : kCapacity);
     if (!capacity_on_scale_) {
         const QString text = QObject::tr("%1 — above this scale ↑").arg(d_.capacityLabel);
         p.drawText(QRectF(plot_.left() + 4, plot_.top() + 2, plot_.width() - 8, fm.height()), Qt::AlignRight | Qt::AlignTop,
@@ -375,7 +381,7 @@ void TimelinePlot::paintCapacity(QPainter& p) const {
     const double y = yOf(capacity);
     p.setPen(QPen(kCapacity, 2, Qt::DashLine));
     p.drawLine(QPointF(plot_.left(), y), QPointF(plot_.right(), y));
-    p.setPen(kCapacity);
+    p.setPen(chartInks().dark ? textInk(kCapacity) : kCapacity);
     p.drawText(QRectF(plot_.left() + 4, y - fm.height() - 2, plot_.width() - 8, fm.height()), Qt::AlignRight | Qt::AlignBottom,
                d_.capacityLabel);
 }
@@ -384,7 +390,7 @@ void TimelinePlot::paintPeak(QPainter& p) const {
     const StepTimeline& t = d_.timeline;
     const size_t i = t.peak_index;
     const QPointF dot((xOf(spanStart(i)) + xOf(t.samples[i].time)) / 2, yOf(static_cast<double>(t.peak_bytes())));
-    p.setPen(QPen(Qt::white, 1.5));
+    p.setPen(QPen(chartInks().background, 1.5));
     p.setBrush(kCapacity);
     p.drawEllipse(dot, 4.5, 4.5);
 
@@ -409,10 +415,12 @@ void TimelinePlot::paintPeak(QPainter& p) const {
     corner.setY(std::clamp(corner.y(), inside.top(), std::max(inside.top(), inside.bottom() - size.height())));
     const QRectF box(corner, size);
     p.setPen(QPen(kCapacity, 1));
-    p.setBrush(QColor(255, 255, 255, 235));
+    QColor backing = chartInks().background;
+    backing.setAlpha(235);
+    p.setBrush(backing);
     p.drawRoundedRect(box, 3, 3);
     p.setFont(font);
-    p.setPen(kInk);
+    p.setPen(chartInks().ink);
     p.drawText(box, Qt::AlignCenter, text);
 }
 
@@ -424,8 +432,8 @@ QVector<TimelinePlot::LegendEntry> TimelinePlot::legendEntries() const {
         if (present) entries.push_back({q(componentName(c)), componentColor(c), LegendEntry::Area});
     }
     if (d_.measured) {
-        entries.push_back({QObject::tr("Measured allocated"), kMeasured, LegendEntry::Line});
-        entries.push_back({QObject::tr("Measured reserved"), kMeasured, LegendEntry::DashedLine});
+        entries.push_back({QObject::tr("Measured allocated"), measuredInk(), LegendEntry::Line});
+        entries.push_back({QObject::tr("Measured reserved"), measuredInk(), LegendEntry::DashedLine});
     }
     return entries;
 }
@@ -477,7 +485,7 @@ void TimelinePlot::paintLegend(QPainter& p) const {
                               e.kind == LegendEntry::Line ? Qt::SolidLine : Qt::DashLine));
                 p.drawLine(QPointF(cx, mid), QPointF(cx + 16, mid));
             }
-            p.setPen(kInk);
+            p.setPen(chartInks().ink);
             p.drawText(QRectF(cx + 22, y, w - 22, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, e.name);
             cx += w;
         }

@@ -1,5 +1,7 @@
 #include "ui/timeline_view.h"
 
+#include "ui/chart_style.h"
+
 #include <algorithm>
 
 #include <QMouseEvent>
@@ -40,9 +42,14 @@ void TimelineView::setDrawing(TimelineDrawing drawing) {
 
 void TimelineView::render(QPainter& painter, const QRectF& target) const { TimelinePlot(drawing_, target).paint(painter); }
 
-QImage TimelineView::renderImage(QSize size, qreal scale) const { return paintingImage(paintingOf(drawing_), size, scale); }
+// Figures for documents are light whatever the desktop's scheme.
+QImage TimelineView::renderImage(QSize size, qreal scale) const {
+    const LightChartInks light;
+    return paintingImage(paintingOf(drawing_), size, scale);
+}
 
 ExportResult TimelineView::exportTo(const QString& path, QSize size, qreal scale) const {
+    const LightChartInks light;
     return exportTimeline(drawing_, path, size, scale);
 }
 

@@ -8,6 +8,8 @@
 #include <QTableWidget>
 
 #include "core/training_config.h"
+#include "ui/breakdown_tab.h"
+#include "ui/breakdown_table.h"
 #include "ui/chart_views.h"
 #include "ui/compare_tab.h"
 #include "ui/display_names.h"
@@ -165,6 +167,45 @@ TEST(CompareTable, ChangesAgainstTheChosenBaseline) {
     compare->baseline()->setCurrentIndex(1);
     EXPECT_TRUE(table->item(activations, 0)->text().contains("−50%")) << table->item(activations, 0)->text().toStdString();
     EXPECT_FALSE(table->item(activations, 1)->text().contains('%'));
+}
+
+}  // namespace
+}  // namespace trainmem::ui
+
+namespace trainmem::ui {
+namespace {
+
+using namespace test;
+
+// The issue: at 1000 x 700 the comparison table got about 3 rows of height.
+TEST(SmallWindow, TheCompareTableShowsAllItsRowsAndThePlotKeepsItsHeight) {
+    auto window = std::make_unique<MainWindow>();
+    window->resize(1000, 700);
+    window->document()->replace(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    window->show();
+    window->tabs()->setCurrentWidget(window->compareTab());
+    QApplication::processEvents();
+    CompareTab* compare = window->compareTab();
+    ASSERT_TRUE(compare->pin());
+    for (int mb : {4, 8}) {
+        window->document()->edit([&](Scenario& s) { s.training.micro_batch_size = mb; });
+        ASSERT_TRUE(compare->pin());
+    }
+    QApplication::processEvents();
+    QTableWidget* table = compare->table();
+    ASSERT_TRUE(table->isVisible());
+    int rows = 0;
+    for (int r = 0; r < table->rowCount(); ++r) rows += table->rowHeight(r);
+    EXPECT_GE(table->rowCount(), 8);
+    EXPECT_LE(rows, table->viewport()->height()) << table->rowCount() << " rows in " << table->viewport()->height()
+                                                  << " px, chart " << compare->chart()->height();
+    double tallest = 0;
+    for (int i = 0; i < 3; ++i) tallest = std::max(tallest, compare->chart()->barRect(i).height());
+    EXPECT_GE(tallest, 120) << "chart " << compare->chart()->height() << " px";
+    // The breakdown table under the tabs comes back on the other tabs.
+    window->tabs()->setCurrentWidget(window->breakdownTab());
+    QApplication::processEvents();
+    EXPECT_TRUE(window->findChild<BreakdownTable*>()->isVisible());
 }
 
 }  // namespace

@@ -1,0 +1,265 @@
+#include "ui/chart_scene.h"
+
+#include <algorithm>
+
+#include <QCursor>
+#include <QFontMetricsF>
+#include <QGraphicsSimpleTextItem>
+#include <QToolTip>
+#include <QtCharts>
+
+#include "ui/chart_style.h"
+
+namespace trainmem::ui {
+
+ChartScene::ChartScene() {
+    chart_ = new QChart();
+    chart_->setAnimationOptions(QChart::NoAnimation);  // every edit redraws; exports must be complete at once
+    chart_->legend()->hide();
+    chart_->setBackgroundRoundness(0);
+    chart_->setMargins(QMargins(0, 0, 0, 0));
+    chart_->setBackgroundPen(Qt::NoPen);
+    scene_.addItem(chart_);
+
+    value_axis_ = new QValueAxis();
+    value_axis_->setLabelsFont(pixelFont(11));
+    value_axis_->setTitleFont(pixelFont(12));
+    category_axis_ = new QBarCategoryAxis();
+    category_axis_->setLabelsVisible(false);  // drawn by us: wrapped and elided to the bar's slot
+    category_axis_->setGridLineVisible(false);
+    chart_->addAxis(value_axis_, Qt::AlignLeft);
+    chart_->addAxis(category_axis_, Qt::AlignBottom);
+}
+
+QRectF ChartScene::textRect(const QString& prefix) const {
+    QRectF first;
+    for (QGraphicsItem* item : scene_.items())
+        if (auto* t = qgraphicsitem_cast<QGraphicsSimpleTextItem*>(item); t && t->isVisible() && t->text().startsWith(prefix)) {
+            if (t->text() == prefix) return t->sceneBoundingRect();
+            if (first.isNull()) first = t->sceneBoundingRect();
+        }
+    return first;
+}
+
+void ChartScene::setSpec(const ChartSpec& spec) {
+    const bool same_shape = sameShape(spec);
+    spec_ = spec;
+    if (same_shape)
+        updateValues();  // an edit usually changes numbers only: keep Qt's items
+    else
+        rebuildSeries();
+    if (spec_.empty()) return;
+    const AxisTicks ticks = niceTicks(std::max(spec_.largestStack(), spec_.capacity.value_or(0)) * 1.06);
+    value_max_ = ticks.max;
+    value_axis_->setRange(0, ticks.max);
+    value_axis_->setTickCount(ticks.count);
+    value_axis_->setLabelFormat(QStringLiteral("%.%1f").arg(spec_.valueDecimals));
+    value_axis_->setTitleText(spec_.valueAxisTitle);
+    bars_->setOpacity(spec_.staleNotice.isEmpty() ? 1.0 : 0.45);
+}
+
+// Same layers (key, colour), bars and capacity line as what is drawn?
+bool ChartScene::sameShape(const ChartSpec& next) const {
+    if (!bars_ || next.empty() || next.categories.size() != spec_.categories.size() ||
+        next.layers.size() != spec_.layers.size() || next.capacity.has_value() != spec_.capacity.has_value() ||
+        next.segmentSeparators != spec_.segmentSeparators)
+        return false;
+    for (int l = 0; l < next.layers.size(); ++l)
+        if (next.layers[l].key != spec_.layers[l].key || next.layers[l].color != spec_.layers[l].color ||
+            next.layers[l].name != spec_.layers[l].name)
+            return false;
+    return true;
+}
+
+void ChartScene::updateValues() {
+    // Each QBarSet::replace re-lays out the series, so a set whose values
+    // changed is refilled in two calls instead of one per bar.
+    const QList<QBarSet*> sets = bars_->barSets();
+    const int n = static_cast<int>(spec_.categories.size());
+    for (int l = 0; l < spec_.layers.size(); ++l) {
+        QList<qreal> values(n, 0.0);
+        bool changed = false;
+        for (int i = 0; i < n; ++i) {
+            if (i < spec_.layers[l].values.size()) values[i] = std::max(0.0, spec_.layers[l].values[i]);
+            changed = changed || sets[l]->at(i) != values[i];
+        }
+        if (!changed) continue;
+        if (n == 1) {
+            sets[l]->replace(0, values[0]);
+        } else {
+            sets[l]->remove(0, n);
+            sets[l]->append(values);
+        }
+    }
+    if (capacity_ && capacity_->at(0).y() != *spec_.capacity) {
+        capacity_->replace(0, -0.5, *spec_.capacity);
+        capacity_->replace(1, spec_.categories.size() - 0.5, *spec_.capacity);
+    }
+}
+
+void ChartScene::rebuildSeries() {
+    chart_->removeAllSeries();  // deletes the old series and their bar sets
+    bars_ = nullptr;
+    capacity_ = nullptr;
+    if (spec_.empty()) return;
+
+    bars_ = new QStackedBarSeries();
+    for (int l = 0; l < spec_.layers.size(); ++l) {
+        const ChartLayer& layer = spec_.layers[l];
+        auto* set = new QBarSet(layer.name);
+        for (int i = 0; i < spec_.categories.size(); ++i)
+            set->append(i < layer.values.size() ? std::max(0.0, layer.values[i]) : 0.0);
+        set->setColor(layer.color);
+        set->setBorderColor(spec_.segmentSeparators ? chartInks().background : layer.color.darker(115));
+        QPen pen(set->borderColor());
+        pen.setWidthF(spec_.segmentSeparators ? 2.0 : 0.8);
+        set->setPen(pen);
+        QObject::connect(set, &QBarSet::hovered, set, [this, l](bool on, int index) { showTip(on, l, index); });
+        QObject::connect(set, &QBarSet::clicked, set, [this](int index) {
+            if (on_bar_clicked_) on_bar_clicked_(index);
+        });
+        bars_->append(set);
+    }
+    chart_->addSeries(bars_);
+    QStringList slot_names;
+    for (int i = 0; i < spec_.categories.size(); ++i) slot_names << QString::number(i);
+    category_axis_->setCategories(slot_names);
+    bars_->attachAxis(category_axis_);
+    bars_->attachAxis(value_axis_);
+
+    if (spec_.capacity) {
+        capacity_ = new QLineSeries();
+        capacity_->append(-0.5, *spec_.capacity);
+        capacity_->append(spec_.categories.size() - 0.5, *spec_.capacity);
+        QPen pen(kCapacity);
+        pen.setWidthF(2.0);
+        pen.setStyle(Qt::DashLine);
+        capacity_->setPen(pen);
+        chart_->addSeries(capacity_);
+        capacity_->attachAxis(category_axis_);
+        capacity_->attachAxis(value_axis_);
+    }
+}
+
+void ChartScene::applyInks() {
+    // Set on every layout (cheap when unchanged): the scheme may have changed
+    // since, and an export lays out with light inks.
+    const ChartInks& inks = chartInks();
+    if (inks.dark == inks_dark_ && inks_set_) return;
+    inks_set_ = true;
+    inks_dark_ = inks.dark;
+    chart_->setBackgroundBrush(inks.background);
+    value_axis_->setLabelsColor(inks.muted);
+    value_axis_->setTitleBrush(inks.muted);
+    value_axis_->setGridLineColor(inks.grid);
+    value_axis_->setLinePenColor(inks.axis);
+    category_axis_->setLinePenColor(inks.axis);
+    if (bars_ && spec_.segmentSeparators)
+        for (QBarSet* set : bars_->barSets()) {
+            set->setBorderColor(inks.background);
+            QPen pen = set->pen();
+            pen.setColor(inks.background);
+            set->setPen(pen);
+        }
+}
+
+void ChartScene::layout(QSizeF size) {
+    applyInks();
+    overlay_.clear();
+    size_ = size;
+    scene_.setSceneRect(QRectF(QPointF(0, 0), size));
+    chart_->setGeometry(QRectF(QPointF(0, 0), size));
+
+    const double width = size.width();
+    double y = kPad;
+    y = placeTitle(y);
+
+    const bool axes = !spec_.empty();
+    value_axis_->setVisible(axes);
+    category_axis_->setVisible(axes);
+
+    const double footer_height = footerHeight();
+    const double legend_height = axes && spec_.legend ? legendHeight(legendLayers(), width - 2 * kPad) : 0;
+    const double category_height = axes ? categoryLabelHeight() : 0;
+    category_height_ = category_height;
+    const bool room_above = !spec_.barTopLabels.isEmpty() || spec_.capacity.has_value();
+    // Qt Charts places the plot inside the margins, after its own axis
+    // labels; we steer it with margins and then read where it went.
+    // (QChart::setPlotArea is not used: in Qt 6.4 it moves the series but
+    // leaves the axes where the automatic layout put them.)
+    // Multi-bar charts with a capacity line keep one more row above the
+    // plot: where its label goes when every place on the line is taken.
+    const double top = y + (room_above ? 24 : 8) + (spec_.capacity && !spec_.callouts ? 16 : 0);
+    const double bottom = kPad + (footer_height > 0 ? footer_height + 10 : 0) +
+                          (legend_height > 0 ? legend_height + 6 : 0) + category_height;
+    double right = kPad + 8;
+    if (spec_.callouts) {
+        const double left_guess = kPad + 64;
+        right = width - (left_guess + std::clamp((width - left_guess) * 0.34, 110.0, 330.0));
+    }
+    chart_->setMargins(QMargins(static_cast<int>(kPad), static_cast<int>(top), static_cast<int>(right),
+                                static_cast<int>(std::min(bottom, size.height() - top - 40))));
+    if (chart_->layout()) chart_->layout()->activate();
+    plot_ = chart_->plotArea();
+    if (bars_) bars_->setBarWidth(barWidthFraction());
+
+    if (!axes) {
+        placeEmptyNotice();
+    } else {
+        placeCategoryLabels();
+        placeInsideLabels();
+        placeTopLabels();
+        if (spec_.callouts)
+            placeBarCallouts();
+        else
+            placeCapacityLabel();
+        if (spec_.legend) placeLegend(overlay_, legendLayers(), kPad, plot_.bottom() + category_height + 4, width - 2 * kPad);
+    }
+    placeFooter(size.height() - kPad - footer_height, width - 2 * kPad);
+    placeStaleNotice();
+    overlay_.finish();
+}
+
+// --- geometry of the bars, from the axis ranges we set ourselves --------
+double ChartScene::barCenterX(int i) const {
+    const int n = static_cast<int>(spec_.categories.size());
+    return plot_.left() + (i + 0.5) * plot_.width() / n;
+}
+
+double ChartScene::barWidthFraction() const {
+    // Wide single bars look like the seed figure; many bars stay slim.
+    return std::min(spec_.callouts ? 0.62 : 0.7, 130.0 / std::max(1.0, slotWidth()));
+}
+
+// Segment [bottom, top] in values of layer `l` in bar `i`.
+std::pair<double, double> ChartScene::segment(int l, int i) const {
+    double bottom = 0;
+    for (int k = 0; k < l; ++k)
+        if (i < spec_.layers[k].values.size()) bottom += std::max(0.0, spec_.layers[k].values[i]);
+    const double v = i < spec_.layers[l].values.size() ? std::max(0.0, spec_.layers[l].values[i]) : 0.0;
+    return {bottom, bottom + v};
+}
+
+QRectF ChartScene::barRect(int i) const {
+    double top = 0;
+    for (const auto& layer : spec_.layers)
+        if (i < layer.values.size()) top += std::max(0.0, layer.values[i]);
+    const double label = i < spec_.barTopLabels.size() ? QFontMetricsF(pixelFont(12, true)).height() + 3 : 0;
+    return QRectF(barCenterX(i) - barPixelWidth() / 2, valueY(top) - label, barPixelWidth(),
+                  plot_.bottom() - valueY(top) + label);
+}
+
+void ChartScene::showTip(bool on, int layer, int index) {
+    if (!on) {
+        QToolTip::hideText();
+        return;
+    }
+    const ChartLayer& l = spec_.layers[layer];
+    QString tip = QStringLiteral("<b>%1</b>").arg(l.name.toHtmlEscaped());
+    if (index < spec_.categories.size()) tip += " — " + spec_.categories[index].section('\n', 0, 0).toHtmlEscaped();
+    if (index < l.values.size()) tip += QStringLiteral("<br>%1 %2").arg(l.values[index], 0, 'f', 2).arg(spec_.valueAxisTitle.toHtmlEscaped());
+    if (!l.calloutDetail.isEmpty()) tip += "<br>" + l.calloutDetail.toHtmlEscaped();
+    QToolTip::showText(QCursor::pos(), tip);
+}
+
+}  // namespace trainmem::ui

@@ -1,0 +1,255 @@
+// Every text a chart places around its bars: title, labels under, inside and
+// above the bars, the capacity label, call-outs, legend, footer and notices.
+#include <algorithm>
+
+#include <QFontMetricsF>
+#include <QGraphicsRectItem>
+#include <QGraphicsSimpleTextItem>
+
+#include "ui/chart_scene.h"
+#include "ui/chart_style.h"
+#include "ui/component_palette.h"
+
+namespace trainmem::ui {
+
+double ChartScene::placeTitle(double y) {
+    const double width = size_.width() - 2 * kPad;
+    if (!spec_.title.isEmpty()) {
+        const QFont f = pixelFont(17, true);
+        y += centeredText(elided(spec_.title, f, width), f, chartInks().ink, size_.width() / 2, y)->boundingRect().height();
+    }
+    if (!spec_.subtitle.isEmpty()) {
+        const QFont f = pixelFont(12);
+        for (const QString& line : spec_.subtitle.split('\n'))
+            y += centeredText(elided(line, f, width), f, chartInks().muted, size_.width() / 2, y + 2)->boundingRect().height() + 2;
+    }
+    return y;
+}
+
+// A bar's label as drawn in a slot `slot` pixels wide: its short form
+// when the first line does not fit, then a smaller font, then each line
+// broken at spaces ("AdamW" / "8-bit"); an ellipsis only for a single word
+// that fits in no font, so three columns never all read "Ada…". When
+// even a 10 px name is wider than its slot, the labels are staggered: odd
+// bars' labels one line lower, so each may use the width of two slots.
+bool ChartScene::staggered(double slot) const {
+    const QFont f = pixelFont(10, true);
+    for (const QString& c : spec_.categories)
+        for (const QString& word : c.section('\n', 0, 0).split(' ', Qt::SkipEmptyParts))
+            if (textWidth(word, f) > slot - 4) return true;
+    return false;
+}
+
+// `stagger`: staggered(slot), computed once per layout by the caller.
+std::vector<ChartScene::LabelLine> ChartScene::categoryLines(int i, double slot, bool stagger) const {
+    QStringList given = spec_.categories[i].split('\n');
+    const double room = std::max(10.0, stagger ? 2 * slot - 8 : slot - 4);
+    if (i < spec_.shortCategories.size() && textWidth(given[0], pixelFont(12, true)) > room)
+        given[0] = spec_.shortCategories[i];
+    int px = 12;
+    auto widest = [&](int size) {
+        double w = 0;
+        for (int k = 0; k < given.size(); ++k)
+            for (const QString& word : given[k].split(' ', Qt::SkipEmptyParts))
+                w = std::max(w, textWidth(word, pixelFont(k == 0 ? size : size - 1, k == 0)));
+        return w;
+    };
+    while (px > 9 && widest(px) > room) --px;
+    std::vector<LabelLine> out;
+    if (stagger && i % 2 == 1) out.push_back({QString(), pixelFont(px, true), true, room});
+    for (int k = 0; k < given.size(); ++k) {
+        const QFont f = pixelFont(k == 0 ? px : px - 1, k == 0);
+        for (const QString& line : wrapLines(given[k], f, room, 3)) out.push_back({line, f, k == 0, room});
+    }
+    return out;
+}
+
+// Before the plot is laid out its width is a guess: a narrower slot than
+// the real one, so the height reserved is never too small.
+double ChartScene::estimatedSlotWidth() const {
+    return (size_.width() - 2 * kPad - 90) / std::max<qsizetype>(1, spec_.categories.size());
+}
+
+double ChartScene::categoryLabelHeight() const {
+    double height = QFontMetricsF(pixelFont(12)).height();
+    const double slot = estimatedSlotWidth();
+    const bool stagger = spec_.categories.size() > 1 && staggered(slot);
+    for (int i = 0; i < spec_.categories.size(); ++i) {
+        double h = 0;
+        for (const LabelLine& l : categoryLines(i, slot, stagger)) h += QFontMetricsF(l.font).height();
+        height = std::max(height, h);
+    }
+    return height + 8;
+}
+
+void ChartScene::placeCategoryLabels() {
+    const double bottom = plot_.bottom() + category_height_;
+    const bool stagger = spec_.categories.size() > 1 && staggered(slotWidth());
+    for (int i = 0; i < spec_.categories.size(); ++i) {
+        double y = plot_.bottom() + 5;
+        for (const LabelLine& l : categoryLines(i, slotWidth(), stagger)) {
+            const double lh = QFontMetricsF(l.font).height();
+            if (y + lh > bottom + 1) break;  // the real slot is never narrower than the estimate; this is a guard
+            const QColor ink = i == spec_.highlightedCategory ? (chartInks().dark ? textInk(kCapacity) : kCapacity) : l.first ? chartInks().ink : chartInks().muted;
+            if (!l.text.isEmpty()) centeredText(elided(l.text, l.font, l.room + 2), l.font, ink, barCenterX(i), y);
+            y += lh;
+        }
+    }
+}
+
+// A segment's name inside it when it fits: bold, else smaller, else not at all.
+void ChartScene::placeInsideLabels() {
+    const QFont fonts[] = {pixelFont(spec_.callouts ? 13 : 11, true), pixelFont(10)};
+    for (int l = 0; l < spec_.layers.size(); ++l) {
+        const ChartLayer& layer = spec_.layers[l];
+        for (int i = 0; i < spec_.categories.size(); ++i) {
+            const auto [bottom, top] = segment(l, i);
+            const double pixels = valueY(bottom) - valueY(top);
+            const QString s = i < layer.inside.size() ? layer.inside[i] : layer.name;
+            if (s.isEmpty()) continue;
+            for (const QFont& f : fonts) {
+                const QFontMetricsF fm(f);
+                if (pixels < fm.height() + 2 || textWidth(s, f) > barPixelWidth() - 6) continue;
+                centeredText(s, f, textColorOn(layer.color), barCenterX(i),
+                             (valueY(bottom) + valueY(top)) / 2 - fm.height() / 2);
+                break;
+            }
+        }
+    }
+}
+
+void ChartScene::placeTopLabels() {
+    const QFont f = pixelFont(12, true);
+    for (int i = 0; i < spec_.barTopLabels.size() && i < spec_.categories.size(); ++i) {
+        double top = 0;
+        for (const auto& layer : spec_.layers)
+            if (i < layer.values.size()) top += std::max(0.0, layer.values[i]);
+        QColor color = chartInks().ink;
+        if (spec_.segmentSeparators)  // one colour per bar: label it in the bar's colour, like the seed
+            for (const auto& layer : spec_.layers)
+                if (i < layer.values.size() && layer.values[i] > 0)
+                    color = layer.color.lightnessF() > 0.7 ? layer.color.darker(135) : layer.color;
+        // Narrow slots drop the unit ("30.27"), then round ("30").
+        QString label = spec_.barTopLabels[i];
+        if (textWidth(label, f) > slotWidth() - 4 && label.contains(' ')) label = label.section(' ', 0, 0);
+        if (textWidth(label, f) > slotWidth() - 4 && label.contains('.')) label = label.section('.', 0, 0);
+        auto* item = text(elided(label, f, slotWidth() - 2), f, color);
+        item->setToolTip(spec_.barTopLabels[i]);
+        item->setPos(barCenterX(i) - item->boundingRect().width() / 2,
+                     valueY(top) - item->boundingRect().height() - 3);
+    }
+}
+
+// The capacity label sits on its line where no bar or bar label is: right
+// end above the line, below it, left end above, below; only when every
+// place is taken does it go on a white backing at the right.
+void ChartScene::placeCapacityLabel() {
+    if (!spec_.capacity || spec_.capacityLabel.isEmpty()) return;
+    const QFont f = pixelFont(11, true);
+    auto* item = text(elided(spec_.capacityLabel, f, plot_.width() - 8), f, chartInks().dark ? textInk(kCapacity) : kCapacity);
+    const QRectF r = item->boundingRect();
+    const double line = valueY(*spec_.capacity);
+    const QPointF places[] = {{plot_.right() - r.width() - 4, line - r.height() - 2},
+                              {plot_.right() - r.width() - 4, line + 3},
+                              {plot_.left() + 4, line - r.height() - 2},
+                              {plot_.left() + 4, line + 3}};
+    auto clear = [&](QPointF at) {
+        const QRectF box(at, r.size());
+        if (box.top() < plot_.top() - 20 || box.bottom() > plot_.bottom()) return false;
+        for (int i = 0; i < spec_.categories.size(); ++i)
+            if (barRect(i).adjusted(-2, -2, 2, 0).intersects(box)) return false;
+        return true;
+    };
+    // Above the bars' own labels, in the row kept for it.
+    QPointF at(plot_.right() - r.width() - 4, plot_.top() - 20 - r.height());
+    for (const QPointF& p : places)
+        if (clear(p)) {
+            at = p;
+            break;
+        }
+    item->setPos(at);
+    auto* backing = own(new QGraphicsRectItem(item->pos().x() - 2, item->pos().y(), r.width() + 4, r.height()), 9);
+    QColor backing_color = chartInks().background;
+    backing_color.setAlpha(210);
+    backing->setBrush(backing_color);
+    backing->setPen(Qt::NoPen);
+}
+
+// Call-outs to the right of the single bar, each at its segment's height,
+// pushed apart where segments are thinner than their text. The capacity
+// line gets one too, so its label never sits on the bar.
+void ChartScene::placeBarCallouts() {
+    std::vector<Callout> items;
+    for (int l = static_cast<int>(spec_.layers.size()) - 1; l >= 0; --l) {  // top of the bar first
+        const auto [bottom, top] = segment(l, 0);
+        const ChartLayer& layer = spec_.layers[l];
+        if (top - bottom <= 0 || layer.callout.isEmpty()) continue;
+        items.push_back({layer.callout, layer.calloutDetail, layer.color, (valueY(bottom) + valueY(top)) / 2});
+    }
+    if (spec_.capacity && !spec_.capacityLabel.isEmpty()) {
+        items.push_back({spec_.capacityLabel, QString(), kCapacity, valueY(*spec_.capacity), true});
+        std::stable_sort(items.begin(), items.end(), [](const Callout& a, const Callout& b) { return a.anchor_y < b.anchor_y; });
+    }
+    const double bar_right = barCenterX(0) + barPixelWidth() / 2;
+    const double text_x = std::max(bar_right, plot_.right()) + 40;
+    // Down to the bar's label row too: the call-outs are right of the bar,
+    // and every pixel of height saves a wrapped detail from being cut.
+    placeCallouts(overlay_, items, plot_.top() - 18, plot_.bottom() + category_height_, bar_right, plot_.right(),
+                  text_x, size_.width() - kPad - text_x);
+}
+
+// The legend lists the layers that have something to show.
+std::vector<const ChartLayer*> ChartScene::legendLayers() const {
+    std::vector<const ChartLayer*> out;
+    for (const auto& layer : spec_.layers)
+        if (anyPositive(layer)) out.push_back(&layer);
+    return out;
+}
+
+bool ChartScene::anyPositive(const ChartLayer& layer) {
+    return std::any_of(layer.values.begin(), layer.values.end(), [](double v) { return v > 0; });
+}
+
+double ChartScene::footerHeight() const {
+    if (spec_.footer.isEmpty()) return 0;
+    const int lines = std::min<int>(kMaxFooterLines, spec_.footer.size());
+    return lines * QFontMetricsF(pixelFont(12)).height() + 14;
+}
+
+void ChartScene::placeFooter(double top, double width) {
+    if (spec_.footer.isEmpty()) return;
+    const QFont f = pixelFont(12);
+    const double lh = QFontMetricsF(f).height();
+    auto* box = own(new QGraphicsRectItem(0, 0, width, footerHeight()), 1);
+    box->setPos(kPad, top);
+    box->setBrush(chartInks().panel);
+    box->setPen(QPen(chartInks().ink, 1));
+    const QStringList lines = atMostLines(spec_.footer, kMaxFooterLines);
+    for (int k = 0; k < lines.size(); ++k)
+        centeredText(elided(lines[k], f, width - 16), f, chartInks().ink, kPad + width / 2, top + 7 + k * lh);
+}
+
+void ChartScene::placeEmptyNotice() {
+    const QFont f = pixelFont(14);
+    const QString s = spec_.emptyNotice.isEmpty() ? QStringLiteral("Nothing to draw") : spec_.emptyNotice;
+    centeredText(elided(s, f, size_.width() - 2 * kPad), f, chartInks().muted, size_.width() / 2, plot_.center().y());
+}
+
+// Over the plot only: beside a single bar the call-outs start right of
+// it, and a banner across the whole width hid the top ones. The message
+// wraps in that width instead of being cut.
+void ChartScene::placeStaleNotice() {
+    if (spec_.staleNotice.isEmpty()) return;
+    const QFont f = pixelFont(12, true);
+    const double left = plot_.left();
+    const double width = plot_.width();
+    const QStringList lines = wrapLines(spec_.staleNotice, f, width - 12, 4);
+    const double lh = QFontMetricsF(f).height();
+    auto* banner = own(new QGraphicsRectItem(left, plot_.top() + 4, width, lines.size() * lh + 10), 20);
+    banner->setBrush(QColor(0x70, 0x70, 0x70, 225));
+    banner->setPen(Qt::NoPen);
+    for (int k = 0; k < lines.size(); ++k)
+        centeredText(lines[k], f, Qt::white, left + width / 2, plot_.top() + 9 + k * lh)->setZValue(21);
+}
+
+}  // namespace trainmem::ui
