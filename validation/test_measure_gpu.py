@@ -105,7 +105,7 @@ class DefaultsTest(unittest.TestCase):
         core = mg.REPO / "core"
         header = (core / "training_config.h").read_text()
         struct = header[header.index("struct TrainingConfig {"):]
-        struct = struct[:struct.index("};")]
+        struct = struct[:struct.index("\n};")]  # a member's braced default ends in "};" too
         members = dict(re.findall(r"^\s+[\w:<>]+ (\w+) = ([^;]+);", struct, re.M))
         names = dict(re.findall(r'\{(\w+::\w+), "([^"]+)"\}', (core / "names.cpp").read_text()))
         # Optimizer names are the first field of the optimizer catalogue's rows.
