@@ -119,7 +119,7 @@ DeviceTotals deviceTotals(const Scenario& s, const StepAccount& acc, const Momen
     return d;
 }
 
-StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc, const MomentTotals& m, const DeviceTotals& d) {
+StageEstimate toStageEstimate(const Scenario&, const StepAccount& acc, const MomentTotals& m, const DeviceTotals& d) {
     StageEstimate e;
     e.stage = acc.stage.index;
     e.first_layer = acc.stage.first_layer;

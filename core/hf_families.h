@@ -50,7 +50,7 @@ struct FamilySpec {
     // The model_type of the multimodal checkpoints whose config.json holds
     // this family's config under "text_config" (llama4 -> llama4_text,
     // gemma3 -> gemma3_text): the importer reads the text model.
-    std::string_view text_config_of;
+    std::string_view text_config_of = {};
 
     // ---- config keys (transformers' names in this family's config class)
     std::string_view hidden_key = "hidden_size";
@@ -141,7 +141,7 @@ struct FamilySpec {
     bool writes_dropout_keys = false;   // the config carries resid_pdrop / embd_pdrop (GPT-2, Phi-3)
     // Said with every estimate of the family while its activation account is
     // not yet held to autograd's saved tensors; empty once it is.
-    std::string_view activation_caveat;
+    std::string_view activation_caveat = {};
 };
 
 // The row for a model_type or one of its aliases; nullptr when unknown.

@@ -7,8 +7,7 @@
 // that capture; it is never recomputed by the code under test.
 //
 // A change that is meant to move figures regenerates it, in the same commit:
-//   TRAINMEM_WRITE_GOLDEN=tests/data/estimate_golden.txt build/tests/trainmem_core_tests \
-//       --gtest_filter='EstimateGolden.*'
+//   TRAINMEM_WRITE_GOLDEN=tests/data/estimate_golden.txt build/tests/trainmem_core_tests --gtest_filter='EstimateGolden.*'
 #include <gtest/gtest.h>
 
 #include <algorithm>
