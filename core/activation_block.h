@@ -149,11 +149,17 @@ private:
         streamInput(a.fused_qkv ? "qkv projection" : "q_proj / k_proj / v_proj",
                     a.post_norm ? "input (residual stream)" : "input (norm output)", kQ | kK | kV,
                     a.fused_qkv ? 1 : 0, n, T);
-        if (a.qk_norm) {
+        if (a.qk_norm && a.qk_norm_l2) {
+            l2Norm("q_norm (L2, after the rotary)", q, T * a.heads);
+            l2Norm("k_norm (L2, after the rotary)", kv, T * a.kv_heads);
+        } else if (a.qk_norm) {
             // Per head: one rstd per token and head; over the projection: per token.
             norm("q_norm", q, a.qk_norm_per_head ? T * a.heads : T, false);
             norm("k_norm", kv, a.qk_norm_per_head ? T * a.kv_heads : T, false);
         }
+        // Llama 4's NoPE layers: (q * attn_scales).to(q.dtype); the product
+        // keeps the (1, s, 1, 1) fp32 scales, expanded over the batch.
+        if (a.temperature_scales) emit("attention temperature", "per-position scales (fp32)", a.s, 4);
         if (a.flash) {
             flashCore(q, kv, T * a.kv_heads * a.v_head_dim, out);
         } else {
@@ -171,6 +177,15 @@ private:
         if (a.norms_per_block >= 4) norm("post_attention_layernorm", n, rows());
         // OLMo 2: the norm reads o_proj's output, not the residual stream.
         if (a.post_norm) norm("post_attention_layernorm", n, rows(), /*on_stream=*/false);
+    }
+
+    // Llama4TextL2Norm (modeling_llama4.py at transformers commit 000c33fd):
+    // x.float() * rsqrt(mean(x^2) + eps), cast back, no weight: pow keeps the
+    // fp32 input (a copy, or in fp32 the rotary's own output), rsqrt its
+    // result, one per head and token.
+    void l2Norm(std::string_view op, int64_t n, int64_t norm_rows) {
+        emit(op, "input as fp32", n, 4.0);
+        emit(op, "rstd (fp32)", norm_rows, 4.0);
     }
 
     // flash_attn FlashAttnFunc.forward: ctx.save_for_backward(q, k, v,
@@ -376,6 +391,11 @@ private:
             gptOssExperts(routed);
             return;
         }
+        if (a.every_expert) {
+            llama4Experts();
+            if (shared) mlp(kSharedExpertOps, a.tokens, a.shared_ffn, /*input_listed=*/!own_router_copy, true);
+            return;
+        }
         if (eager()) {
             // modeling_mixtral.py MixtralSparseMoeBlock: softmax(dtype=float),
             // topk, in-place renormalisation, then a loop over the experts
@@ -439,6 +459,30 @@ private:
         emit("expert combine", "expert output (routing weight gradient)", routed * a.h, chain);
         emit("expert combine", "routing weight per token", routed, a.act_bytes);
         emit("expert combine", "weighted expert output (index_add_ source)", routed * a.h, chain);
+    }
+
+    // Llama 4, eager (modeling_llama4.py Llama4Router and Llama4TextMoe at
+    // transformers commit 000c33fd): top-k of the logits, the rest -inf,
+    // sigmoid on an fp32 copy; the input repeated once per expert and scaled
+    // by its score (the product keeps both: the scores as an E x T copy in
+    // the logits' dtype); one bmm per projection over all experts (the
+    // experts are 3-D parameters, never LoRA targets); the outputs summed
+    // over experts, which keeps nothing.
+    void llama4Experts() {
+        const ActivationShape& a = a_;
+        const int64_t T = rows();
+        const int64_t every = a.tokens * a.experts;
+        const int64_t mid = every * a.expert_ffn;
+        emit("router top-k", "indices (int64)", T * a.top_k, 8);
+        emit("router sigmoid", "output (fp32)", T * a.experts, 4);
+        if (!a.frozen_base) emit("expert dispatch", "tokens repeated for every expert", every * a.h, a.stream_bytes);
+        emit("expert dispatch", "routing scores, one per token and expert (copy)", every, a.act_bytes);
+        if (!a.frozen_base)
+            emit("expert gate_up bmm", a.amp ? "scaled tokens cast to compute dtype" : "scaled tokens",
+                 every * a.h, a.amp ? a.act_bytes : a.linear_in_bytes);
+        emit("expert act_fn", "gate and up projections (act_fn input; up for the product)", 2 * mid, a.act_bytes);
+        emit("expert act_fn * up", "act_fn output", mid, a.act_bytes);
+        if (!a.frozen_base) emit("expert down_proj bmm", "input (act_fn output * up)", mid, a.linear_in_bytes);
     }
 
     const ActivationShape& a_;

@@ -57,9 +57,9 @@ EndActivations endActivations(const ModelConfig& model, const TrainingConfig& tr
     if (!megatron && a.rope) {
         // cos and sin, computed once per forward in the compute dtype and kept
         // by every block's rotary products: owned here, not by any block.
-        const int64_t rot = rotaryTableWidth(model);  // MLA's rope dims, partial_rotary_factor
-        // Gemma 3: a second pair for its sliding layers (rope_local_base_freq).
-        e.embedding_saved += rotaryTables(model) * 2 * tensorBytes(T * rot, a.stream_bytes);  // x.dtype: fp32 under AMP
+        // Width: MLA's rope dims, partial_rotary_factor; Gemma 3 a second pair
+        // for its sliding layers; Llama 4 one complex fp32 table.
+        e.embedding_saved += rotaryTableBytes(model, T, a.stream_bytes);  // x.dtype: fp32 under AMP
     }
     const bool recompute = training.checkpointing == Checkpointing::Full || training.checkpointing == Checkpointing::Op ||
                            checkpointsSomeLayers(training.checkpointing);
@@ -67,7 +67,7 @@ EndActivations endActivations(const ModelConfig& model, const TrainingConfig& tr
         // HF's eager attention takes a 4-D additive causal mask (b, 1, s, s);
         // a reentrant checkpoint keeps it as an input of every block. Models
         // that mix sliding-window and global layers build one mask per kind.
-        const int64_t masks = mixesAttentionLayers(model) ? 2 : 1;
+        const int64_t masks = causalMasks(model);
         e.embedding_saved += masks * tensorBytes(a.b * a.s * a.s_kv, a.stream_bytes);
     }
 

@@ -46,7 +46,7 @@ ActivationFn activationFn(std::string_view a) {
 }
 
 ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, const ParallelConfig& par,
-                                bool moe_layer) {
+                                bool moe_layer, bool rope_layer) {
     ActivationShape a;
     a.profile = tr.kernels;
     a.flash = tr.attention == AttentionImpl::Flash;
@@ -60,8 +60,11 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
     a.additive_mask = family.additive_mask;
     a.norm = m.norm;
     a.norms_per_block = std::max<int64_t>(m.norms_per_block, 2);
-    a.qk_norm = m.qk_norm;
-    a.qk_norm_per_head = family.qk_norm_span == QkNormSpan::PerHead;
+    a.qk_norm_l2 = family.qk_norm_span == QkNormSpan::L2;
+    // Llama4TextAttention builds its L2 q/k norm on rotary layers only.
+    a.qk_norm = m.qk_norm && (rope_layer || !a.qk_norm_l2);
+    a.qk_norm_per_head = family.qk_norm_span != QkNormSpan::Projection;
+    a.temperature_scales = !rope_layer && family.nope_temperature_tuning;
     a.post_norm = family.norm_placement == NormPlacement::Post;
     a.mlp = m.mlp;
     a.act = activationFn(m.hidden_act);
@@ -110,6 +113,7 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
         a.fp32_router = family.fp32_router;
         a.topk_softmax_router = family.router_topk_softmax;
         a.clamped_swiglu = family.clamped_swiglu;
+        a.every_expert = family.every_expert_every_token && a.profile == KernelProfile::Eager;
         a.capacity = e.capacity_factor > 0 ? e.capacity_factor : 1.0;
     }
     if (m.mla) {

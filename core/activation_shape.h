@@ -40,6 +40,8 @@ struct ActivationShape {
     bool qk_norm = false;
     bool post_norm = false;        // norms on the outputs of attention and MLP only (OLMo 2)
     bool qk_norm_per_head = true;  // RMSNorm(head_dim) per head (Qwen3), else over the projection (OLMo 2)
+    bool qk_norm_l2 = false;       // Llama 4: weightless L2 norm per head (qk_norm is false on NoPE layers)
+    bool temperature_scales = false;  // Llama 4 NoPE layer: the query times an fp32 per-position scale
     MlpKind mlp = MlpKind::Gated;
     ActivationFn act = ActivationFn::Fused;
 
@@ -85,6 +87,7 @@ struct ActivationShape {
     bool fp32_router = false;    // DeepSeek: router on an fp32 copy of its input, fp32 routing weights
     bool topk_softmax_router = false;  // gpt-oss: top-k of the logits, then softmax over the k
     bool clamped_swiglu = false;       // gpt-oss: fused gate_up with biases, clamped SwiGLU
+    bool every_expert = false;   // Llama 4 (eager): every expert runs on every token, weighted by sigmoid scores
     double capacity = 1;         // capacity_factor when > 0 (padded expert batches), else 1
 
     // Multi-head latent attention.
@@ -111,8 +114,10 @@ struct ActivationShape {
     int64_t hiddenTokens() const { return tokens * h / sp; }  // elements of a replicated b*s*h tensor
 };
 
+// rope_layer: whether the block applies the rotary embedding (Llama 4's
+// NoPE layers do not: ModelConfig::isRopeLayer).
 ActivationShape activationShape(const ModelConfig& model, const TrainingConfig& training,
-                                const ParallelConfig& parallel, bool moe_layer);
+                                const ParallelConfig& parallel, bool moe_layer, bool rope_layer = true);
 
 // Bytes of `elements` elements of `bytes_per_element` each.
 inline int64_t tensorBytes(int64_t elements, double bytes_per_element) {

@@ -45,10 +45,12 @@ double backwardTransient(const ActivationShape& a) {
     double mlp = 0;
     const double mid = a.mlp == MlpKind::Gated ? 3.0 : 2.0;  // gradients of gate, up and their product
     if (a.moe) {
-        const double routed = T * static_cast<double>(a.top_k) * a.capacity;
+        // Llama 4's eager experts take every token (one bmm for all experts).
+        const double routed = a.every_expert ? T * static_cast<double>(a.experts)
+                                             : T * static_cast<double>(a.top_k) * a.capacity;
         const double width = static_cast<double>(a.expert_ffn);
         // The HF loop runs one expert's backward at a time; grouped GEMMs all at once.
-        const double per_expert = a.profile == KernelProfile::Eager && a.experts > 0
+        const double per_expert = a.profile == KernelProfile::Eager && a.experts > 0 && !a.every_expert
                                       ? routed / static_cast<double>(a.experts) : routed;
         mlp = mid * act * per_expert * width + act * routed * static_cast<double>(a.h);
         mlp = std::max(mlp, mid * act * T * static_cast<double>(a.shared_ffn));
@@ -94,9 +96,9 @@ void accountOpPolicy(const ActivationShape& a, const ModelConfig& model, const T
                      bool moe_layer, LayerActivations& out);
 
 std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const TrainingConfig& training,
-                                           const ParallelConfig& parallel, bool moe_layer) {
+                                           const ParallelConfig& parallel, bool moe_layer, bool rope_layer) {
     std::vector<SavedTensor> out;
-    const ActivationShape shape = activationShape(model, training, parallel, moe_layer);
+    const ActivationShape shape = activationShape(model, training, parallel, moe_layer, rope_layer);
     visitBlockTensors(shape, [&](std::string_view op, std::string_view tensor, int64_t bytes, bool core) {
         out.push_back(SavedTensor{std::string(op), std::string(tensor), bytes, core});
     });
@@ -104,8 +106,8 @@ std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const Train
 }
 
 LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig& training,
-                                  const ParallelConfig& parallel, bool moe_layer) {
-    const ActivationShape shape = activationShape(model, training, parallel, moe_layer);
+                                  const ParallelConfig& parallel, bool moe_layer, bool rope_layer) {
+    const ActivationShape shape = activationShape(model, training, parallel, moe_layer, rope_layer);
     LayerActivations out = accountLayer(shape);
     if (training.checkpointing == Checkpointing::Op) accountOpPolicy(shape, model, training, moe_layer, out);
     return out;

@@ -64,12 +64,14 @@ struct EndActivations {
 
 // Saved tensors of one block, op by op (for docs, the GUI table and tests;
 // allocates, so not for the hot path).
+// rope_layer: false for Llama 4's NoPE blocks (ModelConfig::isRopeLayer);
+// the estimate counts every block as a rotary one.
 std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const TrainingConfig& training,
-                                           const ParallelConfig& parallel, bool moe_layer);
+                                           const ParallelConfig& parallel, bool moe_layer, bool rope_layer = true);
 
 // Hot path: no allocation.
 LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig& training,
-                                  const ParallelConfig& parallel, bool moe_layer);
+                                  const ParallelConfig& parallel, bool moe_layer, bool rope_layer = true);
 EndActivations endActivations(const ModelConfig& model, const TrainingConfig& training,
                               const ParallelConfig& parallel);
 

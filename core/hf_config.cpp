@@ -284,6 +284,18 @@ private:
     void readLayerTypes() {
         ModelConfig& m = out_.model;
         if (r_.failed() || m.num_layers <= 0) return;
+        if (d_.no_rope_layer_interval > 0) {
+            readNoRopeLayers();
+            return;
+        }
+        // Another family keeps a ModelConfig's NoPE interval only as
+        // exportHuggingFaceConfig writes it (a Llama 4 model renamed).
+        if (r_.present("no_rope_layer_interval")) {
+            m.no_rope_layer_interval = r_.integer("no_rope_layer_interval", 0);
+            if (!r_.failed() && m.no_rope_layer_interval < 0)
+                r_.fail("no_rope_layer_interval", "must be 0 (no NoPE layers) or a positive integer (got " +
+                                                      std::to_string(m.no_rope_layer_interval) + ")");
+        }
         if (r_.present("layer_types")) {
             const std::vector<std::string> types = r_.strings("layer_types");
             if (r_.failed()) return;
@@ -308,6 +320,53 @@ private:
             return;
         }
         m.sliding_window_layers = m.num_layers - m.num_layers / pattern;
+    }
+
+    // Llama 4 (Llama4TextConfig at transformers commit 000c33fd): a non-empty
+    // no_rope_layers (1 = rotary layer, 0 = NoPE) wins over
+    // no_rope_layer_interval (layer i is NoPE when (i + 1) % interval == 0);
+    // layer_types defaults to chunked_attention on the rotary layers and
+    // full_attention on the NoPE ones. ModelConfig holds the interval.
+    void readNoRopeLayers() {
+        ModelConfig& m = out_.model;
+        const int64_t L = m.num_layers;
+        int64_t k = r_.integer("no_rope_layer_interval", d_.no_rope_layer_interval);
+        if (r_.failed()) return;
+        if (k <= 0) {
+            r_.fail("no_rope_layer_interval", "must be a positive integer (got " + std::to_string(k) + ")");
+            return;
+        }
+        if (r_.present("no_rope_layers")) {
+            const std::vector<int64_t> flags = r_.integers("no_rope_layers");
+            if (r_.failed()) return;
+            if (!flags.empty()) {
+                if (static_cast<int64_t>(flags.size()) != L) {
+                    r_.fail("no_rope_layers", "must give one flag per layer: " + std::to_string(L) +
+                                                  " (num_hidden_layers), got " + std::to_string(flags.size()));
+                    return;
+                }
+                const auto first_nope = std::find(flags.begin(), flags.end(), 0);
+                k = first_nope == flags.end() ? L + 1 : (first_nope - flags.begin()) + 1;
+                for (int64_t i = 0; i < L; ++i) {
+                    if (flags[static_cast<size_t>(i)] != ((i + 1) % k != 0 ? 1 : 0)) {
+                        r_.fail("no_rope_layers",
+                                "must be 1 (rotary) or 0 (NoPE) with every k-th layer NoPE, as "
+                                "no_rope_layer_interval gives them; other patterns cannot be represented");
+                        return;
+                    }
+                }
+            }
+        }
+        m.no_rope_layer_interval = k;
+        if (!r_.present("layer_types")) return;
+        const std::vector<std::string> types = r_.strings("layer_types");
+        if (r_.failed()) return;
+        bool matches = static_cast<int64_t>(types.size()) == L;
+        for (int64_t i = 0; matches && i < L; ++i)
+            matches = types[static_cast<size_t>(i)] == (m.isRopeLayer(i) ? "chunked_attention" : "full_attention");
+        if (!matches)
+            r_.fail("layer_types", "must be \"chunked_attention\" on the rotary layers and \"full_attention\" on "
+                                   "the NoPE layers, one per layer (Llama4TextConfig's default)");
     }
 
     // DeepSeek's multi-head latent attention (DeepseekV2Config / V3Config

@@ -74,6 +74,8 @@ private:
                 types.push_back(i < m_.sliding_window_layers ? "sliding_attention" : "full_attention");
             j_["layer_types"] = std::move(types);
         }
+        if (d_.no_rope_layer_interval > 0 || m_.no_rope_layer_interval > 0)
+            j_["no_rope_layer_interval"] = m_.no_rope_layer_interval;
         if (d_.partial_rotary_factor > 0 || m_.partial_rotary_factor != 1.0)
             j_["partial_rotary_factor"] = m_.partial_rotary_factor;
     }

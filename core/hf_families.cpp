@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/activation_shape.h"
 #include "core/hf_config.h"
 
 namespace trainmem {
@@ -82,10 +83,15 @@ const FamilySpec kFamilies[] = {
      .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norm_weight_fp32 = true},
     // Gemma2Config: pre- and post-norms around attention and MLP (4 per
     // block), tanh soft-capping of attention logits and final logits.
+    // modeling_gemma2.py at transformers commit 9a80143c (and modular_gemma2.py
+    // at 213da5a0): every other layer (even indices) slides; Gemma2Model
+    // builds one causal mask and one rotary table for all layers, and
+    // Gemma2DecoderLayer derives the sliding mask inside its forward.
     {.model_type = "gemma2", .act_key = "hidden_activation", .vocab_size = 256000, .hidden_size = 2304,
      .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
      .max_positions = 8192, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
-     .sliding_window_pattern = 2, .norm_weight_fp32 = true, .attention_softcap = true, .final_logit_softcap = true},
+     .sliding_window_pattern = 2, .sliding_mask_in_layer = true, .norm_weight_fp32 = true, .attention_softcap = true,
+     .final_logit_softcap = true},
     // Gemma3TextConfig (transformers 4.50), the text model of Gemma 3 (the 1B
     // checkpoint is text-only; the larger ones are model_type gemma3 with it
     // under text_config): Gemma-2's four norms per block plus per-head
@@ -140,20 +146,28 @@ const FamilySpec kFamilies[] = {
     // (8192) wide, dense MLPs intermediate_size_mlp (16384); 16 experts top-1;
     // MoE layers interleave_moe_layer_step-1, 2*step-1, ... (moe_layers when
     // given), each with one shared expert (Llama4TextMLP of intermediate_size)
-    // and a bias-free router. use_qk_norm is an L2 norm without weights and
-    // the NoPE layers (no_rope_layers) and chunked attention keep no
-    // parameters. Llama-4 checkpoints are multimodal (model_type llama4 with a
+    // and a bias-free router. attention_bias is forced False by the class.
+    // Llama-4 checkpoints are multimodal (model_type llama4 with a
     // text_config); the importer reads that text_config as Llama4ForCausalLM,
-    // as the preset is.
+    // as the preset is. What the eager forward keeps (modeling_llama4.py and
+    // configuration_llama4.py at transformers commit 000c33fd): softmax in
+    // the compute dtype; the rotary as one complex fp32 freqs_cis product;
+    // use_qk_norm: Llama4TextL2Norm (no weight, on an fp32 copy) after the
+    // rotary, on rotary layers only; every no_rope_layer_interval-th layer
+    // (4) is NoPE and scales its query by attn_scales (attn_temperature_tuning,
+    // default True); the rotary layers are chunked_attention layers with
+    // their own mask; Llama4TextMoe runs every expert on every token.
     {.model_type = "llama4_text", .text_config_of = "llama4", .intermediate_key = "intermediate_size_mlp", .expert_ffn_key = "intermediate_size",
-     .moe_layer_keys = MoeLayerKeys::Llama4, .vocab_size = 202048, .hidden_size = 5120, .intermediate_size = 16384,
-     .num_layers = 48, .num_heads = 40, .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072,
+     .moe_layer_keys = MoeLayerKeys::Llama4, .qk_norm_key = "use_qk_norm", .vocab_size = 202048, .hidden_size = 5120,
+     .intermediate_size = 16384, .num_layers = 48, .num_heads = 40, .num_kv_heads = 8, .head_dim = 128,
+     .max_positions = 131072, .reads_attention_bias = false, .qk_norm = true, .qk_norm_span = QkNormSpan::L2,
+     .complex_rotary = true, .no_rope_layer_interval = 4, .nope_temperature_tuning = true,
      .num_experts = 16, .experts_per_token = 1, .moe_intermediate = 8192, .shared_experts = 1,
-     .experts_are_parameters = true,
-     .activation_caveat = "activations: Llama 4's are estimated with the Llama-style MoE block and no ground truth; "
-                          "transformers' eager Llama4TextMoe runs every expert on every token, which keeps about "
-                          "num_local_experts / num_experts_per_tok times the routed-expert tensors counted here "
-                          "(docs/memory-model.md)"},
+     .experts_are_parameters = true, .every_expert_every_token = true, .softmax_fp32 = false,
+     .activation_caveat = "activations: transformers' eager Llama4TextMoe runs every expert on every token "
+                          "(num_local_experts copies of each token's expert tensors), as counted here with "
+                          "kernels = eager; a grouped-GEMM stack (kernels = fused or megatron) keeps top-k; "
+                          "NoPE blocks are counted as rotary blocks (docs/memory-model.md)"},
     // Phi3Config: fused qkv_proj / gate_up_proj without biases.
     {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},
@@ -206,10 +220,25 @@ int64_t rotaryTableWidth(const ModelConfig& m) {
 }
 
 bool mixesAttentionLayers(const ModelConfig& m) {
+    // Llama 4: chunked rotary layers and global NoPE layers.
+    if (familyOf(m.family).no_rope_layer_interval > 0 && m.no_rope_layer_interval > 1 &&
+        m.no_rope_layer_interval <= m.num_layers)
+        return true;
     return m.sliding_window_layers > 0 && m.sliding_window_layers < m.num_layers;
 }
 
+int64_t causalMasks(const ModelConfig& m) {
+    return mixesAttentionLayers(m) && !familyOf(m.family).sliding_mask_in_layer ? 2 : 1;
+}
+
 int64_t rotaryTables(const ModelConfig& m) { return familyOf(m.family).local_rope && mixesAttentionLayers(m) ? 2 : 1; }
+
+int64_t rotaryTableBytes(const ModelConfig& m, int64_t tokens, double element_bytes) {
+    const int64_t width = rotaryTableWidth(m);
+    // Llama4TextRotaryEmbedding: torch.polar of fp32 freqs, width / 2 complex64 values per token.
+    if (familyOf(m.family).complex_rotary) return rotaryTables(m) * tensorBytes(tokens * (width / 2), 8.0);
+    return rotaryTables(m) * 2 * tensorBytes(tokens * width, element_bytes);
+}
 
 const std::vector<ActivationSpec>& activationCatalogue() {
     // transformers/activations.py ACT2CLS: "silu" and "swish" are both

@@ -40,6 +40,7 @@ enum class NormPlacement {
 enum class QkNormSpan {
     PerHead,     // RMSNorm(head_dim) on every head: Qwen3, Gemma 3 (d weights each for q and k)
     Projection,  // RMSNorm over the whole q and k projections: OLMo 2 (H*d and KV*d weights)
+    L2,          // Llama 4: a weightless L2 norm per head, after the rotary, on rotary layers only
 };
 
 struct FamilySpec {
@@ -107,7 +108,23 @@ struct FamilySpec {
     // 6); 0 = the family has no layer_types.
     int64_t sliding_window_pattern = 0;
     bool local_rope = false;            // Gemma 3: sliding layers rotate with their own table (rope_local_base_freq)
+    // Gemma 2 (modeling_gemma2.py at transformers commit 9a80143c): the model
+    // passes one causal mask to every layer and a sliding layer derives its
+    // window mask inside its forward, so a checkpoint keeps one mask, not one
+    // per layer kind.
+    bool sliding_mask_in_layer = false;
     bool rotary_half_table = false;     // gpt-oss: cos / sin hold each frequency once (head_dim / 2 wide)
+    // Llama 4: the rotary table is one complex fp32 freqs_cis (head_dim / 2
+    // complex values per token), whatever the compute dtype.
+    bool complex_rotary = false;
+    // Llama 4 (Llama4TextConfig no_rope_layer_interval, class default 4):
+    // layer i skips the rotary embedding when (i + 1) is a multiple of it,
+    // and its rotary layers attend in chunks (layer_types chunked_attention,
+    // a mask of their own). 0 = the family reads no NoPE layers.
+    int64_t no_rope_layer_interval = 0;
+    // Llama 4 (attn_temperature_tuning, default True): NoPE layers scale the
+    // query by a per-position fp32 factor (log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1).
+    bool nope_temperature_tuning = false;
 
     // ---- mixture of experts (num_experts == 0: dense unless the config has expert keys)
     int64_t num_experts = 0;
@@ -130,6 +147,10 @@ struct FamilySpec {
     bool router_bias = false;           // gpt-oss: the router is Linear(h, E) with a bias
     bool router_topk_softmax = false;   // gpt-oss: top-k of the logits first, then softmax over those k
     bool clamped_swiglu = false;        // gpt-oss: experts' SwiGLU clamps gate and up (swiglu_limit) on a fused gate_up
+    // Llama 4 (Llama4TextMoe): sigmoid of the top-k logits (the others -inf,
+    // so 0), then every expert runs on every token (the input repeated E
+    // times, scaled by its score; one bmm per projection).
+    bool every_expert_every_token = false;
 
     // ---- what the eager forward keeps (activation account)
     bool softmax_fp32 = true;           // softmax(dtype=float32) then cast back (all but GPT-2)
@@ -139,8 +160,8 @@ struct FamilySpec {
     bool attention_softcap = false;     // Gemma-2 tanh soft-capping of the attention logits
     bool final_logit_softcap = false;   // Gemma-2 tanh soft-capping of the logits
     bool writes_dropout_keys = false;   // the config carries resid_pdrop / embd_pdrop (GPT-2, Phi-3)
-    // Said with every estimate of the family while its activation account is
-    // not yet held to autograd's saved tensors; empty once it is.
+    // Said with every estimate of the family: how its activations are
+    // counted where a user would expect otherwise (Llama 4's dense MoE).
     std::string_view activation_caveat = {};
 };
 
@@ -162,8 +183,15 @@ int64_t rotaryTableWidth(const ModelConfig& model);
 // Whether the model has both sliding-window and global layers, and so two
 // causal masks (and, with a local rope, two rotary tables).
 bool mixesAttentionLayers(const ModelConfig& model);
+// How many 4-D causal masks the model passes to its layers: one per kind of
+// layer (full, sliding or chunked) where the model builds them up front.
+int64_t causalMasks(const ModelConfig& model);
 // How many rotary cos / sin pairs the model computes once per forward.
 int64_t rotaryTables(const ModelConfig& model);
+// Bytes of the rotary tables every block shares, for `tokens` token rows:
+// cos and sin per table in `element_bytes` (the compute dtype, fp32 under
+// AMP), or Llama 4's complex fp32 freqs_cis.
+int64_t rotaryTableBytes(const ModelConfig& model, int64_t tokens, double element_bytes);
 // The activation functions (transformers' ACT2FN names) whose autograd
 // graph the activation account models op for op, and what each reads as:
 // silu and swish (one SiluBackward), gelu and gelu_pytorch_tanh (one

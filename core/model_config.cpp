@@ -130,6 +130,10 @@ Status validate(const ModelConfig& m) {
         c.failRaw("model.layer_types", "must name at most num_hidden_layers (" + std::to_string(m.num_layers) +
                                            ") sliding_attention layers (got " +
                                            std::to_string(m.sliding_window_layers) + ")");
+    if (!c.failed() && (m.no_rope_layer_interval < 0 || m.no_rope_layer_interval > kMaxModelSize + 1))
+        c.failRaw("model.no_rope_layer_interval", "must be 0 (no NoPE layers) or a positive integer up to " +
+                                                      std::to_string(kMaxModelSize + 1) + " (got " +
+                                                      std::to_string(m.no_rope_layer_interval) + ")");
     if (!c.failed() && !(m.partial_rotary_factor > 0.0 && m.partial_rotary_factor <= 1.0))
         c.failRaw("model.partial_rotary_factor",
                   "must be a fraction in (0, 1] of head_dim (got " + std::to_string(m.partial_rotary_factor) + ")");

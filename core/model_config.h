@@ -72,6 +72,10 @@ struct ModelConfig {
     // to memory: a model with both kinds builds two causal masks, and Gemma 3
     // two rotary tables.
     int64_t sliding_window_layers = 0;
+    // Llama 4's NoPE layers: layer i skips the rotary embedding (and the
+    // L2 q/k norm) when (i + 1) % no_rope_layer_interval == 0; its other
+    // layers attend in chunks, with a causal mask of their own. 0 = none.
+    int64_t no_rope_layer_interval = 0;
     double attention_dropout = 0.0;    // probability on the attention probabilities
     double hidden_dropout = 0.0;       // probability after attention and MLP outputs (GPT-2 resid_pdrop)
     double embedding_dropout = 0.0;    // probability after the embeddings (GPT-2 embd_pdrop)
@@ -84,6 +88,8 @@ struct ModelConfig {
         if (!isMoe() || i < moe->first_dense_layers) return false;
         return (i - moe->first_dense_layers) % moe->layer_frequency == 0;
     }
+    // True when layer i (0-based) applies the rotary embedding.
+    bool isRopeLayer(int64_t i) const { return no_rope_layer_interval <= 0 || (i + 1) % no_rope_layer_interval != 0; }
     bool operator==(const ModelConfig&) const = default;
 };
 

@@ -29,7 +29,13 @@ nlohmann::json describeModel(const ModelConfig& m) {
     d["norms_per_block"] = m.norms_per_block;
     d["norm_placement"] = f.norm_placement == NormPlacement::Post ? "post" : "pre";
     d["norm_weight_fp32"] = f.norm_weight_fp32;
-    d["qk_norm"] = !m.qk_norm ? "none" : f.qk_norm_span == QkNormSpan::PerHead ? "per_head" : "projection";
+    d["qk_norm"] = !m.qk_norm                              ? "none"
+                   : f.qk_norm_span == QkNormSpan::PerHead ? "per_head"
+                   : f.qk_norm_span == QkNormSpan::L2      ? "l2"
+                                                           : "projection";
+    d["no_rope_layer_interval"] = m.no_rope_layer_interval;
+    d["complex_rotary"] = f.complex_rotary;
+    d["temperature_tuning"] = f.nope_temperature_tuning;
     d["attention_qkv_bias"] = m.attention_qkv_bias;
     d["attention_output_bias"] = m.attention_output_bias;
     d["mlp_bias"] = m.mlp_bias;
@@ -41,6 +47,8 @@ nlohmann::json describeModel(const ModelConfig& m) {
     d["attention_sinks"] = f.attention_sinks;
     d["sliding_window_layers"] = m.sliding_window_layers;
     d["rotary_tables"] = rotaryTables(m);
+    d["causal_masks"] = causalMasks(m);
+    d["activation_caveat"] = f.activation_caveat;  // also among the estimate's warnings
     d["attention_softcap"] = f.attention_softcap;
     d["final_logit_softcap"] = f.final_logit_softcap;
     d["modules"] = f.modules == ModuleNaming::Gpt2 ? "gpt2" : f.modules == ModuleNaming::Phi3 ? "phi3" : "llama";
@@ -58,7 +66,10 @@ nlohmann::json describeModel(const ModelConfig& m) {
                     {"shared_expert_ffn", e.shared_expert_ffn > 0 ? e.shared_expert_ffn
                                                                   : e.shared_experts * e.expert_ffn},
                     {"shared_expert_gate", e.shared_expert_gate},
-                    {"router", f.fp32_router ? "sigmoid_fp32" : f.router_topk_softmax ? "topk_softmax" : "softmax"},
+                    {"router", f.fp32_router                ? "sigmoid_fp32"
+                               : f.router_topk_softmax      ? "topk_softmax"
+                               : f.every_expert_every_token ? "topk_sigmoid_every_expert"
+                                                            : "softmax"},
                     {"clamped_swiglu", f.clamped_swiglu},
                     {"router_score_bias", e.router_score_bias},
                     {"capacity_factor", e.capacity_factor},

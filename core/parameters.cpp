@@ -74,7 +74,7 @@ LayerParameters layerParameters(const ModelConfig& m, bool moe_layer) {
         // DeepSeek's q_a_layernorm and kv_a_layernorm (RMSNorm over the latent).
         if (m.mla->q_lora_rank > 0) addNorm(lp.attention, m, m.mla->q_lora_rank);
         addNorm(lp.attention, m, m.mla->kv_lora_rank);
-    } else if (m.qk_norm) {
+    } else if (m.qk_norm && familyOf(m.family).qk_norm_span != QkNormSpan::L2) {  // Llama 4's L2 norm: no weight
         if (familyOf(m.family).qk_norm_span == QkNormSpan::PerHead) {
             // Qwen3RMSNorm(head_dim) on every head of q and k: head_dim weights each.
             addNorm(lp.attention, m, m.head_dim, 2);

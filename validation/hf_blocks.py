@@ -1,6 +1,7 @@
 """Small decoder blocks written op for op as the Hugging Face eager modeling
 files write them (modeling_llama, _mistral, _qwen2, _qwen3, _olmo2, _gemma,
-_gemma2, _gemma3, _gpt2, _mixtral, _deepseek_v3, _glm4_moe, _gpt_oss), with
+_gemma2, _gemma3, _gpt2, _mixtral, _deepseek_v3, _glm4_moe, _gpt_oss; Llama 4's
+attention and MoE in hf_llama4.py), with
 PEFT-style LoRA adapters and a flash-attention stand-in that saves what
 flash_attn's FlashAttnFunc saves.
 
@@ -24,6 +25,7 @@ from torch.utils.checkpoint import checkpoint
 import saved_tensor_ledger as ledger
 from saved_tensor_ledger import autocast_fp32, dropout, layer_norm, mean_last_dim, op
 
+from hf_llama4 import Llama4TextAttention, Llama4TextMoe, chunked_causal_mask, rotary_table
 from hf_moe import DeepseekV3MoE, GatedMLP, GptOssMoE, MixtralSparseMoeBlock
 from hf_ops import (Conv1D, FlashAttention, GemmaRMSNorm, GPT2LayerNorm, LlamaRMSNorm,  # noqa: F401
                     LoraLinear, Olmo2RMSNorm, activation, apply_partial_rotary_pos_emb, apply_rotary_pos_emb,
@@ -40,7 +42,12 @@ def rms_norm_class(c):
 
 def layer_types(c):
     """Which layers slide (Gemma 2/3, gpt-oss): the config.json's layer_types,
-    checked against the count the importer made of it."""
+    checked against the count the importer made of it. Llama 4: its rotary
+    layers attend in chunks, its NoPE layers globally (Llama4TextConfig's
+    default layer_types), from the importer's NoPE interval."""
+    interval = c.get("no_rope_layer_interval", 0)
+    if interval > 0:
+        return ["full_attention" if (i + 1) % interval == 0 else "chunked_attention" for i in range(c["num_layers"])]
     types = c["config"].get("layer_types", ["full_attention"] * c["num_layers"])
     sliding = sum(t == "sliding_attention" for t in types)
     if sliding != c.get("sliding_window_layers", 0):
@@ -253,17 +260,31 @@ class LlamaBlock(nn.Module):
             self.pre_feedforward_layernorm = norm(h)
         if self.sandwich or self.post_norm:
             self.post_feedforward_layernorm = norm(h)
+        # Gemma2DecoderLayer (transformers commit 9a80143c): a sliding layer
+        # derives its window mask from the one causal mask inside its forward.
+        self.window_in_layer = None
+        if c.get("causal_masks", 2) == 1 and layer_types(c)[index] == "sliding_attention":
+            self.window_in_layer = c["config"]["sliding_window"]
         # GraniteDecoderLayer scales both branches by residual_multiplier (a Python float).
         self.residual_multiplier = c["config"].get("residual_multiplier")
-        self.self_attn = DeepseekV3Attention(c) if c["mla"] else LlamaAttention(c, index)
+        if c["mla"]:
+            self.self_attn = DeepseekV3Attention(c)
+        elif c.get("complex_rotary"):
+            self.self_attn = Llama4TextAttention(c, index)
+        else:
+            self.self_attn = LlamaAttention(c, index)
         moe = c["moe"]
         if moe and moe["moe_layers"][index]:
-            block = {"sigmoid_fp32": DeepseekV3MoE, "topk_softmax": GptOssMoE}.get(moe["router"], MixtralSparseMoeBlock)
+            block = {"sigmoid_fp32": DeepseekV3MoE, "topk_softmax": GptOssMoE,
+                     "topk_sigmoid_every_expert": Llama4TextMoe}.get(moe["router"], MixtralSparseMoeBlock)
             self.mlp = block(c)
         else:
             self.mlp = GatedMLP(h, c["ffn_hidden_size"], c["hidden_act"])
 
     def forward(self, x, cos, sin, mask):
+        if self.window_in_layer is not None and mask is not None:
+            outside = torch.tril(torch.ones_like(mask, dtype=torch.bool), diagonal=-self.window_in_layer)
+            mask = torch.where(outside, torch.finfo(mask.dtype).min, mask)
         residual = x
         if self.post_norm:
             x = self.self_attn(x, cos, sin, mask)
@@ -423,17 +444,25 @@ class CausalLM(nn.Module):
                     x.requires_grad_(True)
                 if self.c["read_as"] in ("gemma", "gemma2", "gemma3_text"):  # GemmaModel scales by sqrt(hidden_size)
                     x = x * torch.tensor(self.c["hidden_size"] ** 0.5, dtype=x.dtype)
-                # Gemma3TextModel / Gemma2Model / GptOssModel: one causal mask per
-                # layer type (create_causal_mask, create_sliding_window_causal_mask);
-                # Gemma 3 also one rotary table per type (rope_local_base_freq).
+                # Gemma3TextModel / GptOssModel / Llama4TextModel: one causal mask
+                # per layer type (create_causal_mask, create_sliding_window_causal_mask,
+                # create_chunked_causal_mask); Gemma2Model (transformers commit
+                # 9a80143c) one for all ("causal_masks" 1). Gemma 3 also one rotary
+                # table per type (rope_local_base_freq); Llama 4 one complex table.
                 for t in sorted(set(types)):
                     with torch.no_grad():
-                        if cos is None or self.c["rotary_tables"] > 1:
+                        if self.c.get("complex_rotary"):
+                            if cos is None:  # Llama 4: one complex fp32 freqs_cis
+                                cos = rotary_table(b, s, self.c["rotary_dim"])
+                        elif cos is None or self.c["rotary_tables"] > 1:
                             cos, sin = self.rotary(b, s, x.dtype)
-                    if self.c["attention"] == "eager":
+                    # Gemma 2 (causal_masks 1): one mask for every layer kind.
+                    if self.c["attention"] == "eager" and (mask is None or self.c.get("causal_masks", 2) > 1):
                         # HF's 4-D additive causal mask (b, 1, s, s) in the compute dtype
                         mask = torch.full((s, s), torch.finfo(x.dtype).min, dtype=x.dtype).triu(1)
-                        if t == "sliding_attention":
+                        if t == "chunked_attention":
+                            mask = chunked_causal_mask(s, self.c["config"]["attention_chunk_size"], x.dtype)
+                        if t == "sliding_attention" and self.c.get("causal_masks", 2) > 1:
                             window = self.c["config"]["sliding_window"]
                             mask = mask + torch.full((s, s), torch.finfo(x.dtype).min, dtype=x.dtype).tril(-window)
                             mask = mask.clamp(min=torch.finfo(x.dtype).min)
