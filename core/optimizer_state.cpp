@@ -12,9 +12,10 @@ namespace {
 // transformer means the norms and biases (our vector parameters).
 constexpr double k8bitBytesPerState = 1.0 + 4.0 / 256.0;
 
-// In OptimizerKind order. Colours marked "seed" follow the seed figures
-// (/work/shared/seeds/optimizer-memory-per-parameter.svg).
-constexpr std::array<OptimizerSpec, 10> kOptimizers{{
+// In OptimizerKind order (checked below); the size follows the rows, so a
+// new optimizer is its enumerator and its row. Colours marked "seed" follow
+// the seed figures (/work/shared/seeds/optimizer-memory-per-parameter.svg).
+constexpr OptimizerSpec kOptimizers[] = {
     {OptimizerKind::Sgd, "sgd", "SGD", 0x95a5a6, 0, "", StateLayout::PerParameter, StepTemporary::None,
      true, true, true, "plain SGD keeps no state", "torch.optim.SGD, momentum=0"},
     {OptimizerKind::SgdMomentum, "sgd-momentum", "SGD+M", 0x3498db /* seed */, 1, "momentum",
@@ -45,7 +46,14 @@ constexpr std::array<OptimizerSpec, 10> kOptimizers{{
     {OptimizerKind::Adafactor, "adafactor", "Adafactor", 0x16a085, 0, "row,col", StateLayout::Factored,
      StepTemporary::PerTensorFp32x2,  // HF Adafactor loops per tensor
      true, true, true, "", "Shazeer & Stern 2018; transformers Adafactor, beta1=None"},
-}};
+};
+
+constexpr bool rowsInKindOrder() {
+    for (size_t i = 0; i < std::size(kOptimizers); ++i)
+        if (static_cast<size_t>(kOptimizers[i].kind) != i) return false;
+    return true;
+}
+static_assert(rowsInKindOrder(), "kOptimizers: one row per OptimizerKind, in enumerator order");
 
 double perElement(double states, DType dtype, int64_t n) { return states * bytesOf(dtype) * static_cast<double>(n); }
 
