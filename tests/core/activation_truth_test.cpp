@@ -10,8 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,6 +19,7 @@
 #include "core/activations.h"
 #include "core/hf_config.h"
 #include "core/training_config.h"
+#include "tests/core/truth_file.h"
 
 namespace trainmem {
 namespace {
@@ -30,16 +29,12 @@ using nlohmann::json;
 constexpr double kTolerance = 0.01;
 
 std::string truthPath() {
-    if (const char* env = std::getenv("TRAINMEM_ACTIVATION_TRUTH"); env && *env) return env;
-    return std::string(TRAINMEM_VALIDATION_DIR) + "/activations/saved_tensors.json";
+    return truthFilePath("TRAINMEM_ACTIVATION_TRUTH",
+                         std::string(TRAINMEM_VALIDATION_DIR) + "/activations/saved_tensors.json");
 }
 
 const json& truth() {
-    static const json doc = [] {
-        std::ifstream in(truthPath());
-        if (!in) return json();
-        return json::parse(in, nullptr, /*allow_exceptions=*/false);
-    }();
+    static const json doc = readTruthFile(truthPath());
     return doc;
 }
 

@@ -1,9 +1,6 @@
-// Hugging Face config.json import and export: each family's defaults (checked
-// against the models those defaults describe), unknown model types, every
-// class of bad input, and exact round trips.
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
+// Hugging Face config.json import, family by family: each family's class
+// defaults (checked against the models those defaults describe), its layer
+// patterns (sliding, MoE, NoPE), multimodal wrappers and aliases.
 #include <functional>
 #include <string>
 #include <vector>
@@ -14,52 +11,12 @@
 #include "core/hf_config.h"
 #include "core/hf_families.h"
 #include "core/parameters.h"
+#include "tests/core/hf_config_test_support.h"
 
 namespace trainmem {
 namespace {
 
-using nlohmann::json;
-
-const std::filesystem::path kRoot = std::filesystem::path(TRAINMEM_TEST_DATA_DIR).parent_path().parent_path();
-
-json readJson(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    EXPECT_TRUE(in.good()) << path;
-    return json::parse(in);
-}
-
-ImportedModel importFixture(const std::string& name) {
-    const Expected<ImportedModel> r = importHuggingFaceConfig(readJson(kRoot / "tests" / "data" / "hf" / name));
-    EXPECT_TRUE(r.ok()) << name << ": " << (r.ok() ? "" : r.error().text());
-    return r.ok() ? r.value() : ImportedModel{};
-}
-
-ModelConfig importPreset(const std::string& name) {
-    const Expected<ImportedModel> r =
-        importHuggingFaceConfig(readJson(kRoot / "presets" / "models" / (name + ".json")));
-    EXPECT_TRUE(r.ok()) << name << ": " << (r.ok() ? "" : r.error().text());
-    return r.ok() ? r->model : ModelConfig{};
-}
-
-std::vector<std::string> presetNames() {
-    std::vector<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(kRoot / "presets" / "models"))
-        if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
-Error importError(const json& config) {
-    const Expected<ImportedModel> r = importHuggingFaceConfig(config);
-    EXPECT_FALSE(r.ok()) << config.dump();
-    return r.ok() ? Error{} : r.error();
-}
-
-bool mentions(const std::vector<std::string>& warnings, const std::string& text) {
-    for (const std::string& w : warnings)
-        if (w.find(text) != std::string::npos) return true;
-    return false;
-}
+using namespace hf_test;  // NOLINT: the shared helpers read as local ones
 
 // --- Family defaults: a config with only model_type is the model the
 // transformers configuration class describes by default.
@@ -425,280 +382,6 @@ TEST(FamilyDefaults, Llama4InterleavedMoeLayersCountMaverick) {
     }
 }
 
-// --- Unknown model types.
-
-TEST(UnknownModelType, ReadsAsLlamaStyleWithAWarningNamingTheType) {
-    const ImportedModel m = importFixture("unknown_type.json");
-    EXPECT_EQ(m.model.family, "custom_decoder");
-    EXPECT_EQ(m.model.name, "example/custom-decoder");
-    ASSERT_EQ(m.warnings.size(), 1u);
-    EXPECT_NE(m.warnings[0].find("\"custom_decoder\""), std::string::npos);
-    EXPECT_EQ(m.warnings[0].rfind("model.model_type", 0), 0u);
-    // Llama-style by hand: q 512x512, k and v 512x128 (2 KV heads of 64), o,
-    // gated MLP 3 x 512 x 1536, two RMSNorms; tied 1000 x 512 embedding.
-    const int64_t block = 512 * 512 * 2 + 2 * 512 * 128 + 3 * 512 * 1536 + 2 * 512;
-    EXPECT_EQ(countParameters(m.model).total, 4 * block + 1000 * 512 + 512);
-}
-
-TEST(UnknownModelType, MustStateItsSizes) {
-    const Error e = importError(readJson(kRoot / "tests" / "data" / "hf" / "unknown_missing_hidden.json"));
-    EXPECT_EQ(e.text(), "model.hidden_size: required");
-}
-
-// --- Bad input: every error names the key.
-
-json llamaConfig() {
-    return {{"model_type", "llama"},         {"hidden_size", 4096},        {"intermediate_size", 11008},
-            {"num_hidden_layers", 32},       {"num_attention_heads", 32}, {"num_key_value_heads", 32},
-            {"vocab_size", 32000}};
-}
-
-json with(json c, const std::string& key, json value) {
-    c[key] = std::move(value);
-    return c;
-}
-
-TEST(BadInput, NegativeSizeNamesTheKey) {
-    EXPECT_EQ(importError(with(llamaConfig(), "num_attention_heads", -4)).text(),
-              "model.num_attention_heads: must be a positive integer (got -4)");
-    EXPECT_EQ(importError(with(llamaConfig(), "num_hidden_layers", 0)).field, "model.num_hidden_layers");
-    EXPECT_EQ(importError(with(llamaConfig(), "intermediate_size", -1)).field, "model.intermediate_size");
-}
-
-TEST(BadInput, WrongTypeNamesTheKeyAndTheValue) {
-    EXPECT_EQ(importError(with(llamaConfig(), "vocab_size", "abc")).text(),
-              "model.vocab_size: must be an integer (got \"abc\")");
-    EXPECT_EQ(importError(with(llamaConfig(), "hidden_size", 4096.5)).field, "model.hidden_size");
-    EXPECT_EQ(importError(with(llamaConfig(), "tie_word_embeddings", "yes")).field, "model.tie_word_embeddings");
-    EXPECT_EQ(importError(with(llamaConfig(), "attention_dropout", "none")).field, "model.attention_dropout");
-    EXPECT_EQ(importError(with(llamaConfig(), "hidden_size", 18446744073709551615ULL)).field, "model.hidden_size");
-}
-
-TEST(BadInput, KvHeadsMustDivideHeads) {
-    const Error e = importError(with(llamaConfig(), "num_key_value_heads", 5));
-    EXPECT_EQ(e.field, "model.num_key_value_heads");
-    EXPECT_NE(e.message.find("divide"), std::string::npos);
-}
-
-TEST(BadInput, HeadsMustDivideTheWidthWithoutHeadDim) {
-    EXPECT_EQ(importError(with(llamaConfig(), "num_attention_heads", 30)).field, "model.num_attention_heads");
-    // With an explicit head_dim they need not (Gemma-7B: 16 x 256 != 3072).
-    json c = with(with(llamaConfig(), "num_attention_heads", 30), "num_key_value_heads", 30);
-    EXPECT_TRUE(importHuggingFaceConfig(with(c, "head_dim", 128)).ok());
-}
-
-TEST(BadInput, Gpt2ErrorsUseGpt2Keys) {
-    EXPECT_EQ(importError(json{{"model_type", "gpt2"}, {"n_head", -4}}).text(),
-              "model.n_head: must be a positive integer (got -4)");
-    EXPECT_EQ(importError(json{{"model_type", "gpt2"}, {"attn_pdrop", 1.0}}).field, "model.attn_pdrop");
-}
-
-TEST(BadInput, DropoutMustBeAProbability) {
-    EXPECT_EQ(importError(with(llamaConfig(), "attention_dropout", 1.5)).field, "model.attention_dropout");
-    EXPECT_EQ(importError(with(llamaConfig(), "resid_pdrop", -0.1)).field, "model.resid_pdrop");
-}
-
-TEST(BadInput, TopKMustNotExceedTheExperts) {
-    const Error e = importError(json{{"model_type", "mixtral"}, {"num_experts_per_tok", 9}});
-    EXPECT_EQ(e.field, "model.num_experts_per_tok");
-}
-
-TEST(BadInput, ModelTypeIsRequiredAndAString) {
-    json c = llamaConfig();
-    c.erase("model_type");
-    EXPECT_EQ(importError(c).field, "model.model_type");
-    EXPECT_EQ(importError(with(llamaConfig(), "model_type", 3)).field, "model.model_type");
-    EXPECT_EQ(importError(json::array()).field, "model");
-}
-
-TEST(BadInput, UnrepresentableExpertLayerPatternIsRefused) {
-    const Error e = importError(json{{"model_type", "qwen2_moe"}, {"mlp_only_layers", {5}}});
-    EXPECT_EQ(e.field, "model.mlp_only_layers");
-}
-
-TEST(BadInput, AbsurdSizesAreRefusedBeforeTheyOverflow) {
-    EXPECT_EQ(importError(with(llamaConfig(), "hidden_size", 1'000'000'000)).field, "model.hidden_size");
-    json c = with(llamaConfig(), "num_hidden_layers", 1 << 24);
-    c = with(with(c, "intermediate_size", 1 << 24), "vocab_size", 1 << 24);
-    EXPECT_EQ(importError(c).field, "model");
-}
-
-TEST(BadInput, ValidateNamesTheKeyForDirectlyBuiltModels) {
-    ModelConfig m = importPreset("llama-2-7b");
-    m.num_kv_heads = 3;
-    EXPECT_EQ(validate(m).error().field, "model.num_key_value_heads");
-    m = importPreset("mixtral-8x7b");
-    m.moe->experts_per_token = 0;
-    EXPECT_EQ(validate(m).error().field, "model.num_experts_per_tok");
-    m = importPreset("deepseek-v3");
-    m.moe->first_dense_layers = 62;
-    EXPECT_EQ(validate(m).error().field, "model.first_k_dense_replace");
-    m = importPreset("deepseek-v3");
-    m.head_dim = 128;
-    EXPECT_EQ(validate(m).error().field, "model.head_dim");
-    m = importPreset("gpt2");
-    m.max_position_embeddings = 0;
-    EXPECT_EQ(validate(m).error().field, "model.n_positions");
-}
-
-// --- Which blocks are MoE blocks.
-
-TEST(ExpertLayers, Qwen2MoeSparseStepFollowsItsModelingRule) {
-    // Qwen2MoeDecoderLayer: experts where (layer_idx + 1) % decoder_sparse_step == 0.
-    const ModelConfig m = importFixture("qwen2_moe_sparse_step_2.json").model;
-    EXPECT_FALSE(m.isMoeLayer(0));
-    EXPECT_TRUE(m.isMoeLayer(1));
-    EXPECT_FALSE(m.isMoeLayer(2));
-    EXPECT_TRUE(m.isMoeLayer(23));
-    EXPECT_EQ(parameterLayout(m).num_moe_layers, 12);
-}
-
-TEST(ExpertLayers, DeepSeekFrequencyCountsFromLayerZero) {
-    // modeling_deepseek.py: layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0.
-    json c = readJson(kRoot / "presets" / "models" / "deepseek-v2-lite.json");
-    c["moe_layer_freq"] = 2;
-    const Expected<ImportedModel> r = importHuggingFaceConfig(c);
-    ASSERT_TRUE(r.ok()) << r.error().text();
-    EXPECT_FALSE(r->model.isMoeLayer(1));
-    EXPECT_TRUE(r->model.isMoeLayer(2));
-    EXPECT_FALSE(r->model.isMoeLayer(3));
-    EXPECT_EQ(parameterLayout(r->model).num_moe_layers, 13);  // layers 2, 4, ..., 26
-}
-
-TEST(ExpertLayers, LeadingMlpOnlyLayersAreDenseLayers) {
-    const Expected<ImportedModel> r =
-        importHuggingFaceConfig(json{{"model_type", "qwen2_moe"}, {"mlp_only_layers", {0, 1}}});
-    ASSERT_TRUE(r.ok());
-    EXPECT_EQ(r->model.moe->first_dense_layers, 2);
-    EXPECT_EQ(r->model.moe->layer_frequency, 1);
-}
-
-TEST(ExpertLayers, NullRoutedExpertsIsADenseModel) {
-    json c = readJson(kRoot / "presets" / "models" / "deepseek-v2-lite.json");
-    c["n_routed_experts"] = nullptr;
-    const Expected<ImportedModel> r = importHuggingFaceConfig(c);
-    ASSERT_TRUE(r.ok());
-    EXPECT_FALSE(r->model.moe.has_value());
-    EXPECT_TRUE(r->model.mla.has_value());
-}
-
-// --- Names.
-
-TEST(ModelName, FromNameOrPathThenNameThenModelType) {
-    EXPECT_EQ(importPreset("llama-3.1-8b").name, "meta-llama/Llama-3.1-8B");
-    EXPECT_EQ(importHuggingFaceConfig(with(llamaConfig(), "name", "my-model"))->model.name, "my-model");
-    EXPECT_EQ(importHuggingFaceConfig(llamaConfig())->model.name, "llama");
-}
-
-// --- Export and round trips.
-
-TEST(RoundTrip, EveryPresetReadsBackIdentically) {
-    const std::vector<std::string> names = presetNames();
-    EXPECT_GE(names.size(), 22u);
-    for (const std::string& name : names) {
-        SCOPED_TRACE(name);
-        const ModelConfig m = importPreset(name);
-        const json exported = exportHuggingFaceConfig(m);
-        const Expected<ImportedModel> back = importHuggingFaceConfig(exported);
-        ASSERT_TRUE(back.ok()) << back.error().text();
-        EXPECT_EQ(back->model, m) << exported.dump(2);
-        EXPECT_TRUE(back->warnings.empty());
-        for (const auto& [key, value] : exported.items()) EXPECT_EQ(key.rfind("trainmem_", 0), std::string::npos);
-    }
-}
-
-TEST(RoundTrip, ExportUsesTheFamilysOwnKeys) {
-    const json gpt2 = exportHuggingFaceConfig(importPreset("gpt2"));
-    EXPECT_EQ(gpt2.at("n_embd"), 768);
-    EXPECT_EQ(gpt2.at("n_inner"), 3072);
-    EXPECT_FALSE(gpt2.contains("hidden_size"));
-    const json llama = exportHuggingFaceConfig(importPreset("llama-3.1-8b"));
-    EXPECT_EQ(llama.at("num_key_value_heads"), 8);
-    for (const char* k : {"norm_type", "mlp_type", "qkv_bias", "norms_per_block", "qk_norm"})
-        EXPECT_FALSE(llama.contains(k)) << k;
-    const json v2 = exportHuggingFaceConfig(importPreset("deepseek-v2-lite"));
-    EXPECT_TRUE(v2.at("q_lora_rank").is_null());
-    EXPECT_EQ(v2.at("n_routed_experts"), 64);
-}
-
-// Changes a model in ways its family's own keys may not express.
-std::vector<std::function<void(ModelConfig&)>> mutations() {
-    return {
-        [](ModelConfig& m) { m.qk_norm = !m.qk_norm; },
-        [](ModelConfig& m) { m.norm = m.norm == NormKind::RMSNorm ? NormKind::LayerNorm : NormKind::RMSNorm; },
-        [](ModelConfig& m) { m.mlp = m.mlp == MlpKind::Gated ? MlpKind::Plain : MlpKind::Gated; },
-        [](ModelConfig& m) { m.norms_per_block = 3; },
-        [](ModelConfig& m) { m.attention_qkv_bias = !m.attention_qkv_bias; },
-        [](ModelConfig& m) { m.attention_output_bias = !m.attention_output_bias; },
-        [](ModelConfig& m) { m.mlp_bias = !m.mlp_bias; },
-        [](ModelConfig& m) { m.tied_embeddings = !m.tied_embeddings; },
-        [](ModelConfig& m) { m.learned_positions = !m.learned_positions; },
-        [](ModelConfig& m) { m.hidden_dropout = 0.05; m.embedding_dropout = 0.02; m.attention_dropout = 0.1; },
-        [](ModelConfig& m) { if (!m.mla) m.head_dim = m.head_dim + 8; },
-        [](ModelConfig& m) { m.num_kv_heads = 1; },
-        [](ModelConfig& m) { m.hidden_act = "relu"; },
-        [](ModelConfig& m) { m.family = "my_family"; },
-        [](ModelConfig& m) {
-            if (m.moe) m.moe.reset();
-            else m.moe = MoeConfig{16, 2, 512, 1, 0, false, 1, 2, false, 0.0};
-        },
-        [](ModelConfig& m) {
-            if (!m.moe) return;
-            m.moe->first_dense_layers = 5;
-            m.moe->layer_frequency = 2;
-        },
-        [](ModelConfig& m) {
-            if (!m.moe) return;
-            m.moe->first_dense_layers = 4;
-            m.moe->layer_frequency = 3;
-        },
-        [](ModelConfig& m) {
-            if (!m.moe) return;
-            m.moe->capacity_factor = 1.25;
-            m.moe->router_score_bias = !m.moe->router_score_bias;
-            m.moe->shared_expert_gate = !m.moe->shared_expert_gate;
-        },
-        [](ModelConfig& m) {
-            if (!m.moe) return;
-            m.moe->shared_experts = 2;
-            m.moe->shared_expert_ffn = m.moe->shared_expert_ffn > 0 ? 0 : 700;
-        },
-        [](ModelConfig& m) {
-            if (!m.moe) return;
-            m.moe->expert_ffn = m.moe->expert_ffn + 64;
-        },
-        [](ModelConfig& m) {
-            if (m.mla) m.mla->q_lora_rank = m.mla->q_lora_rank > 0 ? 0 : 768;
-        },
-    };
-}
-
-TEST(RoundTrip, ChangedModelsOfEveryFamilyReadBackIdentically) {
-    int checked = 0;
-    for (const std::string& name : presetNames()) {
-        const ModelConfig base = importPreset(name);
-        int index = 0;
-        for (const auto& mutate : mutations()) {
-            SCOPED_TRACE(name + " mutation " + std::to_string(index++));
-            ModelConfig m = base;
-            mutate(m);
-            if (!validate(m).ok()) continue;
-            ++checked;
-            const json exported = exportHuggingFaceConfig(m);
-            const Expected<ImportedModel> back = importHuggingFaceConfig(exported);
-            ASSERT_TRUE(back.ok()) << back.error().text() << "\n" << exported.dump(2);
-            EXPECT_EQ(back->model, m) << exported.dump(2);
-        }
-    }
-    EXPECT_GT(checked, 400);  // nearly every family x mutation is a valid model
-}
-
-}  // namespace
-}  // namespace trainmem
-
-namespace trainmem {
-namespace {
-
 // Kimi-K2's config.json names model_type "kimi_k2" and DeepseekV3ForCausalLM:
 // the catalogue reads it as DeepSeek-V3's architecture, without a warning.
 TEST(FamilyAliases, KimiK2IsDeepSeekV3sArchitecture) {
@@ -721,6 +404,64 @@ TEST(FamilyAliases, KimiK2IsDeepSeekV3sArchitecture) {
     ModelConfig same = d->model;
     same.family = same.name = "kimi_k2";
     EXPECT_EQ(k->model, same);
+}
+
+// Llama4TextConfig (transformers commit 000c33fd): a non-empty no_rope_layers
+// wins over no_rope_layer_interval (class default 4); layer i is NoPE where
+// the flag is 0. Patterns that are not every k-th layer are refused by name.
+TEST(FamilyDefaults, Llama4NoPeLayersFromTheListOrTheInterval) {
+    const ModelConfig scout = importPreset("llama-4-scout");
+    EXPECT_EQ(scout.no_rope_layer_interval, 4);
+    EXPECT_TRUE(scout.isRopeLayer(0));
+    EXPECT_FALSE(scout.isRopeLayer(3));
+    EXPECT_FALSE(scout.isRopeLayer(47));
+    EXPECT_EQ(causalMasks(scout), 2);  // chunked rotary layers and global NoPE layers
+
+    json c = {{"model_type", "llama4_text"}, {"num_hidden_layers", 4}, {"no_rope_layers", {1, 0, 1, 0}}};
+    const Expected<ImportedModel> listed = importHuggingFaceConfig(c);
+    ASSERT_TRUE(listed.ok()) << listed.error().text();
+    EXPECT_EQ(listed->model.no_rope_layer_interval, 2);
+    c["no_rope_layers"] = {1, 1, 1, 1};  // no NoPE layer: one mask
+    const Expected<ImportedModel> all_rope = importHuggingFaceConfig(c);
+    ASSERT_TRUE(all_rope.ok()) << all_rope.error().text();
+    for (int64_t i = 0; i < 4; ++i) EXPECT_TRUE(all_rope->model.isRopeLayer(i));
+    EXPECT_EQ(causalMasks(all_rope->model), 1);
+
+    EXPECT_NE(importError(with(c, "no_rope_layers", {1, 0, 0, 1})).text().find("model.no_rope_layers"),
+              std::string::npos);
+    EXPECT_NE(importError(with(c, "no_rope_layers", {1, 0})).text().find("model.no_rope_layers"), std::string::npos);
+    c.erase("no_rope_layers");
+    EXPECT_NE(importError(with(c, "no_rope_layer_interval", 0)).text().find("model.no_rope_layer_interval"),
+              std::string::npos);
+    c["no_rope_layer_interval"] = 2;
+    EXPECT_TRUE(importHuggingFaceConfig(with(c, "layer_types", {"chunked_attention", "full_attention",
+                                                                 "chunked_attention", "full_attention"}))
+                    .ok());
+    EXPECT_NE(importError(with(c, "layer_types", {"full_attention", "full_attention", "full_attention",
+                                                  "full_attention"}))
+                  .text()
+                  .find("model.layer_types"),
+              std::string::npos);
+}
+
+// Llama4TextL2Norm has no weight: use_qk_norm adds no parameter.
+TEST(FamilyDefaults, Llama4L2QueryKeyNormHasNoParameters) {
+    json c = {{"model_type", "llama4_text"}, {"num_hidden_layers", 4}};
+    const Expected<ImportedModel> with_norm = importHuggingFaceConfig(with(c, "use_qk_norm", true));
+    const Expected<ImportedModel> without = importHuggingFaceConfig(with(c, "use_qk_norm", false));
+    ASSERT_TRUE(with_norm.ok() && without.ok());
+    EXPECT_TRUE(with_norm->model.qk_norm);
+    EXPECT_FALSE(without->model.qk_norm);
+    EXPECT_EQ(countParameters(with_norm->model).total, countParameters(without->model).total);
+}
+
+// Gemma 2 (modeling_gemma2.py at transformers commit 9a80143c) passes one
+// causal mask to every layer; Gemma 3 and gpt-oss build one per layer kind.
+TEST(FamilyDefaults, CausalMasksPerFamily) {
+    EXPECT_EQ(causalMasks(importPreset("gemma-2-9b")), 1);
+    EXPECT_EQ(causalMasks(importPreset("gemma-3-1b")), 2);
+    EXPECT_EQ(causalMasks(importPreset("gpt-oss-20b")), 2);
+    EXPECT_EQ(causalMasks(importPreset("llama-3.1-8b")), 1);
 }
 
 }  // namespace

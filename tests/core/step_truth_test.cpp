@@ -28,6 +28,7 @@
 #include "core/estimate.h"
 #include "core/scenario.h"
 #include "core/timeline.h"
+#include "tests/core/truth_file.h"
 
 namespace trainmem {
 namespace {
@@ -37,16 +38,11 @@ using nlohmann::json;
 constexpr double kTolerance = 0.02;
 
 std::string truthPath() {
-    if (const char* env = std::getenv("TRAINMEM_STEP_TRUTH"); env && *env) return env;
-    return std::string(TRAINMEM_VALIDATION_DIR) + "/step_truth/step_truth.json";
+    return truthFilePath("TRAINMEM_STEP_TRUTH", std::string(TRAINMEM_VALIDATION_DIR) + "/step_truth/step_truth.json");
 }
 
 const json& truth() {
-    static const json doc = [] {
-        std::ifstream in(truthPath());
-        if (!in) return json();
-        return json::parse(in, nullptr, /*allow_exceptions=*/false);
-    }();
+    static const json doc = readTruthFile(truthPath());
     return doc;
 }
 
