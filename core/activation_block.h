@@ -161,7 +161,13 @@ private:
         // keeps the (1, s, 1, 1) fp32 scales, expanded over the batch.
         if (a.temperature_scales) emit("attention temperature", "per-position scales (fp32)", a.s, 4);
         if (a.flash) {
-            flashCore(q, kv, T * a.kv_heads * a.v_head_dim, out);
+            // Phi-3's value is a slice of the fused qkv output and flash_attn
+            // keeps it as it is (stride 1 in its last dim), so the whole qkv
+            // storage stays alive; q and k are the rotary's new tensors.
+            // (GPT-2's q, k and v are all slices: together that same storage.)
+            const bool value_pins_qkv = a.fused_qkv && a.rope;
+            flashCore(q, kv, value_pins_qkv ? q + kv + T * a.kv_heads * a.v_head_dim : T * a.kv_heads * a.v_head_dim,
+                      out);
         } else {
             // Eager: matmul keeps q and the keys, matmul with the probabilities
             // keeps the values. HF's repeat_kv (and Megatron's repeat_interleave)
@@ -306,11 +312,13 @@ private:
         const int64_t mid = r * w;
         const bool gated = a.mlp == MlpKind::Gated;
         const Roles in_roles = gated ? (kGate | kUp) : kUp;
+        // Phi-3's gate_up_proj is one module: one AMP cast, one adapter.
+        const int64_t linears = gated && a.fused_gate_up && input_is_norm_output ? 1 : 0;
         if (input_listed && !a.amp)
-            adapters(op.input, in_roles, 0, in, r);
+            adapters(op.input, in_roles, linears, in, r);
         else
             streamInput(op.input, input_is_norm_output ? "input (norm output)" : "tokens routed to the experts",
-                        in_roles, 0, in, r);
+                        in_roles, linears, in, r);
         if (megatron()) {
             // Korthikanti et al. 2022 §4.1 (GeLU input and output, 8sbh each
             // at 4h); gated: bias_swiglu keeps fc1's 2f-wide output.

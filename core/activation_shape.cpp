@@ -53,6 +53,7 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
     const FamilySpec& family = familyOf(m.family);
     a.softmax_fp32 = family.softmax_fp32;
     a.fused_qkv = family.modules != ModuleNaming::Llama;
+    a.fused_gate_up = family.modules == ModuleNaming::Phi3;
     a.norm_weight_fp32 = family.norm_weight_fp32;
     a.attn_softcap = family.attention_softcap;
     a.attention_sinks = family.attention_sinks;

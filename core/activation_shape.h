@@ -30,6 +30,7 @@ struct ActivationShape {
     // Family conventions of the Hugging Face modeling files.
     bool softmax_fp32 = true;    // eager softmax(dtype=float32) then cast back (all but GPT-2)
     bool fused_qkv = false;      // one qkv matmul (GPT-2 c_attn, Phi-3 qkv_proj)
+    bool fused_gate_up = false;  // one gate_up matmul, chunked (Phi-3 gate_up_proj)
     bool norm_weight_fp32 = false;  // the norm weight multiplies in fp32 (Gemma, OLMo 2): the fp32 normalised tensor is kept
     bool attn_softcap = false;   // Gemma-2 tanh soft-capping of the attention logits
     bool attention_sinks = false;  // gpt-oss: a sink logit column joins the scores before softmax

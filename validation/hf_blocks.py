@@ -26,7 +26,7 @@ import saved_tensor_ledger as ledger
 from saved_tensor_ledger import autocast_fp32, dropout, layer_norm, mean_last_dim, op
 
 from hf_llama4 import Llama4TextAttention, Llama4TextMoe, chunked_causal_mask, rotary_table
-from hf_moe import DeepseekV3MoE, GatedMLP, GptOssMoE, MixtralSparseMoeBlock
+from hf_moe import DeepseekV3MoE, GatedMLP, GptOssMoE, MixtralSparseMoeBlock, Phi3MLP
 from hf_ops import (Conv1D, FlashAttention, GemmaRMSNorm, GPT2LayerNorm, LlamaRMSNorm,  # noqa: F401
                     LoraLinear, Olmo2RMSNorm, activation, apply_partial_rotary_pos_emb, apply_rotary_pos_emb,
                     apply_rotary_pos_emb_halves, apply_rotary_pos_emb_interleave, repeat_kv, rotate_half)
@@ -69,9 +69,15 @@ class LlamaAttention(nn.Module):
         self.use_rope = c["config"].get("no_rope_layers", [1] * (index + 1))[index] != 0
         bias = c["attention_qkv_bias"]
         self.nh, self.kv, self.d = nh, kv, d
-        self.q_proj = nn.Linear(h, nh * d, bias=bias)
-        self.k_proj = nn.Linear(h, kv * d, bias=bias)
-        self.v_proj = nn.Linear(h, kv * d, bias=bias)
+        # Phi3Attention (transformers commit 43c2b481): one fused qkv_proj,
+        # q, k and v sliced out of its output.
+        self.fused_qkv = c["modules"] == "phi3"
+        if self.fused_qkv:
+            self.qkv_proj = nn.Linear(h, (nh + 2 * kv) * d, bias=bias)
+        else:
+            self.q_proj = nn.Linear(h, nh * d, bias=bias)
+            self.k_proj = nn.Linear(h, kv * d, bias=bias)
+            self.v_proj = nn.Linear(h, kv * d, bias=bias)
         self.o_proj = nn.Linear(nh * d, h, bias=c["attention_output_bias"])
         # Gemma-2 scales by query_pre_attn_scalar; the values do not change what is saved.
         self.scaling = c["config"].get("query_pre_attn_scalar", d) ** -0.5
@@ -93,7 +99,14 @@ class LlamaAttention(nn.Module):
 
     def forward(self, x, cos, sin, mask):
         b, s, _ = x.shape
-        if self.qk_norm_projection:
+        if self.fused_qkv:
+            with op("qkv_proj"):
+                qkv = self.qkv_proj(x)
+                q_end, k_end = self.nh * self.d, (self.nh + self.kv) * self.d
+                q = qkv[..., :q_end].view(b, s, -1, self.d)
+                k = qkv[..., q_end:k_end].view(b, s, -1, self.d)
+                v = qkv[..., k_end:].view(b, s, -1, self.d).transpose(1, 2)
+        elif self.qk_norm_projection:
             with op("q_proj"):
                 q = self.q_proj(x)
             with op("q_norm"):
@@ -113,8 +126,9 @@ class LlamaAttention(nn.Module):
             with op("k_norm"):
                 k = self.k_norm(k)
         q, k = q.transpose(1, 2), k.transpose(1, 2)
-        with op("v_proj"):
-            v = self.v_proj(x).view(b, s, -1, self.d).transpose(1, 2)
+        if not self.fused_qkv:
+            with op("v_proj"):
+                v = self.v_proj(x).view(b, s, -1, self.d).transpose(1, 2)
         if self.use_rope:
             with op("rotary"):
                 if self.rotary_halves:
@@ -279,7 +293,8 @@ class LlamaBlock(nn.Module):
                      "topk_sigmoid_every_expert": Llama4TextMoe}.get(moe["router"], MixtralSparseMoeBlock)
             self.mlp = block(c)
         else:
-            self.mlp = GatedMLP(h, c["ffn_hidden_size"], c["hidden_act"])
+            mlp = Phi3MLP if c["modules"] == "phi3" else GatedMLP
+            self.mlp = mlp(h, c["ffn_hidden_size"], c["hidden_act"])
 
     def forward(self, x, cos, sin, mask):
         if self.window_in_layer is not None and mask is not None:

@@ -33,6 +33,27 @@ class GatedMLP(nn.Module):
             return self.down_proj(p)
 
 
+class Phi3MLP(nn.Module):
+    """modeling_phi3 Phi3MLP (transformers commit 43c2b481): one fused
+    gate_up_proj, chunked into gate and up (views of its output)."""
+
+    def __init__(self, h, f, act):
+        super().__init__()
+        self.gate_up_proj = nn.Linear(h, 2 * f, bias=False)
+        self.down_proj = nn.Linear(f, h, bias=False)
+        self.act = activation(act)
+
+    def forward(self, x):
+        with op("gate_up_proj"):
+            gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
+        with op("mlp act_fn"):
+            a = self.act(gate)
+        with op("mlp act * up"):
+            p = up * a
+        with op("down_proj"):
+            return self.down_proj(p)
+
+
 class MixtralSparseMoeBlock(nn.Module):
     """modeling_mixtral MixtralSparseMoeBlock: a loop over the experts (also
     modeling_qwen3_moe Qwen3MoeSparseMoeBlock with norm_topk_prob true, whose

@@ -175,6 +175,10 @@ FAMILIES = {
                      intermediate_size=160, moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2,
                      n_shared_experts=1, n_group=1, topk_group=1, routed_scaling_factor=1.0,
                      first_k_dense_replace=1, norm_topk_prob=True, hidden_act="silu", tie_word_embeddings=False),
+    # Phi-3 / Phi-4: q, k and v sliced out of one fused qkv_proj, gate and up
+    # chunked out of one gate_up_proj (GQA, as Phi-4's 40 heads over 10).
+    "phi3": dict(model_type="phi3", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                 intermediate_size=160, hidden_act="silu", tie_word_embeddings=False),
     # Llama 4 (Scout's structure): four layers, every second one NoPE (its
     # query scaled by attn_scales, no L2 q/k norm), the others rotary with the
     # complex freqs_cis, the weightless L2 q/k norm and chunked attention
