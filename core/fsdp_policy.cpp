@@ -65,6 +65,11 @@ bool fsdpDefersGradients(const ParallelConfig& par, const FsdpStageBytes& b) {
     return par.fsdp_gradient_sync == FsdpGradientSync::LastMicrobatch && b.microbatches > 1;
 }
 
+bool fsdpKeepsUnshardedGradients(const Scenario& s, int64_t microbatches) {
+    return (s.parallelism.zero_stage >= 3 || s.parallelism.offload_parameters) && microbatches > 1 &&
+           s.parallelism.fsdp_gradient_sync == FsdpGradientSync::LastMicrobatch;
+}
+
 double fsdpKeptAfterForward(const ParallelConfig& par, const FsdpStageBytes& b) {
     if (!par.reshard_after_forward) return std::max(b.units, b.stage_blocks);
     // The int form: every block of the stage keeps its 1/n copy until its

@@ -57,6 +57,10 @@ double fsdpGatheredAtBackwardEnd(const ParallelConfig& par, const FsdpStageBytes
 // Whether the unsharded gradients stay until the last micro-batch.
 bool fsdpDefersGradients(const ParallelConfig& par, const FsdpStageBytes& b);
 
+// Whether the scenario's stages keep unsharded gradients until the step
+// (ZeRO-3, last-microbatch, more than one micro-batch per step).
+bool fsdpKeepsUnshardedGradients(const Scenario& scenario, int64_t microbatches);
+
 // Rewrites the account's gathered weights and gradients by the policy; the
 // account was built with today's per-unit FSDP (true, every micro-batch),
 // which this leaves unchanged.

@@ -16,6 +16,7 @@
 #include "core/presets.h"
 #include "core/scenario.h"
 #include "core/step_account.h"
+#include "core/timeline.h"
 
 namespace trainmem {
 namespace {
@@ -87,6 +88,27 @@ TEST(FsdpPolicy, InsidePipelineStagesEachStageHoldsItsUnshardedParametersAndFp32
                                                "parallelism.microbatches=8"}),
                                       0);
     EXPECT_EQ(every.backward_end[Component::Gradients], stage_params * 4 / 2);
+}
+
+TEST(FsdpPolicy, TheStepTimelinePeaksAtTheEstimateUnderEveryPolicy) {
+    // The timeline ramps the gathered parameters from what forward left to
+    // what the first block's backward holds, and the deferred gradients.
+    const std::vector<std::vector<std::string>> cases = {
+        {"parallelism.data=8", "training.gradient_accumulation_steps=2", "parallelism.reshard_after_forward=false"},
+        {"parallelism.data=64", "parallelism.reshard_after_forward_ranks=8"},
+        {"parallelism.data=8", "training.gradient_accumulation_steps=4",
+         "parallelism.fsdp_gradient_sync=last-microbatch"},
+        {"parallelism.data=2", "parallelism.pipeline=4", "parallelism.microbatches=8",
+         "parallelism.reshard_after_forward=false", "parallelism.fsdp_gradient_sync=last-microbatch"},
+    };
+    for (const auto& c : cases) {
+        const Scenario s = llama8b(c);
+        const Expected<Estimate> e = estimate(s);
+        ASSERT_TRUE(e.ok());
+        const Expected<StepTimeline> tl = stepTimeline(s, e->peak.stage);
+        ASSERT_TRUE(tl.ok());
+        EXPECT_EQ(tl->peak_bytes(), e->peak.allocated_bytes) << c.back();
+    }
 }
 
 Error refused(const std::vector<std::string>& settings) {
