@@ -19,7 +19,8 @@ const char* const kHelp =
     "\n"
     "Lists the optimizers training.optimizer accepts: key, label, the state\n"
     "buffers each keeps per parameter, the implementations training.optimizer_impl\n"
-    "may name for it (foreach, fused, for-loop), and the source of its account.\n";
+    "may name for it (foreach, fused, for-loop), whether bitsandbytes has a paged\n"
+    "form (training.optimizer_paged), and the source of its account.\n";
 
 std::vector<std::string> implementations(const OptimizerSpec& o) {
     std::vector<std::string> names;
@@ -41,17 +42,19 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
                             {"label", o.label},
                             {"state_buffers", o.buffer_names},
                             {"implementations", implementations(o)},
+                            {"paged", o.has_paged},
                             {"source", o.source}});
         out << list.dump(2) << "\n";
         return ok();
     }
     TextTable table;
-    table.header = {"Key", "Label", "States", "Implementations"};
+    table.header = {"Key", "Label", "States", "Implementations", "Paged"};
     for (const OptimizerSpec& o : optimizerCatalogue()) {
         std::string impls;
         for (const std::string& i : implementations(o)) impls += (impls.empty() ? "" : ", ") + i;
         table.rows.push_back({std::string(o.key), std::string(o.label),
-                              o.buffer_names.empty() ? std::string("-") : std::string(o.buffer_names), impls});
+                              o.buffer_names.empty() ? std::string("-") : std::string(o.buffer_names), impls,
+                              o.has_paged ? std::string("yes") : std::string("-")});
     }
     out << renderPlain(table);
     return ok();

@@ -47,6 +47,9 @@ BlockLinears blockLinears(const ModelConfig& model, bool moe_layer);
 // n_shared_experts x moe_intermediate_size (one MLP of that width).
 int64_t sharedExpertWidth(const ModelConfig& model);
 
+// Whether PEFT puts an adapter on this Linear for these target names
+// (core/lora_parameters.cpp).
+bool loraAdapts(const BlockLinear& linear, const std::vector<std::string>& targets);
 // LoRA parameters on ONE routed expert of a MoE block (for active counts).
 int64_t loraExpertParameters(const ModelConfig& model, int64_t rank, const std::vector<std::string>& targets);
 

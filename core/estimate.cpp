@@ -110,7 +110,8 @@ DeviceTotals deviceTotals(const Scenario& s, const StepAccount& acc, const Momen
     const Overheads& ov = s.hardware.overheads;
     DeviceTotals d;
     d.reserved = roundUpTo2MiB(roundBytes(static_cast<double>(m.peak()) * (1.0 + ov.fragmentation)));
-    d.device = roundBytes(static_cast<double>(d.reserved) + static_cast<double>(ov.cuda_context_bytes) +
+    d.device = roundBytes(static_cast<double>(d.reserved) + static_cast<double>(acc.states.managed_bytes) +
+                          static_cast<double>(ov.cuda_context_bytes) +
                           static_cast<double>(communicators(s.parallelism)) * static_cast<double>(ov.nccl_bytes_per_group));
     // Every count is at most kTooLargeBytes, so one look at the totals and the
     // components catches a saturated one anywhere in the account.
@@ -139,6 +140,7 @@ StageEstimate toStageEstimate(const Scenario&, const StepAccount& acc, const Mom
     }
     e.reserved_bytes = d.reserved;
     e.device_bytes = d.device;
+    e.managed_bytes = acc.states.managed_bytes;
     e.too_large = d.too_large;
     return e;
 }

@@ -74,6 +74,7 @@ struct StageEstimate {
     std::array<int64_t, 4> exact_phase_bytes{};
     int64_t reserved_bytes = 0;   // comparable to torch.cuda.max_memory_reserved
     int64_t device_bytes = 0;     // comparable to nvidia-smi
+    int64_t managed_bytes = 0;    // paged optimizer states (CUDA managed memory), in device_bytes only
     // A count reached kTooLargeBytes (byte_count.h): the numbers above are
     // saturated, not real; estimate() and estimateStages() refuse it.
     bool too_large = false;

@@ -40,6 +40,7 @@ std::vector<FrameworkSpec> buildCatalogue() {
                              "recipes/full_finetune_single_device.py, modules/loss/cross_entropy_loss.py");
     tune.precision = Precision::PureBf16;
     tune.optimizer = OptimizerKind::AdamW8bit;
+    tune.optimizer_paged = true;  // bitsandbytes.optim.PagedAdamW8bit
     tune.optimizer_in_backward = true;
     tune.checkpointing = Checkpointing::Full;
     tune.loss = LossImpl::ChunkedOutput;
@@ -113,6 +114,7 @@ void applyFrameworkDefaults(TrainingConfig& t, Framework framework) {
     if (f.checkpoint_save_ops) t.checkpoint_save_ops = *f.checkpoint_save_ops;
     if (f.loss) t.loss = *f.loss;
     if (f.loss_chunks) t.loss_chunks = *f.loss_chunks;
+    if (f.optimizer_paged) t.optimizer_paged = *f.optimizer_paged;
 }
 
 std::vector<FrameworkValue> frameworkValues(const TrainingConfig& t) {
@@ -128,6 +130,7 @@ std::vector<FrameworkValue> frameworkValues(const TrainingConfig& t) {
     add(out, "training.checkpoint_save_ops", f.checkpoint_save_ops, t.checkpoint_save_ops);
     add(out, "training.loss", f.loss, t.loss);
     add(out, "training.loss_chunks", f.loss_chunks, t.loss_chunks);
+    add(out, "training.optimizer_paged", f.optimizer_paged, t.optimizer_paged);
     return out;
 }
 

@@ -26,6 +26,7 @@ struct FrameworkSpec {
     std::optional<std::vector<std::string>> checkpoint_save_ops;
     std::optional<LossImpl> loss;
     std::optional<int64_t> loss_chunks;
+    std::optional<bool> optimizer_paged;
 };
 
 // Every framework, in the order of enumNames<Framework>().

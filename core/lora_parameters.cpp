@@ -28,6 +28,8 @@ int64_t adapterParams(const BlockLinear& l, int64_t rank) { return rank * (l.in 
 
 }  // namespace
 
+bool loraAdapts(const BlockLinear& linear, const std::vector<std::string>& targets) { return selected(linear, targets); }
+
 const std::vector<std::string>& loraTargetNames() {
     static const std::vector<std::string> names = {
         "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", std::string(kAllLinear),

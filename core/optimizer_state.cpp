@@ -12,40 +12,42 @@ namespace {
 // transformer means the norms and biases (our vector parameters).
 constexpr double k8bitBytesPerState = 1.0 + 4.0 / 256.0;
 
+// has_paged: bitsandbytes/optim/__init__.py exports PagedAdam, PagedAdamW,
+// PagedAdamW8bit and PagedLion (core/paged_states.h).
 // In OptimizerKind order (checked below); the size follows the rows, so a
 // new optimizer is its enumerator and its row. Colours marked "seed" follow
 // the seed figures (/work/shared/seeds/optimizer-memory-per-parameter.svg).
 constexpr OptimizerSpec kOptimizers[] = {
     {OptimizerKind::Sgd, "sgd", "SGD", 0x95a5a6, 0, "", StateLayout::PerParameter, StepTemporary::None,
-     true, true, true, "plain SGD keeps no state", "torch.optim.SGD, momentum=0"},
+     true, true, true, false, "plain SGD keeps no state", "torch.optim.SGD, momentum=0"},
     {OptimizerKind::SgdMomentum, "sgd-momentum", "SGD+M", 0x3498db /* seed */, 1, "momentum",
      StateLayout::PerParameter, StepTemporary::None,  // weight_decay = 0 default: momentum updates in place
-     true, true, true, "", "torch.optim.SGD momentum_buffer"},
+     true, true, true, false, "", "torch.optim.SGD momentum_buffer"},
     {OptimizerKind::Adagrad, "adagrad", "Adagrad", 0x9b59b6 /* seed */, 1, "G", StateLayout::PerParameter,
      StepTemporary::OneUnit,  // std = _foreach_sqrt(state_sums)
-     true, true, true, "", "torch.optim.Adagrad state_sum"},
+     true, true, true, false, "", "torch.optim.Adagrad state_sum"},
     {OptimizerKind::Rmsprop, "rmsprop", "RMSprop", 0xe67e22 /* seed */, 1, "s", StateLayout::PerParameter,
      StepTemporary::OneUnit,  // avg = _foreach_sqrt(square_avgs)
-     true, true, true, "", "torch.optim.RMSprop square_avg (no momentum, not centered: the defaults)"},
+     true, true, true, false, "", "torch.optim.RMSprop square_avg (no momentum, not centered: the defaults)"},
     {OptimizerKind::Adam, "adam", "Adam", 0xe74c3c /* seed: Adam(W) */, 2, "m,v", StateLayout::PerParameter,
      StepTemporary::OneUnit,  // _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs)
-     true, true, true, "", "torch.optim.Adam exp_avg, exp_avg_sq"},
+     true, true, true, true, "", "torch.optim.Adam exp_avg, exp_avg_sq"},
     {OptimizerKind::AdamW, "adamw", "AdamW", 0xc0392b, 2, "m,v", StateLayout::PerParameter, StepTemporary::OneUnit,
-     true, true, true, "", "torch.optim.AdamW exp_avg, exp_avg_sq"},
+     true, true, true, true, "", "torch.optim.AdamW exp_avg, exp_avg_sq"},
     {OptimizerKind::AdamW8bit, "adamw-8bit", "AdamW 8-bit", 0xf1948a, 2, "m8,v8", StateLayout::Blockwise8bit,
      StepTemporary::None,  // bitsandbytes' kernel updates in registers
-     true, true, true, "2× params (m, v) in 8 bits + one fp32 scale per 256",
+     true, true, true, true, "2× params (m, v) in 8 bits + one fp32 scale per 256",
      "bitsandbytes AdamW8bit (Dettmers et al. 2022)"},
     // Lion is not in torch.optim; the implementations used (lion-pytorch and
     // the harness's) have foreach and per-tensor forms and no fused kernel.
     {OptimizerKind::Lion, "lion", "Lion", 0xf39c12 /* seed */, 1, "m", StateLayout::PerParameter,
      StepTemporary::OneUnit,  // update = sign(lerp(m, g)): one temporary
-     true, false, true, "", "Chen et al. 2023, exp_avg"},
+     true, false, true, true, "", "Chen et al. 2023, exp_avg"},
     {OptimizerKind::Muon, "muon", "Muon", 0x27ae60 /* seed */, 1, "momentum", StateLayout::MuonHidden,
-     StepTemporary::NewtonSchulz, true, true, true, "", "Jordan et al. 2024; Moonlight (AdamW for the rest)"},
+     StepTemporary::NewtonSchulz, true, true, true, false, "", "Jordan et al. 2024; Moonlight (AdamW for the rest)"},
     {OptimizerKind::Adafactor, "adafactor", "Adafactor", 0x16a085, 0, "row,col", StateLayout::Factored,
      StepTemporary::PerTensorFp32x2,  // HF Adafactor loops per tensor
-     true, true, true, "", "Shazeer & Stern 2018; transformers Adafactor, beta1=None"},
+     true, true, true, false, "", "Shazeer & Stern 2018; transformers Adafactor, beta1=None"},
 };
 
 constexpr bool rowsInKindOrder() {

@@ -43,6 +43,7 @@ struct OptimizerSpec {
     bool has_foreach;          // implementations that exist (PyTorch 2.x, or the library that provides it)
     bool has_fused;
     bool has_for_loop;
+    bool has_paged;            // bitsandbytes has a Paged* form (training.optimizer_paged; core/paged_states.h)
     std::string_view report_phrase;  // the report's description of its states; empty = "N× params (names), dtype"
     std::string_view source;
 };

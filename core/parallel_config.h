@@ -6,6 +6,12 @@
 namespace trainmem {
 
 enum class PipelineSchedule { OneFOneB, Interleaved1F1B, GPipe };
+// When FSDP2 reduce-scatters gradients and reshards after backward
+// (core/fsdp_policy.h): after every micro-batch (its default), or only after
+// the last one of the step (set_requires_gradient_sync(False) and
+// set_reshard_after_backward(False) before the others, as PyTorch's
+// pipelining does for every FSDP stage).
+enum class FsdpGradientSync { EveryMicrobatch, LastMicrobatch };
 
 // GPUs = data x tensor x pipeline x context. Expert parallelism is carved out
 // of the data x context ranks (as in Megatron-LM): expert must divide data*context.
@@ -24,6 +30,10 @@ struct ParallelConfig {
     bool offload_optimizer = false;   // ZeRO-Offload: optimizer states + master weights (+ fp32 grads) on the host
     bool offload_parameters = false;  // ZeRO-Infinity / FSDP CPU offload of parameters
     std::optional<int64_t> gpus;      // when given, must equal data*tensor*pipeline*context
+    // FSDP2 fully_shard (ZeRO-3 here; docs/memory-model.md §FSDP2 policies).
+    bool reshard_after_forward = true;           // false: a block's unsharded parameters stay until its backward
+    int64_t reshard_after_forward_ranks = 0;     // n > 1: reshard to n ranks after forward (the int form); 0: all
+    FsdpGradientSync fsdp_gradient_sync = FsdpGradientSync::EveryMicrobatch;
 
     int64_t totalGpus() const { return data * tensor * pipeline * context; }
     bool operator==(const ParallelConfig&) const = default;

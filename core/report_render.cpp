@@ -94,8 +94,12 @@ TextTable componentTable(const Scenario& s, const Estimate& e, Units units) {
     table.rows.push_back({"Reserved", formatBytes(e.peak.reserved_bytes, units), "",
                           "+ " + percent(std::llround(o.fragmentation * 1000), 1000) +
                               " allocator fragmentation: torch.cuda.max_memory_reserved"});
+    if (e.peak.managed_bytes > 0)  // core/paged_states.h
+        table.rows.push_back({"Paged optimizer states", formatBytes(e.peak.managed_bytes, units), "",
+                              "bitsandbytes Paged*: CUDA managed memory, outside the allocator"});
     table.rows.push_back({"Device", formatBytes(e.peak.device_bytes, units), "",
-                          "+ CUDA context and NCCL buffers: nvidia-smi"});
+                          e.peak.managed_bytes > 0 ? "+ paged states, CUDA context and NCCL buffers: nvidia-smi"
+                                                   : "+ CUDA context and NCCL buffers: nvidia-smi"});
     table.rows.push_back({"Capacity", formatBytes(e.capacity_bytes, units), "", gpuLabel(s)});
     return table;
 }
@@ -132,6 +136,7 @@ json estimateToJson(const Scenario& s, const Estimate& e) {
                    {"exact_allocated_bytes", e.peak.exact_allocated_bytes},
                    {"reserved_bytes", e.peak.reserved_bytes},
                    {"device_bytes", e.peak.device_bytes},
+                   {"managed_bytes", e.peak.managed_bytes},
                    {"stage", e.peak.stage},
                    {"phase", std::string(phaseName(e.peak.peak_phase))},
                    {"first_layer", e.peak.first_layer},

@@ -10,6 +10,8 @@
 #include <limits>
 
 #include "core/frameworks.h"
+#include "core/fsdp_policy.h"
+#include "core/qlora_backend.h"
 #include "core/json_input.h"
 #include "core/names.h"
 
@@ -284,6 +286,16 @@ std::vector<ScenarioField> buildFields() {
     f.push_back(integerField(H, "fsdp_prefetch_units",
                              [](auto& s) -> auto& { return s.hardware.overheads.fsdp_prefetch_units; }));
     f.push_back(numberField(H, "fragmentation", [](auto& s) -> auto& { return s.hardware.overheads.fragmentation; }));
+    // FSDP2 policies, QLoRA backends, paged optimizers (docs/memory-model.md);
+    // saved with their sections (scenarioToOrderedJson groups by section).
+    f.push_back(enumField<QloraBackend>(T, "qlora_backend", [](auto& s) -> auto& { return s.training.qlora_backend; }));
+    f.push_back(booleanField(T, "optimizer_paged", [](auto& s) -> auto& { return s.training.optimizer_paged; }));
+    f.push_back(booleanField(P, "reshard_after_forward",
+                             [](auto& s) -> auto& { return s.parallelism.reshard_after_forward; }));
+    f.push_back(integerField(P, "reshard_after_forward_ranks",
+                             [](auto& s) -> auto& { return s.parallelism.reshard_after_forward_ranks; }));
+    f.push_back(enumField<FsdpGradientSync>(P, "fsdp_gradient_sync",
+                                            [](auto& s) -> auto& { return s.parallelism.fsdp_gradient_sync; }));
     return f;
 }
 

@@ -5,6 +5,9 @@
 #include <string>
 
 #include "core/activations.h"
+#include "core/fsdp_policy.h"
+#include "core/paged_states.h"
+#include "core/qlora_backend.h"
 #include "core/hardware.h"
 #include "core/optimizer_state.h"
 #include "core/parameters.h"
@@ -352,7 +355,8 @@ Status validate(const Scenario& s) {
     // The model first: the combination rules divide by its sizes.
     if (auto model = validate(s.model); !model) return model;
     for (auto check : {validateTraining, validateDegrees, validateTensor, validatePipeline, validateExpertAndContext,
-                       validateSharding, validateHardware})
+                       validateSharding, validateHardware, validateFsdpPolicy, validateQloraBackend,
+                       validateOptimizerPaging})
         if (auto status = check(s); !status) return status;
     return ok();
 }

@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "core/optimizer_state.h"
+#include "core/paged_states.h"
+#include "core/qlora_backend.h"
 
 namespace trainmem {
 namespace {
@@ -36,11 +38,6 @@ TensorGroup scaled(const TensorGroup& g, int64_t n) {
 int64_t ceilDiv(int64_t a, int64_t b) { return b <= 1 ? a : (a + b - 1) / b; }
 // Saturating: past 2^62 the estimate is "too large to represent" (byte_count.h).
 int64_t roundBytes(double b) { return saturatedBytes(b); }
-
-// bitsandbytes NF4 with double quantization (QLoRA paper, Dettmers et al.
-// 2023, §3): 4 bits per weight, an 8-bit absmax per block of 64 and an fp32
-// constant per 256 absmax blocks: 0.5 + 1/64 + 4/(64*256) bytes per weight.
-constexpr double kNf4BytesPerParam = 0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0);
 
 }  // namespace
 
@@ -144,7 +141,7 @@ StageModelStates stageModelStates(const Scenario& s, const StageParameters& sp) 
     double weights = static_cast<double>(sharded(dense, experts, zero >= 3)) * bytesOf(plan.weights);
     if (tr.finetuning != Finetuning::Full) {
         const double base_dtype = bytesOf(plan.activations);
-        const double matmul_bytes = tr.finetuning == Finetuning::Qlora ? kNf4BytesPerParam : base_dtype;
+        const double matmul_bytes = tr.finetuning == Finetuning::Qlora ? qloraBaseBytesPerParam(tr.qlora_backend) : base_dtype;
         const int64_t shard = zero >= 3 ? nd : 1;
         weights += (static_cast<double>(sp.frozen_matmul) * matmul_bytes +
                     static_cast<double>(sp.frozen_other) * base_dtype) / static_cast<double>(shard);
@@ -164,6 +161,11 @@ StageModelStates stageModelStates(const Scenario& s, const StageParameters& sp) 
                     share(optimizerStateBytes(tr.optimizer, sd, sp.embedding_head, true), nd) +
                     share(optimizerStateBytes(tr.optimizer, sd, sp.experts, false), ne);
 
+    if (tr.optimizer_paged) {  // outside the allocator (core/paged_states.h)
+        const double paged = std::min(states, pagedStateBytes(s, sp, nd, ne));
+        states -= paged;
+        out.managed_bytes = par.offload_optimizer ? 0 : roundBytes(paged);
+    }
     out.gpu.gradients = roundBytes(grads);
     out.trainable_local = trainable_local;
     out.largest_trainable = std::max(sp.dense.largest_tensor, sp.experts.largest_tensor);

@@ -41,6 +41,7 @@ struct StageModelStates {
     int64_t host_bytes = 0;
     int64_t trainable_local = 0;  // trainable parameters this rank updates (after sharding)
     int64_t largest_trainable = 0;
+    int64_t managed_bytes = 0;  // paged optimizer states: CUDA managed memory (core/paged_states.h)
 };
 
 StageModelStates stageModelStates(const Scenario& scenario, const StageParameters& sp);

@@ -8,6 +8,8 @@
 #include <type_traits>
 
 #include "core/batch.h"
+#include "core/fsdp_policy.h"
+#include "core/qlora_backend.h"
 #include "core/optimizer_state.h"
 
 namespace trainmem {
@@ -192,6 +194,7 @@ LayoutActivations layoutActivations(const Scenario& s) {
     a.dense_block = layerActivations(s.model, s.training, s.parallelism, false);
     a.moe_block = s.model.isMoe() ? layerActivations(s.model, s.training, s.parallelism, true) : a.dense_block;
     a.ends = endActivations(s.model, s.training, s.parallelism);
+    a.qlora_kept_inputs = qloraKeptInputBytes(s);
     return a;
 }
 
@@ -213,6 +216,7 @@ StageFacts stageFacts(const Scenario& s, const PreparedScenario& prep, int64_t s
                                                    f.states.trainable_local, f.states.largest_trainable);
     if (prep.plan.master && prep.plan.gradients != DType::Fp32)  // the step reads an fp32 copy of its gradient shard
         f.step_transient += 4.0 * static_cast<double>(f.states.trainable_local);
+    if (tr.optimizer_paged) f.step_transient = 0;  // bitsandbytes' kernels update in place (core/paged_states.h)
     return f;
 }
 
@@ -264,9 +268,16 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     // ZeRO-3 / FSDP: the unit computing plus prefetched units, gathered in the
     // compute dtype, and one unit's unsharded gradient before reduce-scatter.
     int64_t gathered = 0, scatter = 0;
+    double gathered_units = 0;  // before rounding, for the FSDP policy (core/fsdp_policy.h)
     if (par.zero_stage >= 3 || par.offload_parameters) {
         const double units = 1.0 + static_cast<double>(ov.fsdp_prefetch_units);
-        gathered = roundBytes(units * static_cast<double>(sp.largest_block) * bytesOf(plan.activations));
+        // QLoRA's frozen base is gathered packed (core/qlora_backend.h).
+        gathered_units = units * (tr.finetuning == Finetuning::Qlora
+                                      ? qloraGatheredBlockBytes(lay, par.tensor, std::max<int64_t>(par.expert, 1),
+                                                                st.num_layers > st.num_moe_layers, st.num_moe_layers > 0,
+                                                                tr.qlora_backend, bytesOf(plan.activations))
+                                      : static_cast<double>(sp.largest_block) * bytesOf(plan.activations));
+        gathered = roundBytes(gathered_units);
         if (full_ft) scatter = roundBytes(static_cast<double>(sp.largest_block) * bytesOf(plan.gradients));
     }
     // Expert parallelism: all-to-all dispatch + combine buffers of one MoE block.
@@ -454,6 +465,9 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
                                              : be[Component::LogitsLoss];
     }
 
+    if (par.zero_stage >= 3 || par.offload_parameters)
+        applyFsdpPolicy(par, fsdpStageBytes(s, sp, plan, gathered_units, microbatches), acc);
+    applyQloraKeptInputs(s, blocks.qlora_kept_inputs, acc);
     if (step_in_backward) applyStepInBackward(s, prep, acc);
 
     MemoryBreakdown& sp_ = acc.step;

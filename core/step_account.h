@@ -37,6 +37,7 @@ struct LayoutActivations {
     LayerActivations dense_block;
     LayerActivations moe_block;
     EndActivations ends;
+    double qlora_kept_inputs = 0;  // per block and micro-batch (core/qlora_backend.h)
 };
 LayoutActivations layoutActivations(const Scenario& scenario);
 

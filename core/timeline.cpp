@@ -6,6 +6,8 @@
 #include "core/byte_count.h"
 #include "core/timeline.h"
 
+#include "core/fsdp_policy.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -79,7 +81,10 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
     const double vd = static_cast<double>(v);
     const int64_t chunk_blocks = std::max<int64_t>(1, (st.num_layers + v - 1) / v);
     const double micro_act = acc.activations_one_microbatch;
-    const int64_t grads_full = acc.step[Component::Gradients];
+    // FSDP deferring its reduce-scatter holds unsharded gradients until the
+    // step (core/fsdp_policy.h): the backward's full gradients are those.
+    const int64_t grads_full = fsdpKeepsUnshardedGradients(s, m) ? acc.backward_end[Component::Gradients]
+                                                                 : acc.step[Component::Gradients];
     const int64_t amp = acc.autocast_copies_per_microbatch;
     const double other_heads_max = st.head_in_flight - 1.0;
 
@@ -96,10 +101,15 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
     // they appear block by block during the first micro-batch's backward.
     double grads = acc.persistent_grads ? 1.0 : 0.0;
 
+    // What FSDP holds gathered: the forward's through the first backward,
+    // then, block by block, what it holds at the stage's first block.
+    int64_t gathered = acc.forward[Component::GatheredWeights];
+    const double kept = static_cast<double>(acc.backward_start[Component::GatheredWeights]);
+    const double gathered_end = static_cast<double>(acc.backward_end[Component::GatheredWeights]);
     auto sample = [&](Phase phase, int64_t micro, int64_t layer, double activations, double copies_alive,
                       int64_t ends, int64_t comm) {
         MemoryBreakdown b = acc.resident;
-        b[Component::GatheredWeights] = acc.forward[Component::GatheredWeights];
+        b[Component::GatheredWeights] = gathered;
         b[Component::CommBuffers] = comm;
         b[Component::Gradients] = roundBytes(grads * static_cast<double>(grads_full));
         b[Component::WeightCopies] = weightCopiesAlive(amp, acc.lasting_copies, copies_alive);
@@ -127,6 +137,7 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
         const int64_t first_layer = st.first_layer + pass.chunk * chunk_blocks;
         const bool head_chunk = st.has_lm_head && pass.chunk == v - 1;
         if (pass.forward) {
+            gathered = acc.forward[Component::GatheredWeights];
             ++chunks_alive;
             const double alive = static_cast<double>(chunks_alive) / vd;
             for (int64_t k = 0; k < chunk_blocks; ++k) {
@@ -168,6 +179,7 @@ Expected<StepTimeline> stepTimeline(const Scenario& s, std::optional<int64_t> st
             // persistent buffer anyway).
             grads = std::max(grads_before, std::min(1.0, static_cast<double>(backward_chunks_done) + done));
             const double saved = (static_cast<double>(chunks_alive - 1) + left) / vd;
+            gathered = roundBytes(gathered_end + (kept - gathered_end) * left);
             const int64_t layer = first_layer + k;
             const bool recomputed = checkpointsLayer(s.training, layer, first_layer);
             // Op-level checkpointing: a block below the first holds what it

@@ -44,6 +44,9 @@ enum class LossImpl {
     FusedLinear,    // Liger / Cut Cross-Entropy fused linear cross-entropy: the logits never exist in full
 };
 enum class Finetuning { Full, Lora, Qlora };
+// QLoRA's 4-bit base (core/qlora_backend.h): bitsandbytes from 0.43.2,
+// older bitsandbytes (keeps each 4-bit layer's input for backward), torchao NF4.
+enum class QloraBackend { Bnb, BnbLegacy, TorchaoNf4 };
 // The training stack whose out-of-the-box defaults the other keys start from
 // (core/frameworks.h; Custom sets nothing).
 enum class Framework { Custom, HfTrainer, Torchtitan, Torchtune, MegatronLm, Deepspeed, Litgpt };
@@ -79,6 +82,10 @@ struct TrainingConfig {
     std::optional<int64_t> base_batch_size;
     std::optional<double> base_learning_rate;
     int64_t warmup_steps = 0;
+    // QLoRA backend and paged optimizer states (docs/memory-model.md §QLoRA
+    // backends, §Paged optimizers).
+    QloraBackend qlora_backend = QloraBackend::Bnb;
+    bool optimizer_paged = false;  // bitsandbytes Paged*: states in CUDA managed memory
 
     bool operator==(const TrainingConfig&) const = default;
 };

@@ -101,6 +101,25 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
                tr("ZeRO-Infinity / FSDP CPU offload: parameters in host memory, fetched per unit (needs ZeRO-3).")},
               [](const Scenario& s) { return s.parallelism.offload_parameters; },
               [](Scenario& s, bool v) { s.parallelism.offload_parameters = v; });
+    // FSDP2 policies (docs/memory-model.md §FSDP2 policies).
+    f.addFlag({tr("Reshard after forward"), {"parallelism.reshard_after_forward"},
+               tr("FSDP2: free each block's gathered parameters after its forward (PyTorch's default); off keeps "
+                  "them until its backward (needs ZeRO-3).")},
+              [](const Scenario& s) { return s.parallelism.reshard_after_forward; },
+              [](Scenario& s, bool v) { s.parallelism.reshard_after_forward = v; });
+    QSpinBox* reshard_ranks = f.addInteger({tr("  to ranks"), {"parallelism.reshard_after_forward_ranks"},
+                   tr("FSDP2's integer reshard_after_forward: keep a 1/n copy over n ranks after forward; 0 = all.")},
+                  0, kMaxDegree, [](const Scenario& s) { return s.parallelism.reshard_after_forward_ranks; },
+                  [](Scenario& s, int64_t v) { s.parallelism.reshard_after_forward_ranks = v; });
+    reshard_ranks->setMinimum(0);
+    reshard_ranks->setSpecialValueText(tr("all shard ranks"));
+    f.addChoice<FsdpGradientSync>({tr("FSDP gradient sync"), {"parallelism.fsdp_gradient_sync"},
+                                   tr("Last micro-batch: no reshard after backward and one reduce-scatter per step "
+                                      "(PyTorch pipelining with FSDP): unsharded parameters and gradients stay.")},
+                                  {{tr("every micro-batch"), FsdpGradientSync::EveryMicrobatch},
+                                   {tr("last micro-batch"), FsdpGradientSync::LastMicrobatch}},
+                                  [](const Scenario& s) { return s.parallelism.fsdp_gradient_sync; },
+                                  [](Scenario& s, FsdpGradientSync v) { s.parallelism.fsdp_gradient_sync = v; });
 
     connect(document_, &ScenarioDocument::changed, this, &ParallelismPanel::refresh);
     refresh();

@@ -218,6 +218,21 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                          .arg(plan.effective_batch);
                  });
 
+    // QLoRA backend and paged optimizer states (docs/memory-model.md).
+    f.addChoice<QloraBackend>({tr("QLoRA backend"), {"training.qlora_backend"},
+                               tr("The 4-bit base of QLoRA: bitsandbytes from 0.43.2, older bitsandbytes (keeps each "
+                                  "4-bit layer's input for backward), or torchao NF4 (torchtune).")},
+                              {{tr("bitsandbytes"), QloraBackend::Bnb},
+                               {tr("bitsandbytes < 0.43.2"), QloraBackend::BnbLegacy},
+                               {tr("torchao NF4"), QloraBackend::TorchaoNf4}},
+                              [](const Scenario& s) { return s.training.qlora_backend; },
+                              [](Scenario& s, QloraBackend v) { s.training.qlora_backend = v; });
+    f.addFlag({tr("Paged optimizer"), {"training.optimizer_paged"},
+               tr("bitsandbytes Paged* optimizers: states of large tensors in CUDA managed memory, counted in the "
+                  "device total but not in PyTorch's allocated or reserved memory.")},
+              [](const Scenario& s) { return s.training.optimizer_paged; },
+              [](Scenario& s, bool v) { s.training.optimizer_paged = v; });
+
     connect(document_, &ScenarioDocument::changed, this, &TrainingPanel::refresh);
     refresh();
 }

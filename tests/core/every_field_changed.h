@@ -35,6 +35,8 @@ inline void changeEveryField(Scenario& s) {
     t.base_batch_size = 256;
     t.base_learning_rate = 3e-4;
     t.warmup_steps = 2000;
+    t.qlora_backend = QloraBackend::TorchaoNf4;
+    t.optimizer_paged = true;
     ParallelConfig& p = s.parallelism;
     p.data = 4;
     p.tensor = 2;
@@ -50,6 +52,9 @@ inline void changeEveryField(Scenario& s) {
     p.offload_optimizer = true;
     p.offload_parameters = true;
     p.gpus = 64;
+    p.reshard_after_forward = false;
+    p.reshard_after_forward_ranks = 2;
+    p.fsdp_gradient_sync = FsdpGradientSync::LastMicrobatch;
     HardwareConfig& h = s.hardware;
     h.gpu = "custom";
     h.memory_bytes = 96 * kGiB;

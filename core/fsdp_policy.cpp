@@ -1,0 +1,155 @@
+// FSDP2 policies. Sources (docs/memory-model.md §FSDP2 policies):
+//  - PyTorch fully_shard's reshard_after_forward (bool or int), as documented
+//    in torchtitan's docs/fsdp.md (precompile-loss-v1-748-gb5bcd76c6):
+//    True frees the unsharded parameters after forward and all-gathers them
+//    again in backward; False keeps them (FSDP1 SHARD_GRAD_OP, ZeRO-2); an
+//    int reshards to that smaller world size after forward (ZeRO++ hpZ).
+//  - PyTorch torch/distributed/pipelining/stage.py (pytorch/pytorch
+//    0138610331c9) backward_maybe_with_nosync: an FSDP stage runs every
+//    backward with set_reshard_after_backward(False) and
+//    set_requires_gradient_sync(False); the gradients are reduced once after
+//    the last. torch/distributed/fsdp/_fully_shard/_fsdp_param.py
+//    (17a7e1e09b3e) to_accumulated_grad_if_needed: the unsharded gradient is
+//    kept in reduce_dtype while gradients are not synced.
+#include "core/fsdp_policy.h"
+
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "core/byte_count.h"
+#include "core/qlora_backend.h"
+#include "core/scenario.h"
+#include "core/stage_parameters.h"
+#include "core/step_account.h"
+
+namespace trainmem {
+namespace {
+
+constexpr std::array<EnumName<FsdpGradientSync>, 2> kSyncNames{{
+    {FsdpGradientSync::EveryMicrobatch, "every-microbatch"},
+    {FsdpGradientSync::LastMicrobatch, "last-microbatch"},
+}};
+
+int64_t bytesOfDouble(double b) { return saturatedBytes(b); }
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+template <>
+std::span<const EnumName<FsdpGradientSync>> enumNames<FsdpGradientSync>() { return kSyncNames; }
+
+FsdpStageBytes fsdpStageBytes(const Scenario& s, const StageParameters& sp, const PrecisionPlan& plan, double units,
+                              int64_t microbatches) {
+    FsdpStageBytes b;
+    b.units = units;
+    b.microbatches = microbatches;
+    const double compute = bytesOf(plan.activations);  // MixedPrecisionPolicy.param_dtype
+    const double reduce = bytesOf(plan.gradients);     // MixedPrecisionPolicy.reduce_dtype
+    const TrainingConfig& tr = s.training;
+    if (tr.finetuning == Finetuning::Full) {
+        const double params = static_cast<double>(sp.dense.params + sp.experts.params);
+        b.stage_blocks = params * compute;
+        b.stage_gradients = params * reduce;
+    } else {
+        const double base = tr.finetuning == Finetuning::Qlora ? qloraBaseBytesPerParam(tr.qlora_backend) : compute;
+        b.stage_blocks = static_cast<double>(sp.frozen_matmul) * base +
+                         static_cast<double>(sp.frozen_other + sp.adapters) * compute;
+        b.stage_gradients = static_cast<double>(sp.adapters) * reduce;
+    }
+    return b;
+}
+
+bool fsdpDefersGradients(const ParallelConfig& par, const FsdpStageBytes& b) {
+    return par.fsdp_gradient_sync == FsdpGradientSync::LastMicrobatch && b.microbatches > 1;
+}
+
+bool fsdpKeepsUnshardedGradients(const Scenario& s, int64_t microbatches) {
+    return (s.parallelism.zero_stage >= 3 || s.parallelism.offload_parameters) && microbatches > 1 &&
+           s.parallelism.fsdp_gradient_sync == FsdpGradientSync::LastMicrobatch;
+}
+
+double fsdpKeptAfterForward(const ParallelConfig& par, const FsdpStageBytes& b) {
+    if (!par.reshard_after_forward) return std::max(b.units, b.stage_blocks);
+    // The int form: every block of the stage keeps its 1/n copy until its
+    // backward, beside the units gathered in full (counting the computing
+    // unit's own 1/n too: an upper bound by one block's 1/n).
+    if (par.reshard_after_forward_ranks > 1)
+        return b.units + b.stage_blocks / static_cast<double>(par.reshard_after_forward_ranks);
+    return b.units;
+}
+
+double fsdpGatheredAtBackwardEnd(const ParallelConfig& par, const FsdpStageBytes& b) {
+    // Nothing is resharded after backward: by the stage's first block every
+    // block has been gathered for a backward and is still unsharded.
+    if (fsdpDefersGradients(par, b)) return std::max(b.units, b.stage_blocks);
+    return b.units;
+}
+
+void applyFsdpPolicy(const ParallelConfig& par, const FsdpStageBytes& b, StepAccount& acc) {
+    const double kept = fsdpKeptAfterForward(par, b);
+    const double end = fsdpGatheredAtBackwardEnd(par, b);
+    const bool defer = fsdpDefersGradients(par, b);
+    if (kept == b.units && end == b.units && !defer) return;  // today's per-unit account
+    const int64_t kept_bytes = bytesOfDouble(kept), end_bytes = bytesOfDouble(end);
+    for (MemoryBreakdown* m : {&acc.forward, &acc.loss, &acc.backward_head, &acc.backward_start})
+        (*m)[Component::GatheredWeights] = kept_bytes;
+    if (acc.backward_recompute_layer >= 0) acc.backward_recompute[Component::GatheredWeights] = kept_bytes;
+    acc.backward_end[Component::GatheredWeights] = end_bytes;
+    if (acc.backward_next.total() > 0) acc.backward_next[Component::GatheredWeights] = end_bytes;
+    if (!defer || b.stage_gradients <= 0) return;
+    // Wherever the account holds the (sharded) gradients during the step,
+    // the rank holds the unsharded ones instead, accumulated in the reduce
+    // dtype; the sharded ones exist from the last reduce-scatter (the step).
+    const int64_t unsharded = bytesOfDouble(b.stage_gradients);
+    for (MemoryBreakdown* m : {&acc.forward, &acc.loss, &acc.backward_head, &acc.backward_start,
+                               &acc.backward_recompute, &acc.backward_end, &acc.backward_next})
+        if ((*m)[Component::Gradients] > 0) (*m)[Component::Gradients] = unsharded;
+}
+
+Status validateFsdpPolicy(const Scenario& s) {
+    const ParallelConfig& p = s.parallelism;
+    const bool fsdp = p.zero_stage == 3;
+    const std::string zero = " (parallelism.zero_stage = " + str(p.zero_stage) + ")";
+    if (!p.reshard_after_forward && !fsdp)
+        return Error{"parallelism.reshard_after_forward",
+                     "false keeps FSDP's unsharded parameters from forward to backward; it needs parallelism.zero_stage "
+                     "3, where parameters are sharded" + zero};
+    if (p.reshard_after_forward_ranks < 0 || p.reshard_after_forward_ranks > (int64_t{1} << 24))
+        return Error{"parallelism.reshard_after_forward_ranks",
+                     "must be 0 (reshard to all shard ranks) or a rank count" +
+                         std::string(" (got ") + str(p.reshard_after_forward_ranks) + ")"};
+    if (p.reshard_after_forward_ranks > 0) {
+        if (!fsdp)
+            return Error{"parallelism.reshard_after_forward_ranks",
+                         "resharding to fewer ranks after forward needs parallelism.zero_stage 3" + zero};
+        if (!p.reshard_after_forward)
+            return Error{"parallelism.reshard_after_forward_ranks",
+                         "parallelism.reshard_after_forward = false keeps the whole unsharded parameters; a rank "
+                         "count only applies with reshard_after_forward = true"};
+        const int64_t ranks = denseShardRanks(p);
+        const int64_t n = p.reshard_after_forward_ranks;
+        // PyTorch: a non-trivial divisor of the shard group (1 and the whole
+        // group are True's own behaviour).
+        if (n == 1 || n >= ranks || ranks % n != 0)
+            return Error{"parallelism.reshard_after_forward_ranks",
+                         "must divide the " + str(ranks) + " ranks parameters are sharded over (data x context, or "
+                         "parallelism.shard_group) and be between 2 and " + str(ranks / 2) + "; 0 reshards to all of "
+                         "them (got " + str(n) + ")"};
+    }
+    if (p.fsdp_gradient_sync == FsdpGradientSync::LastMicrobatch) {
+        if (!fsdp)
+            return Error{"parallelism.fsdp_gradient_sync",
+                         "last-microbatch defers FSDP's reduce-scatter and keeps the unsharded parameters; it needs "
+                         "parallelism.zero_stage 3" + zero};
+        const int64_t micro = p.microbatches > 0 ? p.microbatches : s.training.gradient_accumulation_steps;
+        if (micro < 2)
+            return Error{"parallelism.fsdp_gradient_sync",
+                         "last-microbatch defers the reduce-scatter to the last micro-batch of a step, but a step has "
+                         "one (training.gradient_accumulation_steps / parallelism.microbatches = 1)"};
+    }
+    return ok();
+}
+
+}  // namespace trainmem
