@@ -24,6 +24,8 @@ void report(benchmark::State& state, const trainmem::LayoutSearchResult& r) {
     state.counters["valid"] = static_cast<double>(r.valid);
     state.counters["estimated"] = static_cast<double>(r.valid - r.redundant);
     state.counters["fitting"] = static_cast<double>(r.fitting);
+    // Of the estimated ones, those whose account the bound made unnecessary.
+    state.counters["skipped"] = static_cast<double>(r.skipped);
     // Time per estimated layout (one estimateValidated call each), the
     // enumeration and ranking included.
     state.counters["per_estimate"] = benchmark::Counter(static_cast<double>(r.valid - r.redundant),

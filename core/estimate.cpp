@@ -106,12 +106,22 @@ struct DeviceTotals {
     int64_t device = 0;
     bool too_large = false;
 };
-DeviceTotals deviceTotals(const Scenario& s, const StepAccount& acc, const MomentTotals& m) {
+// Reserved and device bytes around an allocated peak: both non-decreasing
+// in the peak (a product with 1 + fragmentation >= 1, roundings, constants
+// added), which deviceBytesFloor relies on.
+int64_t reservedAt(const Overheads& ov, int64_t peak) {
+    return roundUpTo2MiB(roundBytes(static_cast<double>(peak) * (1.0 + ov.fragmentation)));
+}
+int64_t deviceAt(const Scenario& s, int64_t reserved) {
     const Overheads& ov = s.hardware.overheads;
+    return roundBytes(static_cast<double>(reserved) + static_cast<double>(ov.cuda_context_bytes) +
+                      static_cast<double>(communicators(s.parallelism)) * static_cast<double>(ov.nccl_bytes_per_group));
+}
+
+DeviceTotals deviceTotals(const Scenario& s, const StepAccount& acc, const MomentTotals& m) {
     DeviceTotals d;
-    d.reserved = roundUpTo2MiB(roundBytes(static_cast<double>(m.peak()) * (1.0 + ov.fragmentation)));
-    d.device = roundBytes(static_cast<double>(d.reserved) + static_cast<double>(ov.cuda_context_bytes) +
-                          static_cast<double>(communicators(s.parallelism)) * static_cast<double>(ov.nccl_bytes_per_group));
+    d.reserved = reservedAt(s.hardware.overheads, m.peak());
+    d.device = deviceAt(s, d.reserved);
     // Every count is at most kTooLargeBytes, so one look at the totals and the
     // components catches a saturated one anywhere in the account.
     d.too_large = d.device >= kTooLargeBytes || d.reserved >= kTooLargeBytes || m.peak() >= kTooLargeBytes ||
@@ -323,6 +333,19 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
     heaviest.finish(s);
     finishEstimate(s, prep, m, est);
     return est;
+}
+
+// The estimate's peak is the largest of its candidate stages' moments, each
+// at least that stage's floor (stagePeakFloor); its device bytes are
+// non-decreasing in the peak (reservedAt, deviceAt). So the device bytes
+// are at least those of the largest floor.
+int64_t deviceBytesFloor(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
+                         const StagePlan& plan) {
+    if (plan.stages.empty() || plan.every_k != checkpointsSomeLayers(s.training.checkpointing)) return 0;
+    const int64_t m = microbatchesPerStep(s);
+    int64_t peak = 0;
+    for (const StageFacts& facts : plan.stages) peak = std::max(peak, stagePeakFloor(s, prep, act, m, facts));
+    return deviceAt(s, reservedAt(s.hardware.overheads, peak));
 }
 
 Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {

@@ -74,6 +74,12 @@ public:
             std::push_heap(kept_.begin(), kept_.end(), before_);
         }
     }
+    // Whether offer() would refuse every candidate that `not_before(kept)`
+    // says is not before the worst kept one: no room at all, or full.
+    template <class NotBefore>
+    bool refuses(NotBefore not_before) const {
+        return limit_ == 0 || (kept_.size() == limit_ && not_before(kept_.front()));
+    }
     std::vector<RankedLayout> sorted() && {
         std::sort_heap(kept_.begin(), kept_.end(), before_);
         return std::move(kept_);
@@ -254,8 +260,26 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
             planStages(work, prepared, stages);
             stages_ready = true;
         }
-        const Estimate est = accountLayout(work, prepared, activationsFor(l), stages);
+        const LayoutActivations& activations = activationsFor(l);
         const int64_t order = result.valid - 1;
+        // Skipped with a proof: its device bytes are at least the floor
+        // (deviceBytesFloor); past the capacity it cannot fit, so it could
+        // only enter the rejected list, with a headroom of at most
+        // capacity - floor. When even that headroom (and this layout's later
+        // order, which loses ties) would not enter the list, no result
+        // depends on its account. The lists and counts stay exactly those
+        // of the plain loop (tests/core/search_equivalence_test.cpp).
+        const int64_t floor = deviceBytesFloor(work, prepared, activations, stages);
+        if (floor > prepared.capacity_bytes) {
+            const int64_t best_headroom = prepared.capacity_bytes - floor;
+            // closerToFitting(this layout, kept) is false for any headroom
+            // <= best_headroom: kept layouts come earlier in order.
+            if (rejected.refuses([&](const RankedLayout& kept) { return best_headroom <= kept.estimate.headroom_bytes; })) {
+                ++result.skipped;
+                return;
+            }
+        }
+        const Estimate est = accountLayout(work, prepared, activations, stages);
         if (est.fits) {
             ++result.fitting;
             best.offer({l, est, order});
