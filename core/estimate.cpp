@@ -129,7 +129,7 @@ DeviceTotals deviceTotals(const Scenario& s, const StepAccount& acc, const Momen
     return d;
 }
 
-StageEstimate toStageEstimate(const Scenario&, const StepAccount& acc, const MomentTotals& m, const DeviceTotals& d) {
+StageEstimate toStageEstimate(const StepAccount& acc, const MomentTotals& m, const DeviceTotals& d) {
     StageEstimate e;
     e.stage = acc.stage.index;
     e.first_layer = acc.stage.first_layer;
@@ -155,7 +155,7 @@ StageEstimate toStageEstimate(const Scenario&, const StepAccount& acc, const Mom
 
 StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc) {
     const MomentTotals m(acc);
-    return toStageEstimate(s, acc, m, deviceTotals(s, acc, m));
+    return toStageEstimate(acc, m, deviceTotals(s, acc, m));
 }
 
 // Stages that can be the heaviest, in increasing order (the first of equal
@@ -253,7 +253,7 @@ public:
         if (first_) return;  // no stage
         const StepAccount& acc = slots_.account[1 - free_];
         const DeviceTotals d = deviceTotals(s, acc, best_);
-        est_.peak = toStageEstimate(s, acc, best_, d);
+        est_.peak = toStageEstimate(acc, best_, d);
         est_.activations_without_recompute = roundBytes(acc.activations_no_recompute);
         est_.recompute_fraction = acc.recompute_fraction;
         est_.too_large = est_.too_large || d.too_large;
