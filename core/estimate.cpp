@@ -348,6 +348,17 @@ int64_t deviceBytesFloor(const Scenario& s, const PreparedScenario& prep, const 
     return deviceAt(s, reservedAt(s.hardware.overheads, peak));
 }
 
+// The largest floor's device bytes reach `bytes` exactly when one stage's
+// do (deviceAt and reservedAt do not decrease as the peak grows).
+bool deviceBytesAtLeast(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
+                        const StagePlan& plan, int64_t bytes) {
+    if (plan.stages.empty() || plan.every_k != checkpointsSomeLayers(s.training.checkpointing)) return bytes <= 0;
+    const int64_t m = microbatchesPerStep(s);
+    for (const StageFacts& facts : plan.stages)
+        if (deviceAt(s, reservedAt(s.hardware.overheads, stagePeakFloor(s, prep, act, m, facts))) >= bytes) return true;
+    return false;
+}
+
 Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
     const LayoutActivations act = layoutActivations(s);
     const int64_t m = microbatchesPerStep(s);

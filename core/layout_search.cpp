@@ -74,12 +74,10 @@ public:
             std::push_heap(kept_.begin(), kept_.end(), before_);
         }
     }
-    // Whether offer() would refuse every candidate that `not_before(kept)`
-    // says is not before the worst kept one: no room at all, or full.
-    template <class NotBefore>
-    bool refuses(NotBefore not_before) const {
-        return limit_ == 0 || (kept_.size() == limit_ && not_before(kept_.front()));
-    }
+    bool keepsNone() const { return limit_ == 0; }
+    bool full() const { return kept_.size() == limit_; }
+    // The worst kept item (full() and not keepsNone() only).
+    const RankedLayout& worst() const { return kept_.front(); }
     std::vector<RankedLayout> sorted() && {
         std::sort_heap(kept_.begin(), kept_.end(), before_);
         return std::move(kept_);
@@ -267,14 +265,16 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
         // only enter the rejected list, with a headroom of at most
         // capacity - floor. When even that headroom (and this layout's later
         // order, which loses ties) would not enter the list, no result
-        // depends on its account. The lists and counts stay exactly those
+        // depends on its account. Nothing is proved while the list has room. The lists and counts stay exactly those
         // of the plain loop (tests/core/search_equivalence_test.cpp).
-        const int64_t floor = deviceBytesFloor(work, prepared, activations, stages);
-        if (floor > prepared.capacity_bytes) {
-            const int64_t best_headroom = prepared.capacity_bytes - floor;
-            // closerToFitting(this layout, kept) is false for any headroom
-            // <= best_headroom: kept layouts come earlier in order.
-            if (rejected.refuses([&](const RankedLayout& kept) { return best_headroom <= kept.estimate.headroom_bytes; })) {
+        // The device bytes that prove it: past the capacity, and with a
+        // headroom (capacity - device) no larger than the worst kept miss's
+        // (closerToFitting is then false: kept layouts come earlier in order).
+        if (rejected.keepsNone() || rejected.full()) {
+            const int64_t cap = prepared.capacity_bytes;
+            const int64_t proof = rejected.keepsNone() ? cap + 1
+                                                       : std::max(cap + 1, cap - rejected.worst().estimate.headroom_bytes);
+            if (deviceBytesAtLeast(work, prepared, activations, stages, proof)) {
                 ++result.skipped;
                 return;
             }

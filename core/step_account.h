@@ -160,6 +160,11 @@ int64_t stagePeakFloor(const Scenario& scenario, const PreparedScenario& prepare
 // planned for the other candidate rule.
 int64_t deviceBytesFloor(const Scenario& scenario, const PreparedScenario& prepared,
                          const LayoutActivations& activations, const StagePlan& stages);
+// deviceBytesFloor(...) >= bytes, stopping at the first stage whose floor
+// shows it (the first stage, which keeps the most micro-batches in flight,
+// usually does).
+bool deviceBytesAtLeast(const Scenario& scenario, const PreparedScenario& prepared,
+                        const LayoutActivations& activations, const StagePlan& stages, int64_t bytes);
 
 // Weight copies alive with `microbatches_alive` micro-batches of saved
 // activations in flight (fractions for partial passes and chunks).

@@ -73,8 +73,11 @@ BoundCount checkFloor(const char* preset, int64_t gpus, int64_t global_batch, st
                                             planned = true;
                                             planned_every_k = checkpointsSomeLayers(ck);
                                         }
-                                        const int64_t floor =
-                                            deviceBytesFloor(s, prepared, layoutActivations(s), plan);
+                                        const LayoutActivations activations = layoutActivations(s);
+                                        const int64_t floor = deviceBytesFloor(s, prepared, activations, plan);
+                                        // The search's early-stopping form says the same.
+                                        EXPECT_TRUE(deviceBytesAtLeast(s, prepared, activations, plan, floor));
+                                        EXPECT_FALSE(deviceBytesAtLeast(s, prepared, activations, plan, floor + 1));
                                         const Estimate est = estimateValidated(s);
                                         ++count.checked;
                                         if (floor > est.capacity_bytes) ++count.past_capacity;
