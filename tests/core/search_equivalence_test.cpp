@@ -151,7 +151,9 @@ int64_t checkCase(const Case& c, int64_t max_layouts = LayoutSearchOptions::kDef
     EXPECT_EQ(got->redundant, want.redundant) << what;
     EXPECT_EQ(got->fitting, want.fitting) << what;
     EXPECT_EQ(!got->stopped.empty(), want.stopped) << what;
-    if (!want.stopped) EXPECT_GT(want.valid - want.redundant, 50) << what << ": too small a case to compare";
+    if (!want.stopped) {
+        EXPECT_GT(want.valid - want.redundant, 50) << what << ": too small a case to compare";
+    }
     expectSameList(got->layouts, want.fit, what + ", fitting");
     expectSameList(got->rejected, want.miss, what + ", rejected");
     EXPECT_LE(got->skipped, got->valid - got->redundant - got->fitting) << what << ": only misses can be skipped";
@@ -202,8 +204,9 @@ TEST(SearchEquivalence, SkipsWithTheBoundOnlyWhatChangesNothing) {
         int64_t skipped = 0;
         for (auto [top, rejected] : {std::pair<int64_t, int64_t>{20, 5}, {1, 1}, {3, 0}, {200, 50}})
             skipped += checkCase(c, LayoutSearchOptions::kDefaultMaxLayouts, top, rejected);
-        if (std::string(c.preset) != "llama3.1-8b-qlora-rtx4090")  // one GPU of 24 GB: most layouts fit or are close
+        if (std::string(c.preset) != "llama3.1-8b-qlora-rtx4090") {  // one GPU of 24 GB: most layouts fit or are close
             EXPECT_GT(skipped, 0) << c.preset << ": the bound is not exercised";
+        }
     }
     // Stopped by the layout limit part-way, with the bound on.
     for (int64_t limit : {1'000, 12'345}) checkCase({"llama3.1-70b-interleaved-3d", 32, 64}, limit, 20, 5);
