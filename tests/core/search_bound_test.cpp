@@ -7,6 +7,7 @@
 // search would use (planned once per degrees and ZeRO stage).
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,12 +34,14 @@ struct BoundCount {
 
 // Every valid layout of `base` on `gpus` GPUs (micro-batches 1, 2, 4; m from
 // the global batch), each policy in `policies`.
-BoundCount checkFloor(const char* preset, int64_t gpus, int64_t global_batch, std::vector<Checkpointing> policies) {
+BoundCount checkFloor(const char* preset, int64_t gpus, int64_t global_batch, std::vector<Checkpointing> policies,
+                      const std::function<void(Scenario&)>& recipe = {}) {
     BoundCount count;
     Expected<Scenario> loaded = loadPreset(preset);
     EXPECT_TRUE(loaded.ok()) << preset;
     if (!loaded) return count;
-    const Scenario base = *loaded;
+    Scenario base = *loaded;
+    if (recipe) recipe(base);
     const PreparedScenario prepared = prepareScenario(base);
     const std::vector<int64_t> experts = base.model.isMoe() ? divisors(base.model.moe->num_experts) : std::vector<int64_t>{1};
     for (int64_t t : divisors(gpus))
@@ -121,6 +124,22 @@ TEST(SearchBound, FineTuningNeverAboveTheEstimate) {
     EXPECT_GT(lora.checked, 100);
     const BoundCount qlora = checkFloor("llama3.1-8b-qlora-rtx4090", 2, 8, kAllPolicies);
     EXPECT_GT(qlora.checked, 50);
+}
+
+// Offloaded optimizer states and parameters (host-resident shards), and the
+// optimizer step in backward (no gradient outlives its step).
+TEST(SearchBound, OffloadAndStepInBackwardNeverAboveTheEstimate) {
+    const BoundCount optimizer = checkFloor("llama3.1-8b-fsdp-8xh100", 8, 16, kAllPolicies,
+                                            [](Scenario& s) { s.parallelism.offload_optimizer = true; });
+    EXPECT_GT(optimizer.checked, 100);
+    const BoundCount parameters = checkFloor("llama3.1-8b-fsdp-8xh100", 8, 16, kAllPolicies, [](Scenario& s) {
+        s.parallelism.offload_optimizer = true;
+        s.parallelism.offload_parameters = true;
+    });
+    EXPECT_GT(parameters.checked, 20);
+    const BoundCount in_backward = checkFloor("llama3.1-8b-fsdp-8xh100", 8, 16, kAllPolicies,
+                                              [](Scenario& s) { s.training.optimizer_in_backward = true; });
+    EXPECT_GT(in_backward.checked, 100);
 }
 
 }  // namespace
