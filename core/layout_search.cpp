@@ -263,13 +263,12 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
         // Skipped with a proof: its device bytes are at least the floor
         // (deviceBytesFloor); past the capacity it cannot fit, so it could
         // only enter the rejected list, with a headroom of at most
-        // capacity - floor. When even that headroom (and this layout's later
-        // order, which loses ties) would not enter the list, no result
-        // depends on its account. Nothing is proved while the list has room. The lists and counts stay exactly those
-        // of the plain loop (tests/core/search_equivalence_test.cpp).
-        // The device bytes that prove it: past the capacity, and with a
-        // headroom (capacity - device) no larger than the worst kept miss's
-        // (closerToFitting is then false: kept layouts come earlier in order).
+        // capacity - floor. When even that headroom would not enter the
+        // list (no larger than the worst kept miss's: closerToFitting is
+        // then false, kept layouts coming earlier in order), no result
+        // depends on its account. Nothing is proved while the list has room.
+        // The lists and counts stay exactly those of the plain loop
+        // (tests/core/search_equivalence_test.cpp).
         if (rejected.keepsNone() || rejected.full()) {
             const int64_t cap = prepared.capacity_bytes;
             const int64_t proof = rejected.keepsNone() ? cap + 1
