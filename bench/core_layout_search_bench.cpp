@@ -23,7 +23,10 @@ void report(benchmark::State& state, const trainmem::LayoutSearchResult& r) {
     state.counters["enumerated"] = static_cast<double>(r.enumerated);
     state.counters["valid"] = static_cast<double>(r.valid);
     state.counters["estimated"] = static_cast<double>(r.valid - r.redundant);
+    state.counters["accounted"] = static_cast<double>(r.valid - r.redundant - r.skipped);
     state.counters["fitting"] = static_cast<double>(r.fitting);
+    // Of the estimated ones, those whose account the bound made unnecessary.
+    state.counters["skipped"] = static_cast<double>(r.skipped);
     // Time per estimated layout (one estimateValidated call each), the
     // enumeration and ranking included.
     state.counters["per_estimate"] = benchmark::Counter(static_cast<double>(r.valid - r.redundant),
@@ -31,18 +34,28 @@ void report(benchmark::State& state, const trainmem::LayoutSearchResult& r) {
                                                             benchmark::Counter::kInvert);
 }
 
+// The timed loop every search benchmark shares: one whole search per
+// iteration, the last one's counts reported.
+void runSearch(benchmark::State& state, const trainmem::Scenario& base, const trainmem::LayoutSearchOptions& options) {
+    trainmem::LayoutSearchResult last;
+    for (auto _ : state) {
+        auto r = trainmem::searchLayouts(base, options);
+        benchmark::DoNotOptimize(r);
+        if (!r) {
+            state.SkipWithError(r.error().message.c_str());
+            return;
+        }
+        last = std::move(*r);
+    }
+    report(state, last);
+}
+
 // No global batch: every micro-batch 1..64 with the base's accumulation.
 void BM_SearchLayouts405B_1024Gpus(benchmark::State& state) {
     const trainmem::Scenario base = llama405b();
     trainmem::LayoutSearchOptions options;
     options.gpus = 1024;
-    trainmem::LayoutSearchResult last;
-    for (auto _ : state) {
-        auto r = trainmem::searchLayouts(base, options);
-        benchmark::DoNotOptimize(r);
-        last = std::move(*r);
-    }
-    report(state, last);
+    runSearch(state, base, options);
 }
 BENCHMARK(BM_SearchLayouts405B_1024Gpus)->Unit(benchmark::kMillisecond);
 
@@ -53,13 +66,7 @@ void BM_SearchLayouts405B_1024Gpus_GlobalBatch2048(benchmark::State& state) {
     trainmem::LayoutSearchOptions options;
     options.gpus = 1024;
     options.global_batch = 2048;
-    trainmem::LayoutSearchResult last;
-    for (auto _ : state) {
-        auto r = trainmem::searchLayouts(base, options);
-        benchmark::DoNotOptimize(r);
-        last = std::move(*r);
-    }
-    report(state, last);
+    runSearch(state, base, options);
 }
 BENCHMARK(BM_SearchLayouts405B_1024Gpus_GlobalBatch2048)->Unit(benchmark::kMillisecond);
 
@@ -70,13 +77,7 @@ void BM_SearchLayouts405B_Gpus(benchmark::State& state) {
     const trainmem::Scenario base = llama405b();
     trainmem::LayoutSearchOptions options;
     options.gpus = state.range(0);
-    trainmem::LayoutSearchResult last;
-    for (auto _ : state) {
-        auto r = trainmem::searchLayouts(base, options);
-        benchmark::DoNotOptimize(r);
-        last = std::move(*r);
-    }
-    report(state, last);
+    runSearch(state, base, options);
 }
 BENCHMARK(BM_SearchLayouts405B_Gpus)
     ->Unit(benchmark::kMillisecond)
@@ -92,13 +93,7 @@ void BM_SearchLayoutsDeepSeekV3_100000Gpus(benchmark::State& state) {
     base->hardware.gpu = "H100-80GB";
     trainmem::LayoutSearchOptions options;
     options.gpus = 100000;
-    trainmem::LayoutSearchResult last;
-    for (auto _ : state) {
-        auto r = trainmem::searchLayouts(*base, options);
-        benchmark::DoNotOptimize(r);
-        last = std::move(*r);
-    }
-    report(state, last);
+    runSearch(state, *base, options);
 }
 BENCHMARK(BM_SearchLayoutsDeepSeekV3_100000Gpus)->Unit(benchmark::kMillisecond);
 
@@ -110,13 +105,7 @@ void BM_SearchScenarioPreset(benchmark::State& state, const char* name) {
     trainmem::LayoutSearchOptions options;
     options.gpus = base->parallelism.totalGpus();
     options.global_batch = trainmem::planBatch(*base).effective_batch;
-    trainmem::LayoutSearchResult last;
-    for (auto _ : state) {
-        auto r = trainmem::searchLayouts(*base, options);
-        benchmark::DoNotOptimize(r);
-        last = std::move(*r);
-    }
-    report(state, last);
+    runSearch(state, *base, options);
 }
 BENCHMARK_CAPTURE(BM_SearchScenarioPreset, gpt2_zero, "gpt2-1.5b-zero-paper")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_SearchScenarioPreset, llama2_7b_fp32, "llama2-7b-fp32-adam")->Unit(benchmark::kMillisecond);

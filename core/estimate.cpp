@@ -106,13 +106,25 @@ struct DeviceTotals {
     int64_t device = 0;
     bool too_large = false;
 };
-DeviceTotals deviceTotals(const Scenario& s, const StepAccount& acc, const MomentTotals& m) {
+// Reserved and device bytes around an allocated peak: both non-decreasing
+// in the peak (a product with 1 + fragmentation >= 1, roundings, constants
+// added), which deviceBytesFloor relies on.
+int64_t reservedAt(const Overheads& ov, int64_t peak) {
+    return roundUpTo2MiB(roundBytes(static_cast<double>(peak) * (1.0 + ov.fragmentation)));
+}
+// managed: paged optimizer states (CUDA managed memory, outside the
+// allocator); the search's floors leave them out, which keeps them floors.
+int64_t deviceAt(const Scenario& s, int64_t reserved, int64_t managed = 0) {
     const Overheads& ov = s.hardware.overheads;
+    return roundBytes(static_cast<double>(reserved) + static_cast<double>(managed) +
+                      static_cast<double>(ov.cuda_context_bytes) +
+                      static_cast<double>(communicators(s.parallelism)) * static_cast<double>(ov.nccl_bytes_per_group));
+}
+
+DeviceTotals deviceTotals(const Scenario& s, const StepAccount& acc, const MomentTotals& m) {
     DeviceTotals d;
-    d.reserved = roundUpTo2MiB(roundBytes(static_cast<double>(m.peak()) * (1.0 + ov.fragmentation)));
-    d.device = roundBytes(static_cast<double>(d.reserved) + static_cast<double>(acc.states.managed_bytes) +
-                          static_cast<double>(ov.cuda_context_bytes) +
-                          static_cast<double>(communicators(s.parallelism)) * static_cast<double>(ov.nccl_bytes_per_group));
+    d.reserved = reservedAt(s.hardware.overheads, m.peak());
+    d.device = deviceAt(s, d.reserved, acc.states.managed_bytes);
     // Every count is at most kTooLargeBytes, so one look at the totals and the
     // components catches a saturated one anywhere in the account.
     d.too_large = d.device >= kTooLargeBytes || d.reserved >= kTooLargeBytes || m.peak() >= kTooLargeBytes ||
@@ -120,7 +132,7 @@ DeviceTotals deviceTotals(const Scenario& s, const StepAccount& acc, const Momen
     return d;
 }
 
-StageEstimate toStageEstimate(const Scenario&, const StepAccount& acc, const MomentTotals& m, const DeviceTotals& d) {
+StageEstimate toStageEstimate(const StepAccount& acc, const MomentTotals& m, const DeviceTotals& d) {
     StageEstimate e;
     e.stage = acc.stage.index;
     e.first_layer = acc.stage.first_layer;
@@ -147,7 +159,7 @@ StageEstimate toStageEstimate(const Scenario&, const StepAccount& acc, const Mom
 
 StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc) {
     const MomentTotals m(acc);
-    return toStageEstimate(s, acc, m, deviceTotals(s, acc, m));
+    return toStageEstimate(acc, m, deviceTotals(s, acc, m));
 }
 
 // Stages that can be the heaviest, in increasing order (the first of equal
@@ -245,7 +257,7 @@ public:
         if (first_) return;  // no stage
         const StepAccount& acc = slots_.account[1 - free_];
         const DeviceTotals d = deviceTotals(s, acc, best_);
-        est_.peak = toStageEstimate(s, acc, best_, d);
+        est_.peak = toStageEstimate(acc, best_, d);
         est_.activations_without_recompute = roundBytes(acc.activations_no_recompute);
         est_.recompute_fraction = acc.recompute_fraction;
         est_.too_large = est_.too_large || d.too_large;
@@ -325,6 +337,30 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
     heaviest.finish(s);
     finishEstimate(s, prep, m, est);
     return est;
+}
+
+// The estimate's peak is the largest of its candidate stages' moments, each
+// at least that stage's floor (stagePeakFloor); its device bytes are
+// non-decreasing in the peak (reservedAt, deviceAt). So the device bytes
+// are at least those of the largest floor.
+int64_t deviceBytesFloor(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
+                         const StagePlan& plan) {
+    if (plan.stages.empty() || plan.every_k != checkpointsSomeLayers(s.training.checkpointing)) return 0;
+    const int64_t m = microbatchesPerStep(s);
+    int64_t peak = 0;
+    for (const StageFacts& facts : plan.stages) peak = std::max(peak, stagePeakFloor(s, prep, act, m, facts));
+    return deviceAt(s, reservedAt(s.hardware.overheads, peak));
+}
+
+// The largest floor's device bytes reach `bytes` exactly when one stage's
+// do (deviceAt and reservedAt do not decrease as the peak grows).
+bool deviceBytesAtLeast(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
+                        const StagePlan& plan, int64_t bytes) {
+    if (plan.stages.empty() || plan.every_k != checkpointsSomeLayers(s.training.checkpointing)) return bytes <= 0;
+    const int64_t m = microbatchesPerStep(s);
+    for (const StageFacts& facts : plan.stages)
+        if (deviceAt(s, reservedAt(s.hardware.overheads, stagePeakFloor(s, prep, act, m, facts))) >= bytes) return true;
+    return false;
 }
 
 Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {

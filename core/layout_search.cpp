@@ -74,6 +74,10 @@ public:
             std::push_heap(kept_.begin(), kept_.end(), before_);
         }
     }
+    bool keepsNone() const { return limit_ == 0; }
+    bool full() const { return kept_.size() == limit_; }
+    // The worst kept item (full() and not keepsNone() only).
+    const RankedLayout& worst() const { return kept_.front(); }
     std::vector<RankedLayout> sorted() && {
         std::sort_heap(kept_.begin(), kept_.end(), before_);
         return std::move(kept_);
@@ -254,8 +258,27 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
             planStages(work, prepared, stages);
             stages_ready = true;
         }
-        const Estimate est = accountLayout(work, prepared, activationsFor(l), stages);
+        const LayoutActivations& activations = activationsFor(l);
         const int64_t order = result.valid - 1;
+        // Skipped with a proof: its device bytes are at least the floor
+        // (deviceBytesFloor); past the capacity it cannot fit, so it could
+        // only enter the rejected list, with a headroom of at most
+        // capacity - floor. When even that headroom would not enter the
+        // list (no larger than the worst kept miss's: closerToFitting is
+        // then false, kept layouts coming earlier in order), no result
+        // depends on its account. Nothing is proved while the list has room.
+        // The lists and counts stay exactly those of the plain loop
+        // (tests/core/search_equivalence_test.cpp).
+        if (rejected.keepsNone() || rejected.full()) {
+            const int64_t cap = prepared.capacity_bytes;
+            const int64_t proof = rejected.keepsNone() ? cap + 1
+                                                       : std::max(cap + 1, cap - rejected.worst().estimate.headroom_bytes);
+            if (deviceBytesAtLeast(work, prepared, activations, stages, proof)) {
+                ++result.skipped;
+                return;
+            }
+        }
+        const Estimate est = accountLayout(work, prepared, activations, stages);
         if (est.fits) {
             ++result.fitting;
             best.offer({l, est, order});

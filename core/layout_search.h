@@ -63,6 +63,10 @@ struct LayoutSearchResult {
     int64_t valid = 0;       // of those, layouts validate() accepts
     int64_t redundant = 0;   // of those, layouts a simpler one stands for (layoutRedundant); not estimated
     int64_t fitting = 0;     // of the valid - redundant estimated ones, layouts whose device total fits the GPU
+    // Of the valid - redundant ones, layouts not accounted because a lower
+    // bound on their device bytes proves they neither fit nor enter the
+    // rejected list (layout_search.cpp); they change no other figure.
+    int64_t skipped = 0;
     std::vector<RankedLayout> layouts;   // at most options.top, best first (rankedBefore)
     std::vector<RankedLayout> rejected;  // at most options.rejected, least over capacity first
     // Set when the search did not visit the whole space: "interrupted" (the

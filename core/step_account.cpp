@@ -33,6 +33,31 @@ struct StageActivations {
 // while the sums stay below 2^53 bytes (8 PiB), as every real one does.
 double times(int64_t n, int64_t per_block) { return static_cast<double>(n) * static_cast<double>(per_block); }
 
+// One micro-batch of the stage's blocks as checkpointing leaves them, for
+// the policies that treat every block alike (not every-k and its kin):
+// (dense blocks x per block) + (MoE blocks x per block). stageActivations
+// and stagePeakFloor both take it from here.
+double uniformMicrobatchActivations(Checkpointing policy, const LayoutActivations& blocks, const PipelineStage& st) {
+    const int64_t moe = st.num_moe_layers;
+    const int64_t dense = st.num_layers - moe;
+    auto sum = [&](int64_t LayerActivations::*field) {
+        return times(dense, blocks.dense_block.*field) + times(moe, blocks.moe_block.*field);
+    };
+    switch (policy) {
+        case Checkpointing::Full: return sum(&LayerActivations::checkpoint_input);
+        case Checkpointing::Op: return sum(&LayerActivations::op_kept);  // each block's input and save list
+        case Checkpointing::Selective: return sum(&LayerActivations::saved_selective);
+        default: return sum(&LayerActivations::saved);
+    }
+}
+
+// Gradients are allocated at the forward peak (see accountStep).
+inline bool gradientsAtForward(const TrainingConfig& tr, const PrecisionPlan& plan, int64_t microbatches,
+                               double in_flight) {
+    return !tr.optimizer_in_backward &&
+           (plan.master.has_value() || static_cast<double>(microbatches) > in_flight);
+}
+
 StageActivations stageActivations(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
                                   const PipelineStage& st) {
     const TrainingConfig& tr = s.training;
@@ -69,23 +94,18 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
         };
         a.no_recompute = sum(&LayerActivations::saved);
         a.backward_working = largest(&LayerActivations::backward_working);
+        a.one_microbatch = uniformMicrobatchActivations(tr.checkpointing, blocks, st);
         if (tr.checkpointing == Checkpointing::Full) {
-            a.one_microbatch = sum(&LayerActivations::checkpoint_input);
             a.recompute_block = largest(&LayerActivations::saved);
             a.last_recomputed = st.num_layers > 0;
             recomputed = st.num_layers;
         } else if (tr.checkpointing == Checkpointing::Op) {
             // Every block kept: its input and the save list's outputs; backward
             // replays one block at a time.
-            a.one_microbatch = sum(&LayerActivations::op_kept);
             a.recompute_block = largest(&LayerActivations::op_recompute);
             a.recompute_block_kept = largest(&LayerActivations::op_kept);
             a.last_recomputed = st.num_layers > 0;
             recomputed = st.num_layers;
-        } else if (tr.checkpointing == Checkpointing::Selective) {
-            a.one_microbatch = sum(&LayerActivations::saved_selective);
-        } else {
-            a.one_microbatch = a.no_recompute;
         }
     }
     if (st.num_layers > 0) {
@@ -121,8 +141,7 @@ struct AccountLayoutCheck {
 };
 static_assert(sizeof(StepAccount) == sizeof(AccountLayoutCheck), "a new StepAccount field: reset it in resetAccount");
 inline void resetAccount(StepAccount& a) {
-    // stage and states: accountStep sets them first thing.
-    a.resident = MemoryBreakdown{};
+    // stage, states and resident: accountStep sets them first thing.
     a.backward_recompute = MemoryBreakdown{};
     a.backward_recompute_layer = -1;
     a.backward_next = MemoryBreakdown{};
@@ -206,6 +225,25 @@ StepInputs stepInputs(const Scenario& s) {
     return in;
 }
 
+// What every moment of the stage holds. One more additive term on a
+// stage's resident bytes goes here: every moment, the timeline and the
+// search's floor (stagePeakFloor) take it from StageFacts::resident.
+void stageResident(const Scenario& s, const PreparedScenario& prep, const StageModelStates& ms, MemoryBreakdown& base) {
+    const ParallelConfig& par = s.parallelism;
+    const Overheads& ov = s.hardware.overheads;
+    base = MemoryBreakdown{};
+    base[Component::Weights] = ms.gpu.weights;
+    base[Component::MasterWeights] = ms.gpu.master_weights;
+    base[Component::OptimizerStates] = ms.gpu.optimizer_states;
+    base[Component::Workspace] = prep.workspace_bytes;
+    if (par.data * par.context > 1) {
+        if (par.zero_stage == 0 && !ov.ddp_gradient_as_bucket_view)
+            base[Component::CommBuffers] += ms.gpu.gradients;  // DDP's flat buckets copy every gradient
+        else
+            base[Component::CommBuffers] += ov.ddp_bucket_bytes;  // one reduce bucket in flight
+    }
+}
+
 StageFacts stageFacts(const Scenario& s, const PreparedScenario& prep, int64_t stage) {
     StageFacts f;
     f.stage = pipelineStage(s.model, s.parallelism, 1, stage);
@@ -217,7 +255,31 @@ StageFacts stageFacts(const Scenario& s, const PreparedScenario& prep, int64_t s
     if (prep.plan.master && prep.plan.gradients != DType::Fp32)  // the step reads an fp32 copy of its gradient shard
         f.step_transient += 4.0 * static_cast<double>(f.states.trainable_local);
     if (tr.optimizer_paged) f.step_transient = 0;  // bitsandbytes' kernels update in place (core/paged_states.h)
+    stageResident(s, prep, f.states, f.resident);
+    f.resident_bytes = f.resident.total();
     return f;
+}
+
+// Every moment's components are >= 0 (a negative one is a defect, which the
+// estimate reports as too large), and a moment's total is their sum
+// saturated at kTooLargeBytes, so it is at least the saturated sum of any of
+// them. The forward moment of this stage holds the resident set (its comm
+// buffers plus the all-to-all's), Gradients exactly as below and Activations
+// = roundBytes(one micro-batch x in flight), computed here by the same
+// functions as in accountStep; the peak is at least the forward moment.
+// Every-k and its kin (activations block by block) get the resident set and
+// the gradients only.
+int64_t stagePeakFloor(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
+                       int64_t microbatches, const StageFacts& facts) {
+    const TrainingConfig& tr = s.training;
+    PipelineStage st = facts.stage;
+    setStageInFlight(st, s.parallelism, microbatches);
+    int64_t floor = facts.resident_bytes;
+    if (gradientsAtForward(tr, prep.plan, microbatches, st.in_flight))
+        floor = addBytes(floor, facts.states.gpu.gradients);
+    if (!checkpointsSomeLayers(tr.checkpointing))
+        floor = addBytes(floor, roundBytes(uniformMicrobatchActivations(tr.checkpointing, blocks, st) * st.in_flight));
+    return floor;
 }
 
 StepAccount accountStep(const Scenario& s, const StepInputs& in, int64_t stage_index) {
@@ -252,18 +314,9 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     const StageModelStates& ms = acc.states = facts.states;
     const StageActivations act = stageActivations(s, prep, blocks, st);
 
-    // Always resident.
+    // Always resident (stageResident, once per stage in its facts).
     MemoryBreakdown& base = acc.resident;
-    base[Component::Weights] = ms.gpu.weights;
-    base[Component::MasterWeights] = ms.gpu.master_weights;
-    base[Component::OptimizerStates] = ms.gpu.optimizer_states;
-    base[Component::Workspace] = prep.workspace_bytes;
-    if (par.data * par.context > 1) {
-        if (par.zero_stage == 0 && !ov.ddp_gradient_as_bucket_view)
-            base[Component::CommBuffers] += ms.gpu.gradients;  // DDP's flat buckets copy every gradient
-        else
-            base[Component::CommBuffers] += ov.ddp_bucket_bytes;  // one reduce bucket in flight
-    }
+    base = facts.resident;
 
     // ZeRO-3 / FSDP: the unit computing plus prefetched units, gathered in the
     // compute dtype, and one unit's unsharded gradient before reduce-scatter.
@@ -316,8 +369,7 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     // With the step in backward no gradient outlives its parameter's step.
     const bool step_in_backward = tr.optimizer_in_backward;
     acc.persistent_grads = plan.master.has_value() && !step_in_backward;
-    acc.grads_in_forward =
-        !step_in_backward && (acc.persistent_grads || static_cast<double>(microbatches) > st.in_flight);
+    acc.grads_in_forward = gradientsAtForward(tr, plan, microbatches, st.in_flight);
     acc.autocast_copies_per_microbatch = amp_copies;
     acc.lasting_copies = lasting_copies;
 

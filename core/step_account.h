@@ -59,6 +59,13 @@ struct StageFacts {
     // The optimizer step's temporaries (bytes, before rounding): they depend
     // only on the recipe and the stage's trainable shard, so once per stage.
     double step_transient = 0;
+    // What every moment of the step holds (weights, master weights,
+    // optimizer states, workspace, the data-parallel comm buffers): it
+    // depends on the stage's states, ZeRO, the data x context degree and the
+    // overheads only, so once per stage (stageResident in step_account.cpp,
+    // where one more additive term on a stage's resident bytes goes).
+    MemoryBreakdown resident;
+    int64_t resident_bytes = 0;  // resident.total()
 };
 StageFacts stageFacts(const Scenario& scenario, const PreparedScenario& prepared, int64_t stage);
 
@@ -140,6 +147,25 @@ Estimate accountLayout(const Scenario& scenario, const PreparedScenario& prepare
                        const StagePlan& stages);
 // The same, planning the stages on the way (no storage).
 Estimate estimatePrepared(const Scenario& scenario, const PreparedScenario& prepared);
+
+// A lower bound on the stage's peak: its resident set, the gradients when
+// they exist at the forward peak and the activations in flight there (the
+// forward moment without its weight copies, gathered units, all-to-all and
+// the model's ends, all >= 0). accountStep() with the same arguments has a
+// peak of at least this; the search uses it to skip accounts (layout_search.cpp).
+int64_t stagePeakFloor(const Scenario& scenario, const PreparedScenario& prepared, const LayoutActivations& activations,
+                       int64_t microbatches, const StageFacts& facts);
+// The same bound on accountLayout()'s device bytes (the largest of the
+// plan's stages' floors, rounded and topped up as the peak is): a layout
+// whose floor is past the capacity cannot fit. 0 when `stages` is empty or
+// planned for the other candidate rule.
+int64_t deviceBytesFloor(const Scenario& scenario, const PreparedScenario& prepared,
+                         const LayoutActivations& activations, const StagePlan& stages);
+// deviceBytesFloor(...) >= bytes, stopping at the first stage whose floor
+// shows it (the first stage, which keeps the most micro-batches in flight,
+// usually does).
+bool deviceBytesAtLeast(const Scenario& scenario, const PreparedScenario& prepared,
+                        const LayoutActivations& activations, const StagePlan& stages, int64_t bytes);
 
 // Weight copies alive with `microbatches_alive` micro-batches of saved
 // activations in flight (fractions for partial passes and chunks).

@@ -124,31 +124,40 @@ struct Case {
     int64_t sequence = 0;  // 0: the preset's
 };
 
-void checkCase(const Case& c, int64_t max_layouts = LayoutSearchOptions::kDefaultMaxLayouts) {
+// Returns how many accounts the search skipped with its bound (0 on failure).
+int64_t checkCase(const Case& c, int64_t max_layouts = LayoutSearchOptions::kDefaultMaxLayouts, int64_t top = 200,
+                  int64_t rejected = 50) {
     Expected<Scenario> base = loadPreset(c.preset);
-    ASSERT_TRUE(base.ok()) << c.preset;
+    EXPECT_TRUE(base.ok()) << c.preset;
+    if (!base) return 0;
     if (c.sequence > 0) base->training.sequence_length = c.sequence;
     LayoutSearchOptions o;
     o.gpus = c.gpus;
     o.global_batch = c.global_batch;
     o.max_micro_batch = 8;
-    // Long lists, so that the comparison reaches far down both rankings.
-    o.top = 200;
-    o.rejected = 50;
+    // Long lists by default, so that the comparison reaches far down both
+    // rankings; short ones let the search skip accounts with its bound.
+    o.top = top;
+    o.rejected = rejected;
     o.max_layouts = max_layouts;
     const std::string what = std::string(c.preset) + " on " + std::to_string(c.gpus) + " GPUs" +
                              (c.global_batch ? ", global batch " + std::to_string(*c.global_batch) : "");
     const Expected<LayoutSearchResult> got = searchLayouts(*base, o);
-    ASSERT_TRUE(got.ok()) << what << ": " << got.error().message;
+    EXPECT_TRUE(got.ok()) << what << ": " << got.error().message;
+    if (!got) return 0;
     const Reference want = plainLoop(*base, o);
     EXPECT_EQ(got->enumerated, want.enumerated) << what;
     EXPECT_EQ(got->valid, want.valid) << what;
     EXPECT_EQ(got->redundant, want.redundant) << what;
     EXPECT_EQ(got->fitting, want.fitting) << what;
     EXPECT_EQ(!got->stopped.empty(), want.stopped) << what;
-    if (!want.stopped) EXPECT_GT(want.valid - want.redundant, 50) << what << ": too small a case to compare";
+    if (!want.stopped) {
+        EXPECT_GT(want.valid - want.redundant, 50) << what << ": too small a case to compare";
+    }
     expectSameList(got->layouts, want.fit, what + ", fitting");
     expectSameList(got->rejected, want.miss, what + ", rejected");
+    EXPECT_LE(got->skipped, got->valid - got->redundant - got->fitting) << what << ": only misses can be skipped";
+    return got->skipped;
 }
 
 TEST(SearchEquivalence, DenseGqa) {
@@ -178,6 +187,29 @@ TEST(SearchEquivalence, StopsAtTheLayoutLimitWhereThePlainLoopDoes) {
         checkCase({"deepseek-v2-lite", 8, std::nullopt, 2048}, limit);
     for (int64_t limit : {7, 1'000, 30'001})
         checkCase({"llama-3.1-8b", 24, 48}, limit);
+}
+
+// The search skips the account of a layout whose lower bound proves it
+// neither fits nor enters the rejected list (deviceBytesFloor): with the
+// default lists (20 and 5), one rejected layout and none, the lists and
+// counts stay those of the plain loop, and the bound does skip.
+TEST(SearchEquivalence, SkipsWithTheBoundOnlyWhatChangesNothing) {
+    const Case cases[] = {{"llama3.1-70b-interleaved-3d", 32, 64},
+                          {"llama3.1-405b-3d", 64, 128},
+                          {"mixtral-8x7b-tp-ep", 16, 32},
+                          {"deepseek-v3", 16, 64, 4096},
+                          {"gpt2-1.5b-zero-paper", 8, 16},
+                          {"llama3.1-8b-qlora-rtx4090", 2, 8}};
+    for (const Case& c : cases) {
+        int64_t skipped = 0;
+        for (auto [top, rejected] : {std::pair<int64_t, int64_t>{20, 5}, {1, 1}, {3, 0}, {200, 50}})
+            skipped += checkCase(c, LayoutSearchOptions::kDefaultMaxLayouts, top, rejected);
+        if (std::string(c.preset) != "llama3.1-8b-qlora-rtx4090") {  // one GPU of 24 GB: most layouts fit or are close
+            EXPECT_GT(skipped, 0) << c.preset << ": the bound is not exercised";
+        }
+    }
+    // Stopped by the layout limit part-way, with the bound on.
+    for (int64_t limit : {1'000, 12'345}) checkCase({"llama3.1-70b-interleaved-3d", 32, 64}, limit, 20, 5);
 }
 
 TEST(SearchEquivalence, Lora) {

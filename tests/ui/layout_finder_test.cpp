@@ -1,7 +1,9 @@
 // "Find a layout": a search of N GPUs lists ranked layouts and the closest
 // misses, off the event loop; Apply writes the chosen layout into the
 // document, so the scenario (and every panel) follows.
+#include <QApplication>
 #include <QComboBox>
+#include <QHeaderView>
 #include <QElapsedTimer>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -211,6 +213,32 @@ TEST(LayoutFinder, EveryScenarioChangeSearchesAgainWithoutAButton) {
     on.panel.topK()->setValue(3);
     ASSERT_TRUE(done.wait(30000));
     EXPECT_LE(on.panel.layoutTable()->rowCount(), 3);
+}
+
+// The rows are written over the table's items with the columns' automatic
+// sizing off, then on again: after each update every column is still wide
+// enough for its widest cell, and a cell left as it was keeps its item.
+TEST(LayoutFinder, ColumnsFitTheirCellsAfterEveryUpdate) {
+    PanelOn on(presetScenario("llama3.1-70b-interleaved-3d"));
+    ASSERT_TRUE(on.searchAndWait());
+    QTableWidget* table = on.panel.layoutTable();
+    ASSERT_GT(table->rowCount(), 2);
+    QTableWidgetItem* rank = table->item(0, kRank);
+    auto expectSized = [&](QTableWidget* t, const char* what) {
+        QApplication::processEvents();  // the header sizes its sections on the next turn
+        for (int c = 0; c + 1 < t->columnCount(); ++c)  // the last one stretches to the table's width
+            EXPECT_GE(t->horizontalHeader()->sectionSize(c), static_cast<QAbstractItemView*>(t)->sizeHintForColumn(c)) << what << " column " << c;
+    };
+    expectSized(table, "ranked");
+    expectSized(on.panel.rejectedTable(), "rejected");
+    QSignalSpy done(&on.panel, &LayoutFinderPanel::searchFinished);
+    on.document.edit([](Scenario& x) { x.training.sequence_length *= 4; });
+    ASSERT_TRUE(done.wait(30000));
+    while (on.panel.searching()) ASSERT_TRUE(done.wait(30000));
+    expectSized(table, "ranked, after an edit");
+    expectSized(on.panel.rejectedTable(), "rejected, after an edit");
+    EXPECT_EQ(table->item(0, kRank), rank) << "rank 1 is still rank 1: its item is kept";
+    EXPECT_EQ(table->item(0, kRank)->text(), QStringLiteral("1"));
 }
 
 TEST(LayoutFinder, TheChosenLayoutStaysChosenWhenStillOffered) {
