@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFile>
 #include <QImage>
+#include <QRegularExpression>
 #include <QSet>
 #include <QSpinBox>
 #include <QSvgRenderer>
@@ -107,6 +108,57 @@ TEST(ChartExport, UnknownSuffixAndAbsurdSizesAreRefused) {
     EXPECT_FALSE(exportChart(spec, dir.filePath("chart.png"), QSize(10, 10)).ok);
     EXPECT_FALSE(exportPng(spec, dir.filePath("chart.png"), QSize(800, 500), 0.0).ok);
     EXPECT_FALSE(QFile::exists(dir.filePath("chart.png")));
+}
+
+// A figure for a document: exported at the "document column" preset
+// (454 x 300 pt, 16 cm wide) the SVG says its size in physical units, every
+// text is at least 8 pt there, and each font names a generic family after
+// its own, so a viewer without the font still draws a sans-serif; the PDF's
+// page is the same 454 x 300 pt.
+TEST(ChartExport, VectorFiguresHaveAPhysicalSizeReadableTextAndAFallbackFont) {
+    QTemporaryDir dir;
+    const QSize column(454, 300);
+    const QString svg = dir.filePath("column.svg");
+    ASSERT_TRUE(exportSvg(breakdownOf("llama3.1-8b-fsdp-8xh100"), svg, column).ok);
+    QFile file(svg);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    QXmlStreamReader xml(&file);
+    int texts = 0;
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (!xml.isStartElement()) continue;
+        const QXmlStreamAttributes a = xml.attributes();
+        if (xml.name() == QLatin1String("svg")) {
+            // 454 pt = 454 / 72 in = 160.2 mm.
+            EXPECT_TRUE(a.value("width").endsWith(QLatin1String("mm"))) << a.value("width").toString().toStdString();
+            EXPECT_NEAR(a.value("width").chopped(2).toDouble(), 160.2, 0.2);
+            EXPECT_NEAR(a.value("height").chopped(2).toDouble(), 300 * 25.4 / 72, 0.2);
+            EXPECT_EQ(a.value("viewBox").toString(), QStringLiteral("0 0 454 300"));
+        }
+        if (a.hasAttribute("font-size")) {
+            // One user unit is 1 pt (viewBox 454 wide over 454 pt).
+            EXPECT_GE(a.value("font-size").toDouble(), 8.0) << xml.name().toString().toStdString();
+            ++texts;
+        }
+        if (a.hasAttribute("font-family")) {
+            const QString family = a.value("font-family").toString();
+            EXPECT_TRUE(family.endsWith(QLatin1String("sans-serif"))) << family.toStdString();
+        }
+    }
+    EXPECT_FALSE(xml.hasError()) << xml.errorString().toStdString();
+    EXPECT_GT(texts, 10);
+    EXPECT_TRUE(QSvgRenderer(svg).isValid());
+
+    const QString pdf = dir.filePath("column.pdf");
+    ASSERT_TRUE(exportPdf(breakdownOf("llama3.1-8b-fsdp-8xh100"), pdf, column).ok);
+    QFile pdf_file(pdf);
+    ASSERT_TRUE(pdf_file.open(QIODevice::ReadOnly));
+    const QByteArray bytes = pdf_file.readAll();
+    const QRegularExpressionMatch box =
+        QRegularExpression(QStringLiteral("/MediaBox \\[0 0 ([0-9.]+) ([0-9.]+)\\]")).match(QString::fromLatin1(bytes));
+    ASSERT_TRUE(box.hasMatch());
+    EXPECT_DOUBLE_EQ(box.captured(1).toDouble(), 454.0);
+    EXPECT_DOUBLE_EQ(box.captured(2).toDouble(), 300.0);
 }
 
 TEST(ChartExport, EmptyCompareViewStillExportsItsHint) {
