@@ -41,6 +41,14 @@ QRectF ChartScene::textRect(const QString& prefix) const {
     return first;
 }
 
+QList<std::pair<QString, QRectF>> ChartScene::textRects() const {
+    QList<std::pair<QString, QRectF>> out;
+    for (QGraphicsItem* item : scene_.items())
+        if (auto* t = qgraphicsitem_cast<QGraphicsSimpleTextItem*>(item); t && t->isVisible() && !t->text().isEmpty())
+            out.append({t->text(), t->sceneBoundingRect()});
+    return out;
+}
+
 void ChartScene::setSpec(const ChartSpec& spec) {
     const bool same_shape = sameShape(spec);
     spec_ = spec;
