@@ -47,6 +47,7 @@
 #include "ui/scenario_pins.h"
 #include "ui/timeline_tab.h"
 #include "ui/training_panel.h"
+#include "ui/units_toggle.h"
 #include "ui/wheel_guard.h"
 
 // Resources compiled into a static library must be registered by name, from
@@ -240,31 +241,9 @@ void MainWindow::buildMenus() {
         units_group_->addAction(a);
         connect(a, &QAction::triggered, this, [this, units = u.units] { setUnits(units); });
     }
-    // The same two actions as buttons at the right of the tab bar, beside the
-    // numbers they change instead of only in a menu. A button mirrors its
-    // action's check state, so the menu and the toggle cannot disagree, and
-    // both go through setUnits, which saves the choice.
-    units_toggle_ = new QWidget();
-    units_toggle_->setObjectName(QStringLiteral("units_toggle"));
-    units_toggle_->setToolTip(tr("Units of every chart, the table and the status line (also in the View menu)"));
-    auto* toggle_row = new QHBoxLayout(units_toggle_);
-    toggle_row->setContentsMargins(0, 0, 4, 0);
-    toggle_row->setSpacing(0);
-    for (QAction* a : units_group_->actions()) {
-        auto* button = new QToolButton(units_toggle_);
-        button->setDefaultAction(a);
-        button->setToolButtonStyle(Qt::ToolButtonTextOnly);
-        button->setObjectName(QStringLiteral("units_") + a->iconText());
-        toggle_row->addWidget(button);
-    }
-    // A segmented control: the style's own checked look is a faint shade that
-    // hardly tells which unit is on, so the chosen one is filled.
-    units_toggle_->setStyleSheet(QStringLiteral(
-        "QToolButton { border: 1px solid palette(mid); background: palette(base); padding: 2px 9px; }"
-        "QToolButton:hover:!checked { background: palette(midlight); }"
-        "QToolButton:checked { background: palette(highlight); color: palette(highlighted-text); border-color: palette(highlight); }"
-        "#units_GiB { border-top-left-radius: 3px; border-bottom-left-radius: 3px; border-right: none; }"
-        "#units_GB { border-top-right-radius: 3px; border-bottom-right-radius: 3px; }"));
+    // The same two actions as buttons at the right of the tab bar; both go
+    // through setUnits, which saves the choice.
+    units_toggle_ = new UnitsToggle(units_group_);
     tabs_->setCornerWidget(units_toggle_, Qt::TopRightCorner);
     view->addSeparator();
     view->addAction(tr("&Find a Preset"), QKeySequence::Find, this, [this] { presets_->focusSearch(); });
