@@ -230,8 +230,11 @@ TEST(SmallWindow, TheColumnLeavesTheChartsRoomAndNoTitleOrNameIsCutOrTouches) {
     const QString drawn = breakdown->visibleTexts().join(' ');
     for (const QString& word : breakdown->spec().subtitle.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts))
         EXPECT_TRUE(drawn.contains(word)) << word.toStdString() << " missing from the subtitle";
-    for (const QString& t : breakdown->visibleTexts())
-        if (breakdown->spec().subtitle.contains(t.left(20))) EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
+    for (const QString& t : breakdown->visibleTexts()) {
+        if (breakdown->spec().subtitle.contains(t.left(20))) {
+            EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
+        }
+    }
 
     for (OptimizerScale scale : {OptimizerScale::Bytes, OptimizerScale::TimesParams}) {
         window->optimizerTab()->setScale(scale);
