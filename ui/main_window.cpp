@@ -21,6 +21,7 @@
 #include "ui/breakdown_tab.h"
 #include "ui/breakdown_table.h"
 #include "ui/chart_style.h"
+#include "core/scenario_fields.h"
 #include "ui/cli_command.h"
 #include "ui/compare_tab.h"
 #include "ui/field_bindings.h"
@@ -211,6 +212,13 @@ void MainWindow::buildMenus() {
         QApplication::clipboard()->setText(*line);
         statusBar()->showMessage(tr("Copied: %1").arg(*line), 6000);
     });
+    // The scenario as its file would hold it (without pins), for an issue,
+    // a chat or a file of one's own: trainmem-cli --scenario reads it back.
+    edit->addAction(tr("Copy Scenario as &JSON"), this, [this] {
+        QApplication::clipboard()->setText(QString::fromStdString(scenarioToOrderedJson(document_->scenario()).dump(2)) + "\n");
+        statusBar()->showMessage(tr("Scenario copied as JSON"), 3000);
+    });
+
     QMenu* view = menuBar()->addMenu(tr("&View"));
     units_group_ = new QActionGroup(this);
     struct UnitChoice {
