@@ -186,8 +186,8 @@ void ChartScene::layout(QSizeF size) {
     value_axis_->setVisible(axes);
     category_axis_->setVisible(axes);
 
-    const double footer_height = footerHeight();
-    const double legend_height = axes && spec_.legend ? legendHeight(legendLayers(), width - 2 * kPad) : 0;
+    double footer_height = footerHeight();
+    double legend_height = axes && spec_.legend ? legendHeight(legendLayers(), width - 2 * kPad) : 0;
     const double category_height = axes ? categoryLabelHeight() : 0;
     category_height_ = category_height;
     const bool room_above = !spec_.barTopLabels.isEmpty() || spec_.capacity.has_value();
@@ -198,8 +198,17 @@ void ChartScene::layout(QSizeF size) {
     // Multi-bar charts with a capacity line keep one more row above the
     // plot: where its label goes when every place on the line is taken.
     const double top = y + (room_above ? 24 : 8) + (spec_.capacity && !spec_.callouts ? 16 : 0);
-    const double bottom = kPad + (footer_height > 0 ? footer_height + 10 : 0) +
-                          (legend_height > 0 ? legend_height + 6 : 0) + category_height;
+    auto bottomMargin = [&] {
+        return kPad + (footer_height > 0 ? footer_height + 10 : 0) + (legend_height > 0 ? legend_height + 6 : 0) + category_height;
+    };
+    // A small figure (a 16 cm document column, text at 8 pt or more) keeps
+    // a plot a third of its height: the footer box goes first (its text is
+    // the table's), then the legend (the segments name themselves inside
+    // where they have room), rather than bars a few pixels tall.
+    const double plot_wanted = std::max(60.0, size.height() / 3);
+    if (axes && size.height() - top - bottomMargin() < plot_wanted) footer_height = 0;
+    if (axes && size.height() - top - bottomMargin() < plot_wanted) legend_height = 0;
+    const double bottom = bottomMargin();
     double right = kPad + 8;
     if (spec_.callouts) {
         const double left_guess = kPad + 64;
@@ -221,9 +230,9 @@ void ChartScene::layout(QSizeF size) {
             placeBarCallouts();
         else
             placeCapacityLabel();
-        if (spec_.legend) placeLegend(overlay_, legendLayers(), kPad, plot_.bottom() + category_height + 4, width - 2 * kPad);
+        if (legend_height > 0) placeLegend(overlay_, legendLayers(), kPad, plot_.bottom() + category_height + 4, width - 2 * kPad);
     }
-    placeFooter(size.height() - kPad - footer_height, width - 2 * kPad);
+    if (footer_height > 0 || !axes) placeFooter(size.height() - kPad - footerHeight(), width - 2 * kPad);
     placeStaleNotice();
     overlay_.finish();
 }

@@ -16,6 +16,7 @@
 #include "ui/chart_views.h"
 #include "ui/export_size_dialog.h"
 #include "ui/component_palette.h"
+#include "ui/memory_chart.h"
 #include "ui_test_support.h"
 
 namespace trainmem::ui {
@@ -111,13 +112,13 @@ TEST(ChartExport, UnknownSuffixAndAbsurdSizesAreRefused) {
 }
 
 // A figure for a document: exported at the "document column" preset
-// (454 x 300 pt, 16 cm wide) the SVG says its size in physical units, every
+// (454 x 340 pt, 16 x 12 cm) the SVG says its size in physical units, every
 // text is at least 8 pt there, and each font names a generic family after
 // its own, so a viewer without the font still draws a sans-serif; the PDF's
-// page is the same 454 x 300 pt.
+// page is the same 454 x 340 pt.
 TEST(ChartExport, VectorFiguresHaveAPhysicalSizeReadableTextAndAFallbackFont) {
     QTemporaryDir dir;
-    const QSize column(454, 300);
+    const QSize column(454, 340);
     const QString svg = dir.filePath("column.svg");
     ASSERT_TRUE(exportSvg(breakdownOf("llama3.1-8b-fsdp-8xh100"), svg, column).ok);
     QFile file(svg);
@@ -132,8 +133,8 @@ TEST(ChartExport, VectorFiguresHaveAPhysicalSizeReadableTextAndAFallbackFont) {
             // 454 pt = 454 / 72 in = 160.2 mm.
             EXPECT_TRUE(a.value("width").endsWith(QLatin1String("mm"))) << a.value("width").toString().toStdString();
             EXPECT_NEAR(a.value("width").chopped(2).toDouble(), 160.2, 0.2);
-            EXPECT_NEAR(a.value("height").chopped(2).toDouble(), 300 * 25.4 / 72, 0.2);
-            EXPECT_EQ(a.value("viewBox").toString(), QStringLiteral("0 0 454 300"));
+            EXPECT_NEAR(a.value("height").chopped(2).toDouble(), 340 * 25.4 / 72, 0.2);
+            EXPECT_EQ(a.value("viewBox").toString(), QStringLiteral("0 0 454 340"));
         }
         if (a.hasAttribute("font-size")) {
             // One user unit is 1 pt (viewBox 454 wide over 454 pt).
@@ -158,7 +159,26 @@ TEST(ChartExport, VectorFiguresHaveAPhysicalSizeReadableTextAndAFallbackFont) {
         QRegularExpression(QStringLiteral("/MediaBox \\[0 0 ([0-9.]+) ([0-9.]+)\\]")).match(QString::fromLatin1(bytes));
     ASSERT_TRUE(box.hasMatch());
     EXPECT_DOUBLE_EQ(box.captured(1).toDouble(), 454.0);
-    EXPECT_DOUBLE_EQ(box.captured(2).toDouble(), 300.0);
+    EXPECT_DOUBLE_EQ(box.captured(2).toDouble(), 340.0);
+}
+
+// At the document column's size the Optimizers figure keeps its plot: its
+// legend (three rows), staggered names and footer left the bars 10 px tall.
+TEST(ChartExport, ADocumentColumnFigureKeepsItsPlot) {
+    const Scenario s = presetScenario("llama3.1-8b-fsdp-8xh100");
+    MemoryChart chart;
+    chart.setSpec(optimizerChart(s, estimateEveryOptimizer(s), OptimizerScale::Bytes, Units::GiB));
+    chart.show();
+    QApplication::processEvents();
+    chart.resize(454, 340);  // laid out at the figure's size, as an export lays it out
+    QApplication::processEvents();
+    ASSERT_EQ(chart.size(), QSize(454, 340));
+    double tallest = 0;
+    for (int i = 0; i < chart.spec().categories.size(); ++i) tallest = std::max(tallest, chart.barRect(i).height());
+    // The bars reach about half the axis (46-54 of 100 GiB): a third of the
+    // figure's height for the plot is at least 50 px of bar.
+    EXPECT_GE(tallest, 50.0);
+    for (const QString& t : chart.visibleTexts()) EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
 }
 
 TEST(ChartExport, EmptyCompareViewStillExportsItsHint) {
