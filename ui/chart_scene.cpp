@@ -212,7 +212,10 @@ void ChartScene::layout(QSizeF size) {
     double right = kPad + 8;
     if (spec_.callouts) {
         const double left_guess = kPad + 64;
-        right = width - (left_guess + std::clamp((width - left_guess) * 0.34, 110.0, 330.0));
+        // A narrow figure (a 16 cm document column) gives the call-outs a
+        // larger share: their titles carry the sizes and must stay whole.
+        const double share = width < 640 ? 0.26 : 0.34;
+        right = width - (left_guess + std::clamp((width - left_guess) * share, 90.0, 330.0));
     }
     chart_->setMargins(QMargins(static_cast<int>(kPad), static_cast<int>(top), static_cast<int>(right),
                                 static_cast<int>(std::min(bottom, size.height() - top - 40))));

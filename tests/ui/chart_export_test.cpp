@@ -162,8 +162,9 @@ TEST(ChartExport, VectorFiguresHaveAPhysicalSizeReadableTextAndAFallbackFont) {
     EXPECT_DOUBLE_EQ(box.captured(2).toDouble(), 340.0);
 }
 
-// At the document column's size the Optimizers figure keeps its plot: its
-// legend (three rows), staggered names and footer left the bars 10 px tall.
+// At the document column's size the Optimizers figure keeps its plot (its
+// legend, staggered names and footer left the bars 10 px tall) and the
+// Breakdown's call-out titles are whole.
 TEST(ChartExport, ADocumentColumnFigureKeepsItsPlot) {
     const Scenario s = presetScenario("llama3.1-8b-fsdp-8xh100");
     MemoryChart chart;
@@ -179,6 +180,18 @@ TEST(ChartExport, ADocumentColumnFigureKeepsItsPlot) {
     // figure's height for the plot is at least 50 px of bar.
     EXPECT_GE(tallest, 50.0);
     for (const QString& t : chart.visibleTexts()) EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
+
+    // The Breakdown's call-out titles carry the sizes: whole at this width
+    // ("CUDA context + NCCL: 1.07 …" was cut).
+    chart.setSpec(breakdownOf("llama3.1-8b-fsdp-8xh100"));
+    QApplication::processEvents();
+    int titles = 0;
+    for (const QString& t : chart.visibleTexts())
+        if (t.contains(QStringLiteral(" GiB")) && !t.contains(QStringLiteral(" × "))) {
+            ++titles;
+            EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
+        }
+    EXPECT_GE(titles, 10);
 }
 
 TEST(ChartExport, EmptyCompareViewStillExportsItsHint) {
