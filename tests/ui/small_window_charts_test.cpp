@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QRegularExpression>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QTabWidget>
 #include <QTableWidget>
 
@@ -254,6 +255,42 @@ TEST(SmallWindow, TheColumnLeavesTheChartsRoomAndNoTitleOrNameIsCutOrTouches) {
                 EXPECT_FALSE(names[a].second.adjusted(-2, 1, 2, -1).intersects(names[b].second))
                     << names[a].first.toStdString() << " touches " << names[b].first.toStdString() << " " << names[a].second.top() << "-" << names[a].second.bottom() << " x " << names[a].second.left() << "-" << names[a].second.right() << " / " << names[b].second.top() << "-" << names[b].second.bottom() << " x " << names[b].second.left() << "-" << names[b].second.right();
     }
+}
+
+// Six pins differing in many settings at 1000 x 700: the comparison table
+// scrolls in its own area and the plot keeps its height (it was squeezed to
+// ~110 px by the list of differences).
+TEST(SmallWindow, ManyDifferingSettingsScrollTheTableNotThePlot) {
+    auto window = std::make_unique<MainWindow>();
+    window->resize(1000, 700);
+    window->document()->replace(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    window->show();
+    window->tabs()->setCurrentWidget(window->compareTab());
+    QApplication::processEvents();
+    CompareTab* compare = window->compareTab();
+    ASSERT_TRUE(compare->pin());
+    for (int k = 1; k < CompareTab::kMaxPins; ++k) {
+        window->document()->edit([&](Scenario& s) {
+            s.training.micro_batch_size = 1 + k % 3;
+            s.training.sequence_length = 4096 * (1 + k % 2);
+            s.training.gradient_accumulation_steps = k;
+            s.parallelism.zero_stage = k % 4;
+            s.training.checkpointing = k % 2 ? Checkpointing::Full : Checkpointing::Selective;
+        });
+        ASSERT_FALSE(window->document()->stale()) << window->document()->error()->text();
+        ASSERT_TRUE(compare->pin());
+    }
+    QApplication::processEvents();
+    QTableWidget* table = compare->table();
+    ASSERT_GE(table->rowCount(), 15);
+    int rows = 0;
+    for (int r = 0; r < table->rowCount(); ++r) rows += table->rowHeight(r);
+    EXPECT_GT(rows, table->viewport()->height()) << "the case must have more rows than fit";
+    EXPECT_TRUE(table->verticalScrollBar()->isVisible());
+    EXPECT_GE(compare->chart()->height(), 300);
+    double tallest = 0;
+    for (int i = 0; i < CompareTab::kMaxPins; ++i) tallest = std::max(tallest, compare->chart()->barRect(i).height());
+    EXPECT_GE(tallest, 120);
 }
 
 }  // namespace
