@@ -158,6 +158,18 @@ void CompareTab::changePins(std::vector<PinnedScenario> after, const QString& wh
     document_->undoStack()->push(new PinsStep(this, pins_, std::move(after), what));  // push() runs redo()
 }
 
+void CompareTab::changePinsTo(std::vector<PinnedScenario> pins, const QString& what) {
+    if (static_cast<int>(pins.size()) > kMaxPins) pins.resize(kMaxPins);
+    if (samePins(pins_, pins)) return;
+    changePins(std::move(pins), what);
+}
+
+bool CompareTab::samePins(const std::vector<PinnedScenario>& a, const std::vector<PinnedScenario>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const PinnedScenario& x, const PinnedScenario& y) {
+        return x.label == y.label && x.scenario == y.scenario;
+    });
+}
+
 void CompareTab::showPins(const std::vector<PinnedScenario>& pins) {
     pins_ = pins;
     pinsChanged();

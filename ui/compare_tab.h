@@ -30,6 +30,10 @@ public:
     // Replaces every pin with the file they came from (a scenario file's, a
     // restored session's): not a step, as the history starts there.
     void setPins(std::vector<PinnedScenario> pins);
+    // Replaces every pin as one undo step named `what`; nothing when the
+    // same pins (names and scenarios, in order) are there already.
+    void changePinsTo(std::vector<PinnedScenario> pins, const QString& what);
+    static bool samePins(const std::vector<PinnedScenario>& a, const std::vector<PinnedScenario>& b);
     // One pin by its column (also from the table header's context menu).
     bool removePin(int index);
     bool renamePin(int index, const QString& label);  // false for an empty or taken name

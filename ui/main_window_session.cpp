@@ -61,15 +61,26 @@ bool MainWindow::restoreSession() {
     if (!scenario) return false;
     const QString path = QString::fromStdString(session.value("path", std::string()));
     Expected<Scenario> on_disk = path.isEmpty() ? Expected<Scenario>(Error{"", "no file"}) : loadScenarioFile(path.toStdString());
+    const LoadedPins pins = pinsFromJson(session, CompareTab::kMaxPins);
     if (on_disk && session.value("dirty", false)) {
-        // The file as saved, then the session's edits as one undoable step.
+        // The file as saved, with its own pins, then the session's edits and
+        // pins as one undoable step: pins are part of the file, so pins
+        // changed and not saved keep the file unsaved too.
         document_->replace(*on_disk, path);
-        document_->edit([&](Scenario& s) { s = *scenario; }, tr("Unsaved edits from the last session"));
+        const Expected<nlohmann::json> file = readJsonFile(path.toStdString());
+        compare_->setPins(file ? pinsFromJson(*file, CompareTab::kMaxPins).pins : std::vector<PinnedScenario>());
+        const QString what = tr("Unsaved edits from the last session");
+        const bool pins_differ = !CompareTab::samePins(compare_->pins(), pins.pins);
+        if (pins_differ || !(document_->scenario() == *scenario)) {
+            document_->undoStack()->beginMacro(what);
+            document_->edit([&](Scenario& s) { s = *scenario; }, what);
+            if (pins_differ) compare_->changePinsTo(pins.pins, what);
+            document_->undoStack()->endMacro();
+        }
     } else {
         document_->replace(*scenario, on_disk ? path : QString());
+        compare_->setPins(pins.pins);
     }
-    const LoadedPins pins = pinsFromJson(session, CompareTab::kMaxPins);
-    compare_->setPins(pins.pins);
     breakdown_->setPerStage(session.value("per_stage", false));
     const int tab = session.value("tab", 0);
     if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
