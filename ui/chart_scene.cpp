@@ -41,6 +41,14 @@ QRectF ChartScene::textRect(const QString& prefix) const {
     return first;
 }
 
+QList<std::pair<QString, QRectF>> ChartScene::textRects() const {
+    QList<std::pair<QString, QRectF>> out;
+    for (QGraphicsItem* item : scene_.items())
+        if (auto* t = qgraphicsitem_cast<QGraphicsSimpleTextItem*>(item); t && t->isVisible() && !t->text().isEmpty())
+            out.append({t->text(), t->sceneBoundingRect()});
+    return out;
+}
+
 void ChartScene::setSpec(const ChartSpec& spec) {
     const bool same_shape = sameShape(spec);
     spec_ = spec;
@@ -178,8 +186,8 @@ void ChartScene::layout(QSizeF size) {
     value_axis_->setVisible(axes);
     category_axis_->setVisible(axes);
 
-    const double footer_height = footerHeight();
-    const double legend_height = axes && spec_.legend ? legendHeight(legendLayers(), width - 2 * kPad) : 0;
+    double footer_height = footerHeight();
+    double legend_height = axes && spec_.legend ? legendHeight(legendLayers(), width - 2 * kPad) : 0;
     const double category_height = axes ? categoryLabelHeight() : 0;
     category_height_ = category_height;
     const bool room_above = !spec_.barTopLabels.isEmpty() || spec_.capacity.has_value();
@@ -190,12 +198,24 @@ void ChartScene::layout(QSizeF size) {
     // Multi-bar charts with a capacity line keep one more row above the
     // plot: where its label goes when every place on the line is taken.
     const double top = y + (room_above ? 24 : 8) + (spec_.capacity && !spec_.callouts ? 16 : 0);
-    const double bottom = kPad + (footer_height > 0 ? footer_height + 10 : 0) +
-                          (legend_height > 0 ? legend_height + 6 : 0) + category_height;
+    auto bottomMargin = [&] {
+        return kPad + (footer_height > 0 ? footer_height + 10 : 0) + (legend_height > 0 ? legend_height + 6 : 0) + category_height;
+    };
+    // A small figure (a 16 cm document column, text at 8 pt or more) keeps
+    // a plot a third of its height: the footer box goes first (its text is
+    // the table's), then the legend (the segments name themselves inside
+    // where they have room), rather than bars a few pixels tall.
+    const double plot_wanted = std::max(60.0, size.height() / 3);
+    if (axes && size.height() - top - bottomMargin() < plot_wanted) footer_height = 0;
+    if (axes && size.height() - top - bottomMargin() < plot_wanted) legend_height = 0;
+    const double bottom = bottomMargin();
     double right = kPad + 8;
     if (spec_.callouts) {
         const double left_guess = kPad + 64;
-        right = width - (left_guess + std::clamp((width - left_guess) * 0.34, 110.0, 330.0));
+        // A narrow figure (a 16 cm document column) gives the call-outs a
+        // larger share: their titles carry the sizes and must stay whole.
+        const double share = width < 640 ? 0.26 : 0.34;
+        right = width - (left_guess + std::clamp((width - left_guess) * share, 90.0, 330.0));
     }
     chart_->setMargins(QMargins(static_cast<int>(kPad), static_cast<int>(top), static_cast<int>(right),
                                 static_cast<int>(std::min(bottom, size.height() - top - 40))));
@@ -213,9 +233,9 @@ void ChartScene::layout(QSizeF size) {
             placeBarCallouts();
         else
             placeCapacityLabel();
-        if (spec_.legend) placeLegend(overlay_, legendLayers(), kPad, plot_.bottom() + category_height + 4, width - 2 * kPad);
+        if (legend_height > 0) placeLegend(overlay_, legendLayers(), kPad, plot_.bottom() + category_height + 4, width - 2 * kPad);
     }
-    placeFooter(size.height() - kPad - footer_height, width - 2 * kPad);
+    if (footer_height > 0 || !axes) placeFooter(size.height() - kPad - footerHeight(), width - 2 * kPad);
     placeStaleNotice();
     overlay_.finish();
 }

@@ -39,6 +39,7 @@ public:
     // The text item that is `prefix`, else the first that starts with it, in
     // scene coordinates.
     QRectF textRect(const QString& prefix) const;
+    QList<std::pair<QString, QRectF>> textRects() const;
     // A bar with the label above it, in scene coordinates.
     QRectF barRect(int i) const;
 
@@ -73,7 +74,9 @@ private:
     };
     double placeTitle(double y);
     bool staggered(double slot) const;
-    std::vector<LabelLine> categoryLines(int i, double slot, bool stagger) const;
+    std::vector<LabelLine> categoryLines(int i, double slot, bool stagger, const std::vector<LabelLine>& spacer) const;
+    std::vector<LabelLine> lowerRowSpacer(double slot) const;
+    std::vector<LabelLine> ownLines(int i, double slot, bool stagger) const;       // the label's own lines
     double estimatedSlotWidth() const;
     double categoryLabelHeight() const;
     void placeCategoryLabels();

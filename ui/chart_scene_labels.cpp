@@ -6,6 +6,7 @@
 #include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
 
+#include "ui/chart_callouts.h"
 #include "ui/chart_scene.h"
 #include "ui/chart_style.h"
 #include "ui/component_palette.h"
@@ -20,8 +21,11 @@ double ChartScene::placeTitle(double y) {
     }
     if (!spec_.subtitle.isEmpty()) {
         const QFont f = pixelFont(12);
-        for (const QString& line : spec_.subtitle.split('\n'))
-            y += centeredText(elided(line, f, width), f, chartInks().muted, size_.width() / 2, y + 2)->boundingRect().height() + 2;
+        // Wrapped, not cut: its end says where the peak is and whether it
+        // fits, the words a narrow window must not lose.
+        for (const QString& given : spec_.subtitle.split('\n'))
+            for (const QString& line : wrapLines(given, f, width, 2))
+                y += centeredText(line, f, chartInks().muted, size_.width() / 2, y + 2)->boundingRect().height() + 2;
     }
     return y;
 }
@@ -40,8 +44,36 @@ bool ChartScene::staggered(double slot) const {
     return false;
 }
 
-// `stagger`: staggered(slot), computed once per layout by the caller.
-std::vector<ChartScene::LabelLine> ChartScene::categoryLines(int i, double slot, bool stagger) const {
+// The lower row of staggered labels starts under every line of the upper
+// row's: an upper label that wraps ("AdamW" / "8-bit") or has a second line
+// ("(current)") would otherwise touch its lower neighbours. Empty lines as
+// tall as the tallest upper label.
+std::vector<ChartScene::LabelLine> ChartScene::lowerRowSpacer(double slot) const {
+    std::vector<LabelLine> spacer;
+    double tallest = 0;
+    for (int k = 0; k < spec_.categories.size(); k += 2) {
+        std::vector<LabelLine> upper = ownLines(k, slot, true);
+        double h = 0;
+        for (const LabelLine& l : upper) h += QFontMetricsF(l.font).height();
+        if (h > tallest) {
+            tallest = h;
+            spacer = std::move(upper);
+        }
+    }
+    for (LabelLine& l : spacer) l.text.clear();
+    return spacer;
+}
+
+// `stagger`: staggered(slot), and `spacer` lowerRowSpacer(slot) when
+// staggered, computed once per layout by the caller.
+std::vector<ChartScene::LabelLine> ChartScene::categoryLines(int i, double slot, bool stagger,
+                                                             const std::vector<LabelLine>& spacer) const {
+    std::vector<LabelLine> out = ownLines(i, slot, stagger);
+    if (stagger && i % 2 == 1) out.insert(out.begin(), spacer.begin(), spacer.end());
+    return out;
+}
+
+std::vector<ChartScene::LabelLine> ChartScene::ownLines(int i, double slot, bool stagger) const {
     QStringList given = spec_.categories[i].split('\n');
     const double room = std::max(10.0, stagger ? 2 * slot - 8 : slot - 4);
     if (i < spec_.shortCategories.size() && textWidth(given[0], pixelFont(12, true)) > room)
@@ -54,9 +86,10 @@ std::vector<ChartScene::LabelLine> ChartScene::categoryLines(int i, double slot,
                 w = std::max(w, textWidth(word, pixelFont(k == 0 ? size : size - 1, k == 0)));
         return w;
     };
-    while (px > 9 && widest(px) > room) --px;
+    // A smaller font before a wrapped name: a name on one line keeps the
+    // staggered rows to two lines.
+    while (px > 9 && (widest(px) > room || (stagger && textWidth(given[0], pixelFont(px, true)) > room))) --px;
     std::vector<LabelLine> out;
-    if (stagger && i % 2 == 1) out.push_back({QString(), pixelFont(px, true), true, room});
     for (int k = 0; k < given.size(); ++k) {
         const QFont f = pixelFont(k == 0 ? px : px - 1, k == 0);
         for (const QString& line : wrapLines(given[k], f, room, 3)) out.push_back({line, f, k == 0, room});
@@ -74,9 +107,10 @@ double ChartScene::categoryLabelHeight() const {
     double height = QFontMetricsF(pixelFont(12)).height();
     const double slot = estimatedSlotWidth();
     const bool stagger = spec_.categories.size() > 1 && staggered(slot);
+    const std::vector<LabelLine> spacer = stagger ? lowerRowSpacer(slot) : std::vector<LabelLine>();
     for (int i = 0; i < spec_.categories.size(); ++i) {
         double h = 0;
-        for (const LabelLine& l : categoryLines(i, slot, stagger)) h += QFontMetricsF(l.font).height();
+        for (const LabelLine& l : categoryLines(i, slot, stagger, spacer)) h += QFontMetricsF(l.font).height();
         height = std::max(height, h);
     }
     return height + 8;
@@ -85,9 +119,10 @@ double ChartScene::categoryLabelHeight() const {
 void ChartScene::placeCategoryLabels() {
     const double bottom = plot_.bottom() + category_height_;
     const bool stagger = spec_.categories.size() > 1 && staggered(slotWidth());
+    const std::vector<LabelLine> spacer = stagger ? lowerRowSpacer(slotWidth()) : std::vector<LabelLine>();
     for (int i = 0; i < spec_.categories.size(); ++i) {
         double y = plot_.bottom() + 5;
-        for (const LabelLine& l : categoryLines(i, slotWidth(), stagger)) {
+        for (const LabelLine& l : categoryLines(i, slotWidth(), stagger, spacer)) {
             const double lh = QFontMetricsF(l.font).height();
             if (y + lh > bottom + 1) break;  // the real slot is never narrower than the estimate; this is a guard
             const QColor ink = i == spec_.highlightedCategory ? (chartInks().dark ? textInk(kCapacity) : kCapacity) : l.first ? chartInks().ink : chartInks().muted;

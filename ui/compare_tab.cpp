@@ -11,11 +11,26 @@
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTableWidget>
+#include <QUndoCommand>
 #include <QVBoxLayout>
 
 #include "ui/memory_chart.h"
 
 namespace trainmem::ui {
+
+// One undoable change of the pins: the whole list before and after (six pins
+// at most, so a copy is small next to what it saves the user).
+class PinsStep : public QUndoCommand {
+public:
+    PinsStep(CompareTab* tab, std::vector<PinnedScenario> before, std::vector<PinnedScenario> after, const QString& what)
+        : QUndoCommand(what), tab_(tab), before_(std::move(before)), after_(std::move(after)) {}
+    void redo() override { tab_->showPins(after_); }
+    void undo() override { tab_->showPins(before_); }
+
+private:
+    CompareTab* tab_;
+    std::vector<PinnedScenario> before_, after_;
+};
 
 CompareTab::CompareTab(ScenarioDocument* document, QWidget* parent) : ChartTab(document, parent) {
     auto* row = new QHBoxLayout();
@@ -97,21 +112,22 @@ bool CompareTab::pin() {
     QString label;
     for (QChar c = 'A'; c <= 'Z' && label.isEmpty(); c = QChar(c.unicode() + 1))
         if (std::none_of(pins_.begin(), pins_.end(), [&](const PinnedScenario& p) { return p.label == QString(c); })) label = c;
-    pins_.push_back({label, document_->resultScenario(), document_->result()});
-    pinsChanged();
+    std::vector<PinnedScenario> after = pins_;
+    after.push_back({label, document_->resultScenario(), document_->result()});
+    changePins(std::move(after), tr("Pin %1").arg(label));
     return true;
 }
 
 void CompareTab::removeLast() {
     if (pins_.empty()) return;
-    pins_.pop_back();
-    pinsChanged();
+    removePin(static_cast<int>(pins_.size()) - 1);
 }
 
 bool CompareTab::removePin(int index) {
     if (index < 0 || index >= static_cast<int>(pins_.size())) return false;
-    pins_.erase(pins_.begin() + index);
-    pinsChanged();
+    std::vector<PinnedScenario> after = pins_;
+    after.erase(after.begin() + index);
+    changePins(std::move(after), tr("Remove pin %1").arg(pins_[static_cast<size_t>(index)].label));
     return true;
 }
 
@@ -120,19 +136,43 @@ bool CompareTab::renamePin(int index, const QString& label) {
     if (index < 0 || index >= static_cast<int>(pins_.size()) || name.isEmpty()) return false;
     for (int i = 0; i < static_cast<int>(pins_.size()); ++i)
         if (i != index && pins_[static_cast<size_t>(i)].label == name) return false;
-    pins_[static_cast<size_t>(index)].label = name;
-    pinsChanged();
+    if (pins_[static_cast<size_t>(index)].label == name) return true;
+    std::vector<PinnedScenario> after = pins_;
+    after[static_cast<size_t>(index)].label = name;
+    changePins(std::move(after), tr("Rename pin %1 to %2").arg(pins_[static_cast<size_t>(index)].label, name));
     return true;
 }
 
 bool CompareTab::movePin(int index, int to) {
     const int n = static_cast<int>(pins_.size());
     if (index < 0 || index >= n || to < 0 || to >= n || to == index) return false;
-    PinnedScenario moved = pins_[static_cast<size_t>(index)];
-    pins_.erase(pins_.begin() + index);
-    pins_.insert(pins_.begin() + to, std::move(moved));
-    pinsChanged();
+    std::vector<PinnedScenario> after = pins_;
+    PinnedScenario moved = after[static_cast<size_t>(index)];
+    after.erase(after.begin() + index);
+    after.insert(after.begin() + to, moved);
+    changePins(std::move(after), to < index ? tr("Move pin %1 left").arg(moved.label) : tr("Move pin %1 right").arg(moved.label));
     return true;
+}
+
+void CompareTab::changePins(std::vector<PinnedScenario> after, const QString& what) {
+    document_->undoStack()->push(new PinsStep(this, pins_, std::move(after), what));  // push() runs redo()
+}
+
+void CompareTab::changePinsTo(std::vector<PinnedScenario> pins, const QString& what) {
+    if (static_cast<int>(pins.size()) > kMaxPins) pins.resize(kMaxPins);
+    if (samePins(pins_, pins)) return;
+    changePins(std::move(pins), what);
+}
+
+bool CompareTab::samePins(const std::vector<PinnedScenario>& a, const std::vector<PinnedScenario>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const PinnedScenario& x, const PinnedScenario& y) {
+        return x.label == y.label && x.scenario == y.scenario;
+    });
+}
+
+void CompareTab::showPins(const std::vector<PinnedScenario>& pins) {
+    pins_ = pins;
+    pinsChanged();
 }
 
 void CompareTab::fitTable() {
@@ -167,8 +207,8 @@ void CompareTab::showEvent(QShowEvent* event) {
 }
 
 void CompareTab::clear() {
-    pins_.clear();
-    pinsChanged();
+    if (pins_.empty()) return;
+    changePins({}, tr("Clear pins"));
 }
 
 void CompareTab::setPins(std::vector<PinnedScenario> pins) {

@@ -21,11 +21,19 @@ public:
     static constexpr int kMaxPins = 6;
     explicit CompareTab(ScenarioDocument* document, QWidget* parent = nullptr);
 
+    // Pins are part of the scenario file, so each change below is one step
+    // of the document's undo stack: it marks the file unsaved and Undo takes
+    // it back.
     bool pin();  // false when there is no valid result or six pins already
     void removeLast();
     void clear();
-    // Replaces every pin (a scenario file's, a restored session's).
+    // Replaces every pin with the file they came from (a scenario file's, a
+    // restored session's): not a step, as the history starts there.
     void setPins(std::vector<PinnedScenario> pins);
+    // Replaces every pin as one undo step named `what`; nothing when the
+    // same pins (names and scenarios, in order) are there already.
+    void changePinsTo(std::vector<PinnedScenario> pins, const QString& what);
+    static bool samePins(const std::vector<PinnedScenario>& a, const std::vector<PinnedScenario>& b);
     // One pin by its column (also from the table header's context menu).
     bool removePin(int index);
     bool renamePin(int index, const QString& label);  // false for an empty or taken name
@@ -48,6 +56,10 @@ protected:
     void showEvent(QShowEvent* event) override;
 
 private:
+    friend class PinsStep;
+    // Pushes the change from pins_ to `after` as one undo step named `what`.
+    void changePins(std::vector<PinnedScenario> after, const QString& what);
+    void showPins(const std::vector<PinnedScenario>& pins);  // what a step sets
     void updateControls();
     void fitTable();  // the table's rows in view, the chart keeping most of the height
     void pinsChanged();

@@ -19,7 +19,7 @@ ExportSizeDialog::ExportSizeDialog(QSize size, double scale, bool raster, QWidge
     };
     const Preset presets[] = {
         {tr("Slide (16:9)"), {1280, 720}, {720, 405}},
-        {tr("Document column (16 cm)"), {640, 420}, {454, 300}},
+        {tr("Document column (16 cm)"), {640, 480}, {454, 340}},
         {tr("Full page (17 × 24 cm)"), {900, 1270}, {482, 680}},
     };
     presets_ = new QComboBox(this);

@@ -15,7 +15,17 @@ FieldForm::FieldForm(ScenarioDocument* document, FieldBindings* bindings, QWidge
     layout_->setVerticalSpacing(4);
 }
 
+void letShrink(QWidget* widget) {
+    if (auto* box = qobject_cast<QComboBox*>(widget)) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(kFieldChars);
+    } else if (auto* label = qobject_cast<QLabel*>(widget)) {
+        label->setWordWrap(true);
+    }
+}
+
 void FieldForm::addRow(const FieldInfo& info, QWidget* widget) {
+    letShrink(widget);
     widget->setToolTip(info.tip);
     auto* label = new QLabel(info.label, this);
     label->setToolTip(info.tip);

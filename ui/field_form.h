@@ -38,6 +38,14 @@ struct FieldInfo {
     QString tip;  // what it is, typical values
 };
 
+// How many characters a choice shows before the column must widen: a combo
+// box sized to its longest entry ("AMP bf16 with fp32 master weights") made
+// the column ~490 px, half a 1000 px window. The open list still shows each
+// entry whole, and the current one's full text is in the tooltip.
+constexpr int kFieldChars = 16;
+// Lets a field's widget narrow to that (combo boxes) or wrap (read-outs).
+void letShrink(QWidget* widget);
+
 class FieldForm : public QWidget {
     Q_OBJECT
 public:

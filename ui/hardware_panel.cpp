@@ -84,7 +84,8 @@ HardwarePanel::HardwarePanel(ScenarioDocument* document, FieldBindings* bindings
                       s.hardware.overheads.cublas_workspace_bytes = 32 * kMiB;
               });
     cublas_ = a.addReal({tr("  cuBLAS workspace"), {"hardware.cublas_workspace_mib"},
-                         tr("cuBLAS workspace (CUBLAS_WORKSPACE_CONFIG).")},
+                         tr("cuBLAS workspace per handle and stream, inside the allocator (CUBLAS_WORKSPACE_CONFIG): PyTorch's default is "
+                            "8.1 MiB (:4096:2:16:8), 32 MiB on Hopper and later.")},
                         0, 1e5, 1, 1, [](const Scenario& s) { return s.hardware.overheads.cublas_workspace_bytes.value_or(0) / kMiBd; },
                         [](Scenario& s, double v) { s.hardware.overheads.cublas_workspace_bytes = fromMiB(v); }, tr(" MiB"));
     a.addReal({tr("NCCL per group"), {"hardware.nccl_mib_per_group"},

@@ -4,39 +4,28 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QCloseEvent>
-#include <QDesktopServices>
 #include <QDir>
 #include <QDockWidget>
-#include <QDragEnterEvent>
-#include <QDropEvent>
-#include <QFileDialog>
 #include <QFileInfo>
-#include <QHBoxLayout>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QMimeData>
-#include <QRegularExpression>
 #include <QScreen>
 #include <QScrollArea>
-#include <QStandardPaths>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QToolButton>
 #include <QUndoView>
 #include <QVBoxLayout>
 
 #include "ui/breakdown_tab.h"
 #include "ui/breakdown_table.h"
-#include "ui/chart_export.h"
 #include "ui/chart_style.h"
+#include "core/scenario_fields.h"
 #include "ui/cli_command.h"
 #include "ui/compare_tab.h"
-#include "ui/export_size_dialog.h"
 #include "ui/field_bindings.h"
 #include "ui/hardware_panel.h"
-#include "ui/help_docs.h"
 #include "ui/layout_finder_panel.h"
 #include "ui/memory_chart.h"
 #include "ui/model_panel.h"
@@ -44,9 +33,9 @@
 #include "ui/parallelism_panel.h"
 #include "ui/preset_picker.h"
 #include "ui/scenario_files.h"
-#include "ui/scenario_pins.h"
 #include "ui/timeline_tab.h"
 #include "ui/training_panel.h"
+#include "ui/units_toggle.h"
 #include "ui/wheel_guard.h"
 
 // Resources compiled into a static library must be registered by name, from
@@ -223,6 +212,12 @@ void MainWindow::buildMenus() {
         QApplication::clipboard()->setText(*line);
         statusBar()->showMessage(tr("Copied: %1").arg(*line), 6000);
     });
+    // The scenario as its file would hold it (without pins), for an issue,
+    // a chat or a file of one's own: trainmem-cli --scenario reads it back.
+    edit->addAction(tr("Copy Scenario as &JSON"), this, [this] {
+        QApplication::clipboard()->setText(QString::fromStdString(scenarioToOrderedJson(document_->scenario()).dump(2)) + "\n");
+        statusBar()->showMessage(tr("Scenario copied as JSON"), 3000);
+    });
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     units_group_ = new QActionGroup(this);
@@ -240,31 +235,9 @@ void MainWindow::buildMenus() {
         units_group_->addAction(a);
         connect(a, &QAction::triggered, this, [this, units = u.units] { setUnits(units); });
     }
-    // The same two actions as buttons at the right of the tab bar, beside the
-    // numbers they change instead of only in a menu. A button mirrors its
-    // action's check state, so the menu and the toggle cannot disagree, and
-    // both go through setUnits, which saves the choice.
-    units_toggle_ = new QWidget();
-    units_toggle_->setObjectName(QStringLiteral("units_toggle"));
-    units_toggle_->setToolTip(tr("Units of every chart, the table and the status line (also in the View menu)"));
-    auto* toggle_row = new QHBoxLayout(units_toggle_);
-    toggle_row->setContentsMargins(0, 0, 4, 0);
-    toggle_row->setSpacing(0);
-    for (QAction* a : units_group_->actions()) {
-        auto* button = new QToolButton(units_toggle_);
-        button->setDefaultAction(a);
-        button->setToolButtonStyle(Qt::ToolButtonTextOnly);
-        button->setObjectName(QStringLiteral("units_") + a->iconText());
-        toggle_row->addWidget(button);
-    }
-    // A segmented control: the style's own checked look is a faint shade that
-    // hardly tells which unit is on, so the chosen one is filled.
-    units_toggle_->setStyleSheet(QStringLiteral(
-        "QToolButton { border: 1px solid palette(mid); background: palette(base); padding: 2px 9px; }"
-        "QToolButton:hover:!checked { background: palette(midlight); }"
-        "QToolButton:checked { background: palette(highlight); color: palette(highlighted-text); border-color: palette(highlight); }"
-        "#units_GiB { border-top-left-radius: 3px; border-bottom-left-radius: 3px; border-right: none; }"
-        "#units_GB { border-top-right-radius: 3px; border-bottom-right-radius: 3px; }"));
+    // The same two actions as buttons at the right of the tab bar; both go
+    // through setUnits, which saves the choice.
+    units_toggle_ = new UnitsToggle(units_group_);
     tabs_->setCornerWidget(units_toggle_, Qt::TopRightCorner);
     view->addSeparator();
     view->addAction(tr("&Find a Preset"), QKeySequence::Find, this, [this] { presets_->focusSearch(); });
@@ -291,58 +264,7 @@ void MainWindow::buildMenus() {
         layout_dock_->raise();
     });
 
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Keyboard Shortcuts"), QKeySequence(tr("F1")), this, [this] {
-        QMessageBox box(QMessageBox::NoIcon, tr("Keyboard shortcuts"), shortcutList(), QMessageBox::Close, this);
-        box.setTextFormat(Qt::RichText);
-        box.exec();
-    });
-    QMenu* docs = help->addMenu(tr("&Documentation"));
-    for (const DocPage& page : docPages())
-        docs->addAction(page.title, this, [this, file = page.file] { openDocPage(file); })->setToolTip(page.file);
-    help->addAction(tr("&About trainmem"), this, [this] {
-        QMessageBox::about(this, tr("About trainmem"),
-                           tr("<b>trainmem</b> %1<br>GPU memory of training large transformers, per GPU, by component.<br>"
-                              "Every term, its default and its source: docs/memory-model.md.")
-                               .arg(QApplication::applicationVersion()));
-    });
-}
-
-bool MainWindow::openDocPage(const QString& file) {
-    const QString dir = docsDirectory(QApplication::applicationDirPath());
-    if (dir.isEmpty()) {
-        QMessageBox::information(this, tr("Documentation"),
-                                 tr("The documentation was not found. It is looked for in:<br>%1<br><br>It is also online "
-                                    "with the source, in its docs/ folder.")
-                                     .arg(docsCandidates(QApplication::applicationDirPath()).join(QStringLiteral("<br>")).toHtmlEscaped()));
-        return false;
-    }
-    const QString path = dir + "/" + file;
-    if (!QDesktopServices::openUrl(QUrl::fromLocalFile(path))) {
-        statusBar()->showMessage(tr("No application opens %1; the page is at %2").arg(file, path), 15000);
-        return false;
-    }
-    statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
-    return true;
-}
-
-QString MainWindow::shortcutList() const {
-    // Read from the menus themselves, so the list cannot fall behind them.
-    QString rows;
-    for (QAction* top : menuBar()->actions()) {
-        if (!top->menu()) continue;
-        QString entries;
-        for (QAction* a : top->menu()->actions())
-            if (!a->isSeparator() && !a->shortcut().isEmpty())
-                entries += QStringLiteral("<tr><td>%1</td><td style='padding-left:16px'><b>%2</b></td></tr>")
-                               .arg(a->text().remove('&').remove(QRegularExpression(QStringLiteral(" “.*”$"))).toHtmlEscaped(),
-                                    a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped());
-        if (!entries.isEmpty())
-            rows += QStringLiteral("<tr><td colspan=2 style='padding-top:6px'><i>%1</i></td></tr>").arg(top->text().remove('&')) + entries;
-    }
-    return QStringLiteral("<table>%1</table><p>Inputs: the mouse wheel changes a field only once it has focus (click or "
-                          "Tab); elsewhere it scrolls the column.</p>")
-        .arg(rows);
+    buildHelpMenu();
 }
 
 void MainWindow::setUnits(Units units) {
@@ -369,69 +291,6 @@ void MainWindow::showView(ChartView view) {
         case ChartView::Compare: tabs_->setCurrentWidget(compare_); break;
         case ChartView::Timeline: tabs_->setCurrentWidget(timeline_); break;
     }
-}
-
-QRect fitToScreen(QRect window, const QRect& available, QSize minimum) {
-    if (!available.isValid()) return window;
-    // Smaller than the screen unless the window cannot be (then its minimum,
-    // at the screen's top left), and wholly on it.
-    window.setWidth(std::max(std::min(window.width(), available.width()), std::min(minimum.width(), window.width())));
-    window.setHeight(std::max(std::min(window.height(), available.height()), std::min(minimum.height(), window.height())));
-    window.moveLeft(std::clamp(window.left(), available.left(), std::max(available.left(), available.right() + 1 - window.width())));
-    window.moveTop(std::clamp(window.top(), available.top(), std::max(available.top(), available.bottom() + 1 - window.height())));
-    return window;
-}
-
-void MainWindow::saveSession() {
-    nlohmann::json session = {{"scenario", scenarioToJson(document_->scenario())},
-                              {"path", document_->path().toStdString()},
-                              {"dirty", document_->dirty()},
-                              {"pins", pinsToJson(compare_->pins())},
-                              {"tab", tabs_->currentIndex()},
-                              {"per_stage", breakdown_->perStage()}};
-    settings_.setSession(QString::fromStdString(session.dump()));
-}
-
-bool MainWindow::loadPins(const QString& scenario_path) {
-    Expected<nlohmann::json> json = readJsonFile(scenario_path.toStdString());
-    if (!json) return false;
-    LoadedPins pins = pinsFromJson(*json, CompareTab::kMaxPins);
-    if (pins.present) compare_->setPins(std::move(pins.pins));
-    if (!pins.errors.isEmpty())
-        statusBar()->showMessage(tr("%1 pin(s) not loaded: %2").arg(pins.errors.size()).arg(pins.errors.join(QStringLiteral("; "))), 20000);
-    return pins.errors.isEmpty();
-}
-
-bool MainWindow::restoreSession() {
-    const std::string text = settings_.session().toStdString();
-    if (text.empty()) return false;
-    const nlohmann::json session = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!session.is_object() || !session.contains("scenario") || !session["scenario"].is_object()) return false;
-    // Written by saveSession; a value of another type (a hand-edited
-    // settings file) is no session rather than an exception.
-    for (const char* key : {"path", "dirty", "pins", "tab", "per_stage"})
-        if (!session.contains(key)) return false;
-    if (!session["path"].is_string() || !session["dirty"].is_boolean() || !session["tab"].is_number_integer() ||
-        !session["per_stage"].is_boolean())
-        return false;
-    Expected<Scenario> scenario = scenarioFromJson(session["scenario"]);
-    if (!scenario) return false;
-    const QString path = QString::fromStdString(session.value("path", std::string()));
-    Expected<Scenario> on_disk = path.isEmpty() ? Expected<Scenario>(Error{"", "no file"}) : loadScenarioFile(path.toStdString());
-    if (on_disk && session.value("dirty", false)) {
-        // The file as saved, then the session's edits as one undoable step.
-        document_->replace(*on_disk, path);
-        document_->edit([&](Scenario& s) { s = *scenario; }, tr("Unsaved edits from the last session"));
-    } else {
-        document_->replace(*scenario, on_disk ? path : QString());
-    }
-    const LoadedPins pins = pinsFromJson(session, CompareTab::kMaxPins);
-    compare_->setPins(pins.pins);
-    breakdown_->setPerStage(session.value("per_stage", false));
-    const int tab = session.value("tab", 0);
-    if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
-    statusBar()->showMessage(tr("Restored the last session"), 4000);
-    return true;
 }
 
 void MainWindow::followColourScheme() {
@@ -472,175 +331,6 @@ void MainWindow::updateTitle() {
     setWindowModified(document_->dirty());
 }
 
-bool MainWindow::confirmDiscard() {
-    if (!document_->dirty()) return true;
-    const auto answer = QMessageBox::question(this, tr("Unsaved changes"), tr("Save the changes to this scenario first?"),
-                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
-    if (answer == QMessageBox::Cancel) return false;
-    return answer == QMessageBox::Discard || save();
-}
-
-void MainWindow::newScenario() {
-    if (!confirmDiscard()) return;
-    Expected<Scenario> s = defaultScenario();
-    if (!s) {
-        statusBar()->showMessage(QString::fromStdString(s.error().text()), 8000);
-        return;
-    }
-    document_->replace(*s);
-}
-
-void MainWindow::openScenarioDialog() {
-    if (!confirmDiscard()) return;
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario or config.json"), documentFolder(),
-                                                      tr("JSON files (*.json);;All files (*)"));
-    if (!path.isEmpty()) openFile(path);
-}
-
-void MainWindow::openConfigDialog() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open a Hugging Face config.json"), documentFolder(),
-                                                      tr("config.json (*.json);;All files (*)"));
-    if (!path.isEmpty()) openFile(path);
-}
-
-bool MainWindow::openFile(const QString& path) {
-    Expected<OpenedFile> opened = openJsonFile(path, document_->scenario(), CompareTab::kMaxPins);
-    if (!opened) {
-        statusBar()->showMessage(QString::fromStdString(opened.error().text()), 10000);
-        return false;
-    }
-    if (opened->kind == JsonFileKind::Scenario) {
-        document_->replace(opened->scenario, path);
-        // A file's pins replace the tab's; a file without any (older files)
-        // leaves the pins being compared as they are.
-        if (opened->pins.present) compare_->setPins(std::move(opened->pins.pins));
-        if (!opened->pins.errors.isEmpty())
-            statusBar()->showMessage(tr("%1 pin(s) not loaded: %2").arg(opened->pins.errors.size()).arg(opened->pins.errors.join(QStringLiteral("; "))), 20000);
-        settings_.addRecentFile(path);
-        settings_.setLastScenarioPath(path);
-        rebuildRecentMenu();
-    } else {
-        document_->edit([&](Scenario& s) { s = opened->scenario; }, tr("Model from %1").arg(QFileInfo(path).fileName()));
-        statusBar()->showMessage(tr("Model from %1").arg(path), 6000);
-    }
-    return true;
-}
-
-bool MainWindow::save() {
-    if (document_->path().isEmpty()) return saveAs();
-    return saveTo(document_->path());
-}
-
-QString MainWindow::documentFolder() const {
-    const QString last = settings_.lastScenarioPath();
-    if (!last.isEmpty() && QFileInfo(last).absoluteDir().exists()) return QFileInfo(last).absolutePath();
-    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    return documents.isEmpty() ? QDir::homePath() : documents;
-}
-
-QString MainWindow::scenarioFileStem() const {
-    const Scenario& s = document_->scenario();
-    QString stem = QString::fromStdString(!s.name.empty() ? s.name : s.model.name);
-    // A file name from a model name: "Llama-3.1-8B (edited)" -> "llama-3.1-8b-edited".
-    stem = stem.toLower().replace(QRegularExpression(QStringLiteral("[^a-z0-9._-]+")), QStringLiteral("-"));
-    stem = stem.remove(QRegularExpression(QStringLiteral("^-+|-+$")));
-    return stem.isEmpty() ? QStringLiteral("scenario") : stem;
-}
-
-bool MainWindow::saveAs() {
-    QString suggested = document_->path();
-    if (suggested.isEmpty()) suggested = documentFolder() + "/" + scenarioFileStem() + ".json";
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save scenario"), suggested, tr("Scenario (*.json)"));
-    return !path.isEmpty() && saveTo(path);
-}
-
-bool MainWindow::saveTo(const QString& path) {
-    // The Compare tab's pins are saved with the scenario, in their order.
-    const Status saved = saveScenarioFile(document_->scenario(), path.toStdString(),
-                                          compare_->pins().empty() ? nlohmann::json(nullptr) : pinsToJson(compare_->pins()));
-    if (!saved) {
-        QMessageBox::warning(this, tr("Save failed"), QString::fromStdString(saved.error().text()));
-        return false;
-    }
-    document_->setSavedAs(path);
-    settings_.addRecentFile(path);
-    settings_.setLastScenarioPath(path);
-    rebuildRecentMenu();
-    statusBar()->showMessage(tr("Saved %1").arg(path), 4000);
-    return true;
-}
-
-void MainWindow::rebuildRecentMenu() {
-    recent_menu_->clear();
-    const QStringList files = settings_.recentFiles();
-    for (const QString& f : files)
-        recent_menu_->addAction(QFileInfo(f).fileName(), this, [this, f] {
-            if (!confirmDiscard()) return;
-            if (!openFile(f) && !QFileInfo::exists(f)) {
-                settings_.removeRecentFile(f);
-                rebuildRecentMenu();
-            }
-        })->setToolTip(f);
-    recent_menu_->setEnabled(!files.isEmpty());
-}
-
-void MainWindow::exportChartDialog() {
-    ChartTab* tab = currentChartTab();
-    const bool timeline = tabs_->currentWidget() == timeline_;
-    if (!tab && !timeline) return;
-    QString filter = tr("PNG image (*.png)");
-    const QString base = suggestedExportPath();
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), base + ".png",
-                                                      tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), &filter);
-    if (path.isEmpty()) return;
-    const std::optional<ExportFormat> format = exportFormatFor(path);
-    if (!format) {
-        QMessageBox::warning(this, tr("Export"), tr("The file name must end in .png, .svg or .pdf."));
-        return;
-    }
-    ExportSizeDialog ask(settings_.exportSize(), settings_.exportScale(), *format == ExportFormat::Png, this);
-    if (ask.exec() != QDialog::Accepted) return;
-    const ExportResult r = timeline ? timeline_->exportTo(path, ask.size(), ask.scale())
-                                    : exportChart(tab->figureSpec(), path, ask.size(), ask.scale());
-    if (!r) {
-        QMessageBox::warning(this, tr("Export failed"), r.error);
-        return;
-    }
-    settings_.setExportFolder(QFileInfo(path).absolutePath());
-    settings_.setExportSize(ask.size());
-    settings_.setExportScale(ask.scale());
-    statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
-}
-
-QString MainWindow::suggestedExportPath() const {
-    QString folder = settings_.exportFolder();
-    if (folder.isEmpty() || !QDir(folder).exists()) folder = documentFolder();
-    QString view = tabs_->tabText(tabs_->currentIndex()).toLower();
-    if (tabs_->currentWidget() == breakdown_ && breakdown_->perStage()) view = QStringLiteral("stages");
-    // "llama3.1-8b-fsdp-8xh100-breakdown": which scenario and which view.
-    return folder + "/" + scenarioFileStem() + "-" + view;
-}
-
-void MainWindow::copyChart() {
-    ChartTab* tab = currentChartTab();
-    if (tabs_->currentWidget() == timeline_)
-        timeline_->copyImage(devicePixelRatioF());
-    else if (tab)
-        copyChartImage(tab->figureSpec(), tab->chart()->size(), devicePixelRatioF());
-    else
-        return;
-    statusBar()->showMessage(tr("Chart copied as an image"), 3000);
-}
-
-void MainWindow::copyTable(bool markdown) {
-    if (!document_->hasResult()) return;
-    if (markdown)
-        copyTableMarkdown(document_->resultScenario(), document_->result(), units_);
-    else
-        copyTableCsv(document_->resultScenario(), document_->result());
-    statusBar()->showMessage(markdown ? tr("Table copied as Markdown") : tr("Table copied as CSV"), 3000);
-}
-
 void MainWindow::showEvent(QShowEvent* event) {
     QMainWindow::showEvent(event);
     // The column's true minimum is known only once shown (style, fonts):
@@ -662,21 +352,6 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     settings_.setWindowGeometry(saveGeometry());
     settings_.setWindowState(saveState());
     event->accept();
-}
-
-void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
-    const QList<QUrl> urls = event->mimeData()->urls();
-    if (urls.size() == 1 && urls.front().isLocalFile()) event->acceptProposedAction();
-}
-
-void MainWindow::dropEvent(QDropEvent* event) {
-    const QList<QUrl> urls = event->mimeData()->urls();
-    if (urls.size() != 1 || !urls.front().isLocalFile()) return;
-    const QString path = urls.front().toLocalFile();
-    // A dropped scenario replaces the open one; a config.json only its model.
-    Expected<nlohmann::json> json = readJsonFile(path.toStdString());
-    if (json && classifyJson(*json) == JsonFileKind::Scenario && !confirmDiscard()) return;
-    if (openFile(path)) event->acceptProposedAction();
 }
 
 }  // namespace trainmem::ui

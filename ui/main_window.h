@@ -81,7 +81,11 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    // main_window.cpp: panels, tabs, menus; main_window_files.cpp: open,
+    // save, export, clipboard, drops; main_window_session.cpp: the last
+    // session; main_window_help.cpp: the Help menu.
     void buildMenus();
+    void buildHelpMenu();
     void newScenario();
     void openScenarioDialog();
     void openConfigDialog();

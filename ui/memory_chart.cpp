@@ -54,6 +54,7 @@ const ChartSpec& MemoryChart::spec() const { return scene_->spec(); }
 QStringList MemoryChart::visibleTexts() const { return scene_->texts(); }
 QRectF MemoryChart::textRect(const QString& prefix) const { return scene_->textRect(prefix); }
 QRectF MemoryChart::barRect(int bar) const { return scene_->barRect(bar); }
+QList<std::pair<QString, QRectF>> MemoryChart::visibleTextRects() const { return scene_->textRects(); }
 
 void MemoryChart::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);

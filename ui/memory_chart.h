@@ -38,6 +38,8 @@ public:
     // `bar` is with the label above it (chart coordinates): for tests.
     QRectF textRect(const QString& prefix) const;
     QRectF barRect(int bar) const;
+    // Every visible text with where it is drawn (chart coordinates): for tests.
+    QList<std::pair<QString, QRectF>> visibleTextRects() const;
     // How many times the chart's pixels were painted: for tests and the benchmark.
     int paintCount() const { return paint_count_; }
 

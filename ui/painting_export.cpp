@@ -1,9 +1,12 @@
 #include "ui/painting_export.h"
 
+#include <QBuffer>
 #include <QFileInfo>
+#include <QFontInfo>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QSvgGenerator>
 
@@ -33,6 +36,33 @@ ExportResult checkSize(ExportFormat format, QSize size, qreal scale) {
                 .arg(qRound64(pixels / 1e6))
                 .arg(kMaxExportPixels / 1000000));
     return {};
+}
+
+// QSvgGenerator names a font by the family asked for, which for the charts
+// is Qt's generic "Sans Serif": a name no browser or editor knows, so each
+// would pick its own default (often a serif). Every font-family becomes the
+// family fontconfig drew it with, then the generic family CSS defines, so
+// any viewer draws a sans-serif of about the same metrics.
+QByteArray withFallbackFonts(const QByteArray& svg) {
+    static const QRegularExpression family(QStringLiteral("font-family=\"([^\"]*)\""));
+    QString text = QString::fromUtf8(svg);
+    QString out;
+    out.reserve(text.size() + text.size() / 8);
+    qsizetype last = 0;
+    for (auto it = family.globalMatch(text); it.hasNext();) {
+        const QRegularExpressionMatch m = it.next();
+        const QString asked = m.captured(1);
+        QStringList names;
+        const QString drawn = QFontInfo(QFont(asked)).family();
+        if (!drawn.isEmpty()) names << drawn;
+        if (!asked.isEmpty() && asked != drawn && asked != QLatin1String("Sans Serif")) names << asked;
+        names << QStringLiteral("sans-serif");
+        out += QStringView(text).mid(last, m.capturedStart() - last);
+        out += QStringLiteral("font-family=\"%1\"").arg(names.join(QStringLiteral(", ")));
+        last = m.capturedEnd();
+    }
+    out += QStringView(text).mid(last);
+    return out.toUtf8();
 }
 
 ExportResult cannotWrite(const QSaveFile& file) {
@@ -72,14 +102,27 @@ ExportResult exportPainting(const Painting& paint, ExportFormat format, const Ex
             }
             break;
         case ExportFormat::Svg: {
-            QSvgGenerator svg;
-            svg.setOutputDevice(&file);
-            svg.setSize(size);
-            svg.setViewBox(QRect(QPoint(0, 0), size));
-            svg.setTitle(metadata.title);
-            svg.setDescription(metadata.description);
-            QPainter painter(&svg);
-            paint(painter, target);
+            // One logical pixel is one point: the generator's 72 dpi makes
+            // width and height millimetres (454 pt = 160.2 mm), so a figure
+            // has a physical size and its 9-17 px text is 9-17 pt there.
+            QBuffer drawing;
+            drawing.open(QIODevice::WriteOnly);
+            {
+                QSvgGenerator svg;
+                svg.setOutputDevice(&drawing);
+                svg.setResolution(72);
+                svg.setSize(size);
+                svg.setViewBox(QRect(QPoint(0, 0), size));
+                svg.setTitle(metadata.title);
+                svg.setDescription(metadata.description);
+                QPainter painter(&svg);
+                paint(painter, target);
+            }
+            if (file.write(withFallbackFonts(drawing.data())) < 0) {
+                const ExportResult failed = cannotWrite(file);
+                file.cancelWriting();
+                return failed;
+            }
             break;
         }
         case ExportFormat::Pdf: {

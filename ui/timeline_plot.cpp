@@ -11,6 +11,7 @@
 #include <QPolygonF>
 
 #include "core/estimate.h"
+#include "ui/chart_callouts.h"
 #include "ui/chart_style.h"
 #include "ui/chart_views.h"
 #include "ui/component_palette.h"
@@ -133,7 +134,9 @@ TimelinePlot::TimelinePlot(const TimelineDrawing& drawing, const QRectF& area) :
     const QFontMetricsF title(pixelFont(17, true)), sub(pixelFont(12)), small(pixelFont(11));
     double y = area.top() + kPad;
     if (!d_.title.isEmpty()) y += title.height();
-    if (!d_.subtitle.isEmpty()) y += 2 + sub.height();
+    // The subtitle wraps onto a second line in a narrow window rather than
+    // losing its end (the recomputation it names).
+    if (!d_.subtitle.isEmpty()) y += (2 + sub.height()) * subtitleLines().size();
     if (!d_.measuredSummary.isEmpty()) y += 2 + sub.height();
     if (d_.measured && !d_.measured->alignment.isEmpty()) y += 2 + small.height();
     title_bottom_ = y;
@@ -217,6 +220,11 @@ void TimelinePlot::paint(QPainter& p, std::optional<size_t> hover) const {
     p.restore();
 }
 
+QStringList TimelinePlot::subtitleLines() const {
+    if (d_.subtitle.isEmpty()) return {};
+    return wrapLines(d_.subtitle, pixelFont(12), area_.width() - 2 * kPad, 2);
+}
+
 void TimelinePlot::paintTitles(QPainter& p) const {
     const double width = area_.width() - 2 * kPad;
     double y = area_.top() + kPad;
@@ -229,7 +237,7 @@ void TimelinePlot::paintTitles(QPainter& p) const {
         y += fm.height() + 2;
     };
     if (!d_.title.isEmpty()) line(d_.title, pixelFont(17, true), chartInks().ink);
-    if (!d_.subtitle.isEmpty()) line(d_.subtitle, pixelFont(12), chartInks().muted);
+    for (const QString& sub : subtitleLines()) line(sub, pixelFont(12), chartInks().muted);
     if (!d_.measuredSummary.isEmpty()) line(d_.measuredSummary, pixelFont(12, true), chartInks().ink);
     if (d_.measured && !d_.measured->alignment.isEmpty())
         line(QObject::tr("Measured: %1, device %2 — %3").arg(d_.measured->source).arg(d_.measured->device).arg(d_.measured->alignment),

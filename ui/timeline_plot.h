@@ -37,6 +37,7 @@ private:
     QVector<LegendEntry> legendEntries() const;
     double legendHeight(double width) const;
     void paintTitles(QPainter& p) const;
+    QStringList subtitleLines() const;  // the subtitle wrapped to the width, at most two lines
     void paintPhaseBands(QPainter& p) const;
     void paintAxes(QPainter& p) const;
     void paintAreas(QPainter& p) const;

@@ -183,7 +183,10 @@ void TimelineTab::redraw() {
 
 void TimelineTab::showStatus(const QString& text, bool error) {
     status_->setText(text);
-    status_->setStyleSheet(error ? QStringLiteral("color: #c0392b;") : QStringLiteral("color: #555;"));
+    // A hint in the palette's muted text (a fixed #555 was unreadable on a
+    // dark desktop); an error in red.
+    status_->setStyleSheet(error ? QStringLiteral("color: #c0392b;") : QString());
+    status_->setForegroundRole(error ? QPalette::WindowText : QPalette::PlaceholderText);
 }
 
 }  // namespace trainmem::ui

@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFile>
 #include <QImage>
+#include <QRegularExpression>
 #include <QSet>
 #include <QSpinBox>
 #include <QSvgRenderer>
@@ -15,6 +16,7 @@
 #include "ui/chart_views.h"
 #include "ui/export_size_dialog.h"
 #include "ui/component_palette.h"
+#include "ui/memory_chart.h"
 #include "ui_test_support.h"
 
 namespace trainmem::ui {
@@ -107,6 +109,89 @@ TEST(ChartExport, UnknownSuffixAndAbsurdSizesAreRefused) {
     EXPECT_FALSE(exportChart(spec, dir.filePath("chart.png"), QSize(10, 10)).ok);
     EXPECT_FALSE(exportPng(spec, dir.filePath("chart.png"), QSize(800, 500), 0.0).ok);
     EXPECT_FALSE(QFile::exists(dir.filePath("chart.png")));
+}
+
+// A figure for a document: exported at the "document column" preset
+// (454 x 340 pt, 16 x 12 cm) the SVG says its size in physical units, every
+// text is at least 8 pt there, and each font names a generic family after
+// its own, so a viewer without the font still draws a sans-serif; the PDF's
+// page is the same 454 x 340 pt.
+TEST(ChartExport, VectorFiguresHaveAPhysicalSizeReadableTextAndAFallbackFont) {
+    QTemporaryDir dir;
+    const QSize column(454, 340);
+    const QString svg = dir.filePath("column.svg");
+    ASSERT_TRUE(exportSvg(breakdownOf("llama3.1-8b-fsdp-8xh100"), svg, column).ok);
+    QFile file(svg);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    QXmlStreamReader xml(&file);
+    int texts = 0;
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (!xml.isStartElement()) continue;
+        const QXmlStreamAttributes a = xml.attributes();
+        if (xml.name() == QLatin1String("svg")) {
+            // 454 pt = 454 / 72 in = 160.2 mm.
+            EXPECT_TRUE(a.value("width").endsWith(QLatin1String("mm"))) << a.value("width").toString().toStdString();
+            EXPECT_NEAR(a.value("width").chopped(2).toDouble(), 160.2, 0.2);
+            EXPECT_NEAR(a.value("height").chopped(2).toDouble(), 340 * 25.4 / 72, 0.2);
+            EXPECT_EQ(a.value("viewBox").toString(), QStringLiteral("0 0 454 340"));
+        }
+        if (a.hasAttribute("font-size")) {
+            // One user unit is 1 pt (viewBox 454 wide over 454 pt).
+            EXPECT_GE(a.value("font-size").toDouble(), 8.0) << xml.name().toString().toStdString();
+            ++texts;
+        }
+        if (a.hasAttribute("font-family")) {
+            const QString family = a.value("font-family").toString();
+            EXPECT_TRUE(family.endsWith(QLatin1String("sans-serif"))) << family.toStdString();
+        }
+    }
+    EXPECT_FALSE(xml.hasError()) << xml.errorString().toStdString();
+    EXPECT_GT(texts, 10);
+    EXPECT_TRUE(QSvgRenderer(svg).isValid());
+
+    const QString pdf = dir.filePath("column.pdf");
+    ASSERT_TRUE(exportPdf(breakdownOf("llama3.1-8b-fsdp-8xh100"), pdf, column).ok);
+    QFile pdf_file(pdf);
+    ASSERT_TRUE(pdf_file.open(QIODevice::ReadOnly));
+    const QByteArray bytes = pdf_file.readAll();
+    const QRegularExpressionMatch box =
+        QRegularExpression(QStringLiteral("/MediaBox \\[0 0 ([0-9.]+) ([0-9.]+)\\]")).match(QString::fromLatin1(bytes));
+    ASSERT_TRUE(box.hasMatch());
+    EXPECT_DOUBLE_EQ(box.captured(1).toDouble(), 454.0);
+    EXPECT_DOUBLE_EQ(box.captured(2).toDouble(), 340.0);
+}
+
+// At the document column's size the Optimizers figure keeps its plot (its
+// legend, staggered names and footer left the bars 10 px tall) and the
+// Breakdown's call-out titles are whole.
+TEST(ChartExport, ADocumentColumnFigureKeepsItsPlot) {
+    const Scenario s = presetScenario("llama3.1-8b-fsdp-8xh100");
+    MemoryChart chart;
+    chart.setSpec(optimizerChart(s, estimateEveryOptimizer(s), OptimizerScale::Bytes, Units::GiB));
+    chart.show();
+    QApplication::processEvents();
+    chart.resize(454, 340);  // laid out at the figure's size, as an export lays it out
+    QApplication::processEvents();
+    ASSERT_EQ(chart.size(), QSize(454, 340));
+    double tallest = 0;
+    for (int i = 0; i < chart.spec().categories.size(); ++i) tallest = std::max(tallest, chart.barRect(i).height());
+    // The bars reach about half the axis (46-54 of 100 GiB): a third of the
+    // figure's height for the plot is at least 50 px of bar.
+    EXPECT_GE(tallest, 50.0);
+    for (const QString& t : chart.visibleTexts()) EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
+
+    // The Breakdown's call-out titles carry the sizes: whole at this width
+    // ("CUDA context + NCCL: 1.07 …" was cut).
+    chart.setSpec(breakdownOf("llama3.1-8b-fsdp-8xh100"));
+    QApplication::processEvents();
+    int titles = 0;
+    for (const QString& t : chart.visibleTexts())
+        if (t.contains(QStringLiteral(" GiB")) && !t.contains(QStringLiteral(" × "))) {
+            ++titles;
+            EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
+        }
+    EXPECT_GE(titles, 10);
 }
 
 TEST(ChartExport, EmptyCompareViewStillExportsItsHint) {

@@ -1,9 +1,14 @@
 // The optimizer and compare tabs: one column per optimizer (in bytes and in
 // buffers per parameter, as in the seed figure), pinned columns with their
 // differences.
+#include <QGraphicsView>
 #include <QTableWidget>
+#include <QTest>
+#include <QToolTip>
 
+#include "ui/breakdown_tab.h"
 #include "ui/compare_tab.h"
+#include "ui/memory_chart.h"
 #include "ui/display_names.h"
 #include "ui/optimizer_tab.h"
 #include "ui_test_support.h"
@@ -147,6 +152,32 @@ TEST(CompareTab, PinsAreRenamedMovedAndRemovedOneByOne) {
     // A new pin takes the first free letter.
     ASSERT_TRUE(compare->pin());
     EXPECT_EQ(compare->pins().back().label, QStringLiteral("A"));
+}
+
+// Hovering a bar's segment shows its component and value, in every chart:
+// the Breakdown, the Optimizers tab and the Compare tab.
+TEST(ChartHover, EverySegmentTellsItsComponentAndValue) {
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    ASSERT_TRUE(window->compareTab()->pin());
+    window->document()->edit([](Scenario& s) { s.training.micro_batch_size = 1; });
+    ASSERT_TRUE(window->compareTab()->pin());
+    for (ChartTab* tab : {static_cast<ChartTab*>(window->breakdownTab()), static_cast<ChartTab*>(window->optimizerTab()),
+                          static_cast<ChartTab*>(window->compareTab())}) {
+        window->tabs()->setCurrentWidget(tab);
+        QApplication::processEvents();
+        MemoryChart* chart = tab->chart();
+        auto* view = chart->findChild<QGraphicsView*>();
+        ASSERT_NE(view, nullptr);
+        QToolTip::hideText();
+        // The bottom segment of the first bar: Weights.
+        const QRectF bar = chart->barRect(0);
+        const QPoint at = view->mapFromScene(QPointF(bar.center().x(), bar.bottom() - 3));
+        QTest::mouseMove(view->viewport(), at);
+        QApplication::processEvents();
+        const QString tip = QToolTip::text();
+        EXPECT_TRUE(tip.contains(QStringLiteral("Weights"))) << tab->metaObject()->className() << ": " << tip.toStdString();
+        EXPECT_TRUE(tip.contains(QStringLiteral("3.74"))) << tab->metaObject()->className() << ": " << tip.toStdString();
+    }
 }
 
 }  // namespace

@@ -60,5 +60,27 @@ TEST(Clipboard, ChartCopiesAsAnImageOfTheRequestedSize) {
     EXPECT_EQ(image.size(), QSize(1280, 800));
 }
 
+// Edit > Copy Scenario as JSON: the scenario as its file holds it, which the
+// core reads back to the same scenario (an edited model included).
+TEST(Clipboard, ScenarioCopiesAsItsFilesJson) {
+    auto window = openWindow(presetScenario("mixtral-8x7b-tp-ep"));
+    window->document()->edit([](Scenario& s) {
+        s.training.micro_batch_size = 3;
+        s.model.num_layers = 30;
+    });
+    QAction* copy = nullptr;
+    for (QAction* a : window->findChildren<QAction*>())
+        if (a->text().remove('&') == QStringLiteral("Copy Scenario as JSON")) copy = a;
+    ASSERT_NE(copy, nullptr) << "no Edit > Copy Scenario as JSON";
+    QApplication::clipboard()->clear();
+    copy->trigger();
+    const nlohmann::json copied = nlohmann::json::parse(QApplication::clipboard()->text().toStdString(), nullptr, false);
+    ASSERT_TRUE(copied.is_object());
+    const Expected<Scenario> back = scenarioFromJson(copied);
+    ASSERT_TRUE(back.ok()) << back.error().text();
+    EXPECT_EQ(*back, window->document()->scenario());
+    EXPECT_EQ(back->model.num_layers, 30);
+}
+
 }  // namespace
 }  // namespace trainmem::ui

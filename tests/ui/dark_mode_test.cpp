@@ -54,5 +54,39 @@ TEST(DarkMode, ChartsFollowADarkPaletteReadablyAndExportsStayLight) {
     EXPECT_GT(pixelAt(chart->grab().toImage(), QPoint(3, 3)).lightness(), 200);
 }
 
+// The GiB | GB toggle reads on a light and on a dark desktop: each button's
+// text against its own background, chosen or not, at least WCAG AA's 4.5:1.
+// (The unchosen button is drawn on the palette's Base, so its text must be
+// the palette's Text, not ButtonText, which goes with Button.)
+TEST(DarkMode, TheUnitsToggleReadsOnLightAndDark) {
+    const QPalette before = QApplication::palette();
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    QPalette dark(QColor(0x3a, 0x3a, 0x3d), QColor(0x2d, 0x2d, 0x30));
+    dark.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
+    dark.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
+    dark.setColor(QPalette::ButtonText, QColor(0xe6, 0xe6, 0xe6));
+    dark.setColor(QPalette::WindowText, QColor(0xe6, 0xe6, 0xe6));
+    // A theme whose buttons are light on a dark base: ButtonText alone is
+    // not enough to read on Base.
+    QPalette mixed = dark;
+    mixed.setColor(QPalette::ButtonText, QColor(0x30, 0x30, 0x30));
+    for (const QPalette& palette : {before, dark, mixed}) {
+        QApplication::setPalette(palette);
+        QApplication::processEvents();
+        for (const char* name : {"units_GiB", "units_GB"}) {
+            auto* button = window->unitsToggle()->findChild<QWidget*>(QString::fromLatin1(name));
+            ASSERT_NE(button, nullptr) << name;
+            const QImage image = button->grab().toImage();
+            const QColor background = image.pixelColor(4, image.height() / 2);
+            double best = 1;
+            for (int y = 0; y < image.height(); ++y)
+                for (int x = 3; x < image.width() - 3; ++x) best = std::max(best, contrast(image.pixelColor(x, y), background));
+            EXPECT_GE(best, 4.5) << name << " on " << background.name().toStdString();
+        }
+    }
+    QApplication::setPalette(before);
+    QApplication::processEvents();
+}
+
 }  // namespace
 }  // namespace trainmem::ui

@@ -100,5 +100,23 @@ TEST(LaunchOptions, ParsesEveryOptionAndNamesTheBadOne) {
     EXPECT_EQ(parseLaunchOptions({"--height", "-5"}).error().field, "--height");
 }
 
+// --version answers on stdout and exits 0 before Qt exists: no display, no
+// platform plugin, nothing else printed.
+TEST(HeadlessExport, VersionNeedsNoDisplay) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("QT_QPA_PLATFORM");
+    env.remove("DISPLAY");
+    env.remove("WAYLAND_DISPLAY");
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(TRAINMEM_APP_EXE), {QStringLiteral("--version")});
+    ASSERT_TRUE(p.waitForFinished(20000));
+    EXPECT_EQ(p.exitCode(), 0);
+    const QString out = QString::fromLocal8Bit(p.readAllStandardOutput());
+    EXPECT_TRUE(out.startsWith(QStringLiteral("trainmem "))) << out.toStdString();
+    EXPECT_EQ(out.count('\n'), 1) << out.toStdString();
+    EXPECT_TRUE(p.readAllStandardError().isEmpty());
+}
+
 }  // namespace
 }  // namespace trainmem::ui

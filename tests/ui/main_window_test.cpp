@@ -73,6 +73,18 @@ TEST(MainWindow, EverySettingKeyOfTheCoreHasAWidget) {
         EXPECT_NE(window->fieldBindings().widgetFor(QString::fromStdString(key)), nullptr) << key;
 }
 
+// Help: every field says what it is in its tooltip (issue 12: "tooltips on
+// every field with typical values"), a sentence, not a bare name.
+TEST(MainWindow, EveryFieldHasATooltipSayingWhatItIs) {
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    for (const std::string& key : settingKeys()) {
+        QWidget* w = window->fieldBindings().widgetFor(QString::fromStdString(key));
+        if (!w) continue;  // EverySettingKeyOfTheCoreHasAWidget names it
+        const QString tip = w->toolTip();
+        EXPECT_GE(tip.split(' ', Qt::SkipEmptyParts).size(), 4) << key << ": \"" << tip.toStdString() << "\"";
+    }
+}
+
 TEST(MainWindow, EveryModelKeyTheCoreNamesInErrorsHasAWidget) {
     auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
     for (const char* family : {"llama", "gpt2", "mixtral", "qwen2_moe", "deepseek_v3"})

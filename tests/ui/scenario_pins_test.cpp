@@ -4,6 +4,7 @@
 #include <QFile>
 #include <QStatusBar>
 #include <QTemporaryDir>
+#include <QUndoStack>
 
 #include "core/scenario.h"
 #include "ui/compare_tab.h"
@@ -91,6 +92,63 @@ TEST(ScenarioPins, ABadPinIsNamedAndLeftOutTheRestLoads) {
     EXPECT_TRUE(not_a_list.pins.empty());
     ASSERT_EQ(not_a_list.errors.size(), 1);
     EXPECT_TRUE(not_a_list.errors[0].startsWith(QStringLiteral("pins: expected a list")));
+}
+
+
+// Pins are saved in the file, so changing them is a change to the document:
+// each of add, rename, move and remove marks it unsaved and is one Undo step.
+TEST(ScenarioPins, EveryPinChangeMarksTheFileUnsavedAndIsUndoable) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("pins.json");
+    const Scenario base = presetScenario("llama3.1-8b-fsdp-8xh100");
+    auto window = openWindow(base);
+    ASSERT_TRUE(window->saveTo(path));
+    ASSERT_FALSE(window->document()->dirty());
+    CompareTab* tab = window->compareTab();
+    QUndoStack* undo = window->document()->undoStack();
+    auto labels = [&] {
+        QStringList out;
+        for (const PinnedScenario& p : tab->pins()) out << p.label;
+        return out.join(',');
+    };
+
+    ASSERT_TRUE(tab->pin());
+    EXPECT_TRUE(window->document()->dirty()) << "a new pin is not saved yet";
+    EXPECT_TRUE(window->isWindowModified());
+    ASSERT_TRUE(tab->pin());
+    ASSERT_TRUE(tab->renamePin(1, QStringLiteral("second")));
+    ASSERT_TRUE(tab->movePin(1, 0));
+    ASSERT_TRUE(tab->removePin(1));
+    EXPECT_EQ(labels(), QStringLiteral("second"));
+
+    undo->undo();  // the removal
+    EXPECT_EQ(labels(), QStringLiteral("second,A"));
+    undo->undo();  // the move
+    EXPECT_EQ(labels(), QStringLiteral("A,second"));
+    undo->undo();  // the rename
+    EXPECT_EQ(labels(), QStringLiteral("A,B"));
+    undo->undo();  // the second pin
+    EXPECT_EQ(labels(), QStringLiteral("A"));
+    undo->undo();  // the first
+    EXPECT_EQ(labels(), QString());
+    EXPECT_FALSE(window->document()->dirty()) << "back to what was saved";
+    EXPECT_EQ(window->document()->scenario(), base) << "pin steps never touch the scenario";
+    undo->redo();
+    EXPECT_EQ(labels(), QStringLiteral("A"));
+    EXPECT_TRUE(window->document()->dirty());
+
+    // Clear and Remove last are steps too, and saving makes the pins clean.
+    tab->clear();
+    EXPECT_EQ(labels(), QString());
+    undo->undo();
+    EXPECT_EQ(labels(), QStringLiteral("A"));
+    ASSERT_TRUE(window->saveTo(path));
+    EXPECT_FALSE(window->document()->dirty());
+    tab->removeLast();
+    EXPECT_TRUE(window->document()->dirty());
+    undo->undo();
+    EXPECT_FALSE(window->document()->dirty());
+    EXPECT_EQ(labels(), QStringLiteral("A"));
 }
 
 }  // namespace

@@ -37,13 +37,42 @@ TEST(Session, ClosingAndStartingAgainBringsBackTheEditsPinsAndTab) {
     EXPECT_EQ(next.document()->scenario(), edited);
     EXPECT_EQ(next.document()->path(), path);
     EXPECT_TRUE(next.document()->dirty());  // the edits are still unsaved ...
+    ASSERT_EQ(next.compareTab()->pins().size(), 1u);
+    EXPECT_EQ(next.compareTab()->pins()[0].label, QStringLiteral("as saved"));
     next.document()->undoStack()->undo();   // ... and one Undo goes back to the file
     EXPECT_EQ(next.document()->scenario(), saved);
     EXPECT_FALSE(next.document()->dirty());
-    ASSERT_EQ(next.compareTab()->pins().size(), 1u);
-    EXPECT_EQ(next.compareTab()->pins()[0].label, QStringLiteral("as saved"));
+    // The pin was made after saving, so the file as saved has none.
+    EXPECT_TRUE(next.compareTab()->pins().empty());
     EXPECT_EQ(next.tabs()->currentWidget(), next.compareTab());
     EXPECT_TRUE(next.breakdownTab()->perStage());
+}
+
+// Pins changed after saving, with the scenario as saved: the restored window
+// still says unsaved (pins are part of the file), and Undo goes back to the
+// file's pins.
+TEST(Session, UnsavedPinsAloneComeBackUnsaved) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("pinned.json");
+    const Scenario saved = presetScenario("llama3.1-8b-fsdp-8xh100");
+    {
+        auto window = openWindow(saved);
+        ASSERT_TRUE(window->compareTab()->pin());
+        ASSERT_TRUE(window->saveTo(path));
+        ASSERT_TRUE(window->compareTab()->renamePin(0, QStringLiteral("renamed")));
+        ASSERT_TRUE(window->document()->dirty());
+        window->saveSession();
+    }
+    MainWindow next;
+    ASSERT_TRUE(next.restoreSession());
+    EXPECT_EQ(next.document()->scenario(), saved);
+    ASSERT_EQ(next.compareTab()->pins().size(), 1u);
+    EXPECT_EQ(next.compareTab()->pins()[0].label, QStringLiteral("renamed"));
+    EXPECT_TRUE(next.document()->dirty());
+    next.document()->undoStack()->undo();
+    ASSERT_EQ(next.compareTab()->pins().size(), 1u);
+    EXPECT_EQ(next.compareTab()->pins()[0].label, QStringLiteral("A"));
+    EXPECT_FALSE(next.document()->dirty());
 }
 
 TEST(Session, NoSessionOrABrokenOneChangesNothing) {

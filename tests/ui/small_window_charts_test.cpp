@@ -4,6 +4,9 @@
 #include <functional>
 
 #include <QComboBox>
+#include <QRegularExpression>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QTabWidget>
 #include <QTableWidget>
 
@@ -72,6 +75,7 @@ TEST(SmallWindow, TimesParamsDrawsAdamW8bitAtItsRealBytes) {
     EXPECT_NEAR(eight_bit / adam, 0.25, 0.01);
     window->optimizerTab()->setScale(OptimizerScale::Bytes);
 }
+
 
 }  // namespace
 }  // namespace trainmem::ui
@@ -169,6 +173,7 @@ TEST(CompareTable, ChangesAgainstTheChosenBaseline) {
     EXPECT_FALSE(table->item(activations, 1)->text().contains('%'));
 }
 
+
 }  // namespace
 }  // namespace trainmem::ui
 
@@ -206,6 +211,86 @@ TEST(SmallWindow, TheCompareTableShowsAllItsRowsAndThePlotKeepsItsHeight) {
     window->tabs()->setCurrentWidget(window->breakdownTab());
     QApplication::processEvents();
     EXPECT_TRUE(window->findChild<BreakdownTable*>()->isVisible());
+}
+
+
+// At 1000 x 700 the input column leaves the charts the room (it took ~490
+// px: combo boxes sized to their longest entry), the Breakdown's subtitle is
+// whole (it ended in "…", cutting where the peak is and whether it fits),
+// and no two optimizer names under the bars touch ("AdamW8-bit": a wrapped
+// upper-row name ran into the staggered lower row).
+TEST(SmallWindow, TheColumnLeavesTheChartsRoomAndNoTitleOrNameIsCutOrTouches) {
+    auto window = smallWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    QScrollArea* column = nullptr;
+    for (QWidget* p = window->fieldBindings().widgetFor(QStringLiteral("training.micro_batch_size")); p && !column; p = p->parentWidget()) column = qobject_cast<QScrollArea*>(p);
+    ASSERT_NE(column, nullptr);
+    EXPECT_LE(column->width(), 400);
+    EXPECT_GE(window->breakdownTab()->chart()->width(), 560);
+
+    const MemoryChart* breakdown = window->breakdownTab()->chart();
+    const QString drawn = breakdown->visibleTexts().join(' ');
+    for (const QString& word : breakdown->spec().subtitle.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts))
+        EXPECT_TRUE(drawn.contains(word)) << word.toStdString() << " missing from the subtitle";
+    for (const QString& t : breakdown->visibleTexts()) {
+        if (breakdown->spec().subtitle.contains(t.left(20))) {
+            EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
+        }
+    }
+
+    for (OptimizerScale scale : {OptimizerScale::Bytes, OptimizerScale::TimesParams}) {
+        window->optimizerTab()->setScale(scale);
+        window->tabs()->setCurrentWidget(window->optimizerTab());
+        QApplication::processEvents();
+        const MemoryChart* chart = window->optimizerTab()->chart();
+        const double plot_bottom = chart->barRect(0).bottom();
+        QList<std::pair<QString, QRectF>> names;
+        for (const auto& [text, rect] : chart->visibleTextRects())
+            if (rect.top() >= plot_bottom && rect.top() < plot_bottom + 80) names.append({text, rect});
+        ASSERT_GE(names.size(), static_cast<qsizetype>(allOptimizers().size()));
+        // Lines of one label, and the staggered rows, sit edge to edge (a
+        // line's height includes its leading): only overlap within a row, or
+        // a gap under 2 px beside a name, is touching.
+        for (qsizetype a = 0; a < names.size(); ++a)
+            for (qsizetype b = a + 1; b < names.size(); ++b)
+                EXPECT_FALSE(names[a].second.adjusted(-2, 1, 2, -1).intersects(names[b].second))
+                    << names[a].first.toStdString() << " touches " << names[b].first.toStdString() << " " << names[a].second.top() << "-" << names[a].second.bottom() << " x " << names[a].second.left() << "-" << names[a].second.right() << " / " << names[b].second.top() << "-" << names[b].second.bottom() << " x " << names[b].second.left() << "-" << names[b].second.right();
+    }
+}
+
+// Six pins differing in many settings at 1000 x 700: the comparison table
+// scrolls in its own area and the plot keeps its height (it was squeezed to
+// ~110 px by the list of differences).
+TEST(SmallWindow, ManyDifferingSettingsScrollTheTableNotThePlot) {
+    auto window = std::make_unique<MainWindow>();
+    window->resize(1000, 700);
+    window->document()->replace(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    window->show();
+    window->tabs()->setCurrentWidget(window->compareTab());
+    QApplication::processEvents();
+    CompareTab* compare = window->compareTab();
+    ASSERT_TRUE(compare->pin());
+    for (int k = 1; k < CompareTab::kMaxPins; ++k) {
+        window->document()->edit([&](Scenario& s) {
+            s.training.micro_batch_size = 1 + k % 3;
+            s.training.sequence_length = 4096 * (1 + k % 2);
+            s.training.gradient_accumulation_steps = k;
+            s.parallelism.zero_stage = k % 4;
+            s.training.checkpointing = k % 2 ? Checkpointing::Full : Checkpointing::Selective;
+        });
+        ASSERT_FALSE(window->document()->stale()) << window->document()->error()->text();
+        ASSERT_TRUE(compare->pin());
+    }
+    QApplication::processEvents();
+    QTableWidget* table = compare->table();
+    ASSERT_GE(table->rowCount(), 15);
+    int rows = 0;
+    for (int r = 0; r < table->rowCount(); ++r) rows += table->rowHeight(r);
+    EXPECT_GT(rows, table->viewport()->height()) << "the case must have more rows than fit";
+    EXPECT_TRUE(table->verticalScrollBar()->isVisible());
+    EXPECT_GE(compare->chart()->height(), 300);
+    double tallest = 0;
+    for (int i = 0; i < CompareTab::kMaxPins; ++i) tallest = std::max(tallest, compare->chart()->barRect(i).height());
+    EXPECT_GE(tallest, 120);
 }
 
 }  // namespace

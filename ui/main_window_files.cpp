@@ -1,0 +1,218 @@
+// The window's file work: open, save, recent files, drag and drop, chart
+// export and the clipboard. The reading and writing itself is in
+// scenario_files.*, chart_export.* and painting_export.*; here are the
+// dialogs and what the window shows of the result.
+#include "ui/main_window.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenu>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include "ui/breakdown_tab.h"
+#include "ui/chart_export.h"
+#include "ui/chart_tab.h"
+#include "ui/compare_tab.h"
+#include "ui/export_size_dialog.h"
+#include "ui/memory_chart.h"
+#include "ui/scenario_files.h"
+#include "ui/scenario_pins.h"
+#include "ui/timeline_tab.h"
+
+namespace trainmem::ui {
+
+bool MainWindow::confirmDiscard() {
+    if (!document_->dirty()) return true;
+    const auto answer = QMessageBox::question(this, tr("Unsaved changes"), tr("Save the changes to this scenario first?"),
+                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Cancel) return false;
+    return answer == QMessageBox::Discard || save();
+}
+
+void MainWindow::newScenario() {
+    if (!confirmDiscard()) return;
+    Expected<Scenario> s = defaultScenario();
+    if (!s) {
+        statusBar()->showMessage(QString::fromStdString(s.error().text()), 8000);
+        return;
+    }
+    document_->replace(*s);
+}
+
+void MainWindow::openScenarioDialog() {
+    if (!confirmDiscard()) return;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario or config.json"), documentFolder(),
+                                                      tr("JSON files (*.json);;All files (*)"));
+    if (!path.isEmpty()) openFile(path);
+}
+
+void MainWindow::openConfigDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a Hugging Face config.json"), documentFolder(),
+                                                      tr("config.json (*.json);;All files (*)"));
+    if (!path.isEmpty()) openFile(path);
+}
+
+bool MainWindow::openFile(const QString& path) {
+    Expected<OpenedFile> opened = openJsonFile(path, document_->scenario(), CompareTab::kMaxPins);
+    if (!opened) {
+        statusBar()->showMessage(QString::fromStdString(opened.error().text()), 10000);
+        return false;
+    }
+    if (opened->kind == JsonFileKind::Scenario) {
+        document_->replace(opened->scenario, path);
+        // A file's pins replace the tab's; a file without any (older files)
+        // leaves the pins being compared as they are.
+        if (opened->pins.present) compare_->setPins(std::move(opened->pins.pins));
+        if (!opened->pins.errors.isEmpty())
+            statusBar()->showMessage(tr("%1 pin(s) not loaded: %2").arg(opened->pins.errors.size()).arg(opened->pins.errors.join(QStringLiteral("; "))), 20000);
+        settings_.addRecentFile(path);
+        settings_.setLastScenarioPath(path);
+        rebuildRecentMenu();
+    } else {
+        document_->edit([&](Scenario& s) { s = opened->scenario; }, tr("Model from %1").arg(QFileInfo(path).fileName()));
+        statusBar()->showMessage(tr("Model from %1").arg(path), 6000);
+    }
+    return true;
+}
+
+bool MainWindow::save() {
+    if (document_->path().isEmpty()) return saveAs();
+    return saveTo(document_->path());
+}
+
+QString MainWindow::documentFolder() const {
+    const QString last = settings_.lastScenarioPath();
+    if (!last.isEmpty() && QFileInfo(last).absoluteDir().exists()) return QFileInfo(last).absolutePath();
+    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    return documents.isEmpty() ? QDir::homePath() : documents;
+}
+
+QString MainWindow::scenarioFileStem() const {
+    const Scenario& s = document_->scenario();
+    QString stem = QString::fromStdString(!s.name.empty() ? s.name : s.model.name);
+    // A file name from a model name: "Llama-3.1-8B (edited)" -> "llama-3.1-8b-edited".
+    stem = stem.toLower().replace(QRegularExpression(QStringLiteral("[^a-z0-9._-]+")), QStringLiteral("-"));
+    stem = stem.remove(QRegularExpression(QStringLiteral("^-+|-+$")));
+    return stem.isEmpty() ? QStringLiteral("scenario") : stem;
+}
+
+bool MainWindow::saveAs() {
+    QString suggested = document_->path();
+    if (suggested.isEmpty()) suggested = documentFolder() + "/" + scenarioFileStem() + ".json";
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save scenario"), suggested, tr("Scenario (*.json)"));
+    return !path.isEmpty() && saveTo(path);
+}
+
+bool MainWindow::saveTo(const QString& path) {
+    // The Compare tab's pins are saved with the scenario, in their order.
+    const Status saved = saveScenarioFile(document_->scenario(), path.toStdString(),
+                                          compare_->pins().empty() ? nlohmann::json(nullptr) : pinsToJson(compare_->pins()));
+    if (!saved) {
+        QMessageBox::warning(this, tr("Save failed"), QString::fromStdString(saved.error().text()));
+        return false;
+    }
+    document_->setSavedAs(path);
+    settings_.addRecentFile(path);
+    settings_.setLastScenarioPath(path);
+    rebuildRecentMenu();
+    statusBar()->showMessage(tr("Saved %1").arg(path), 4000);
+    return true;
+}
+
+void MainWindow::rebuildRecentMenu() {
+    recent_menu_->clear();
+    const QStringList files = settings_.recentFiles();
+    for (const QString& f : files)
+        recent_menu_->addAction(QFileInfo(f).fileName(), this, [this, f] {
+            if (!confirmDiscard()) return;
+            if (!openFile(f) && !QFileInfo::exists(f)) {
+                settings_.removeRecentFile(f);
+                rebuildRecentMenu();
+            }
+        })->setToolTip(f);
+    recent_menu_->setEnabled(!files.isEmpty());
+}
+
+void MainWindow::exportChartDialog() {
+    ChartTab* tab = currentChartTab();
+    const bool timeline = tabs_->currentWidget() == timeline_;
+    if (!tab && !timeline) return;
+    QString filter = tr("PNG image (*.png)");
+    const QString base = suggestedExportPath();
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), base + ".png",
+                                                      tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), &filter);
+    if (path.isEmpty()) return;
+    const std::optional<ExportFormat> format = exportFormatFor(path);
+    if (!format) {
+        QMessageBox::warning(this, tr("Export"), tr("The file name must end in .png, .svg or .pdf."));
+        return;
+    }
+    ExportSizeDialog ask(settings_.exportSize(), settings_.exportScale(), *format == ExportFormat::Png, this);
+    if (ask.exec() != QDialog::Accepted) return;
+    const ExportResult r = timeline ? timeline_->exportTo(path, ask.size(), ask.scale())
+                                    : exportChart(tab->figureSpec(), path, ask.size(), ask.scale());
+    if (!r) {
+        QMessageBox::warning(this, tr("Export failed"), r.error);
+        return;
+    }
+    settings_.setExportFolder(QFileInfo(path).absolutePath());
+    settings_.setExportSize(ask.size());
+    settings_.setExportScale(ask.scale());
+    statusBar()->showMessage(tr("Exported %1").arg(path), 4000);
+}
+
+QString MainWindow::suggestedExportPath() const {
+    QString folder = settings_.exportFolder();
+    if (folder.isEmpty() || !QDir(folder).exists()) folder = documentFolder();
+    QString view = tabs_->tabText(tabs_->currentIndex()).toLower();
+    if (tabs_->currentWidget() == breakdown_ && breakdown_->perStage()) view = QStringLiteral("stages");
+    // "llama3.1-8b-fsdp-8xh100-breakdown": which scenario and which view.
+    return folder + "/" + scenarioFileStem() + "-" + view;
+}
+
+void MainWindow::copyChart() {
+    ChartTab* tab = currentChartTab();
+    if (tabs_->currentWidget() == timeline_)
+        timeline_->copyImage(devicePixelRatioF());
+    else if (tab)
+        copyChartImage(tab->figureSpec(), tab->chart()->size(), devicePixelRatioF());
+    else
+        return;
+    statusBar()->showMessage(tr("Chart copied as an image"), 3000);
+}
+
+void MainWindow::copyTable(bool markdown) {
+    if (!document_->hasResult()) return;
+    if (markdown)
+        copyTableMarkdown(document_->resultScenario(), document_->result(), units_);
+    else
+        copyTableCsv(document_->resultScenario(), document_->result());
+    statusBar()->showMessage(markdown ? tr("Table copied as Markdown") : tr("Table copied as CSV"), 3000);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.size() == 1 && urls.front().isLocalFile()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.size() != 1 || !urls.front().isLocalFile()) return;
+    const QString path = urls.front().toLocalFile();
+    // A dropped scenario replaces the open one; a config.json only its model.
+    Expected<nlohmann::json> json = readJsonFile(path.toStdString());
+    if (json && classifyJson(*json) == JsonFileKind::Scenario && !confirmDiscard()) return;
+    if (openFile(path)) event->acceptProposedAction();
+}
+
+}  // namespace trainmem::ui
