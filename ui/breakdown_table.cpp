@@ -125,8 +125,10 @@ void BreakdownTable::refresh() {
             formula = q(why.formula.empty() ? why.scaling : why.formula);
         } else if (seg.key == deviceLayerKey(DeviceLayer::AllocatorReserve)) {
             formula = tr("reserved - allocated: allocated x %1 fragmentation").arg(s.hardware.overheads.fragmentation, 0, 'g', 3);
+        } else if (seg.key == deviceLayerKey(DeviceLayer::PagedStates)) {
+            formula = tr("optimizer states of tensors >= 1e5 elements in CUDA managed memory (bitsandbytes paged)");
         } else {
-            formula = tr("device - reserved: CUDA context + cuBLAS handles + NCCL buffers per group");
+            formula = tr("device - reserved - paged: CUDA context + cuBLAS handles + NCCL buffers per group");
         }
         add(swatch(seg.color), seg.name, seg.bytes, formula, false);
     }

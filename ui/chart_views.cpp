@@ -65,7 +65,8 @@ QVector<ChartLayer> stackLayers(const std::vector<std::vector<BarSegment>>& bars
         auto rank = [](const QString& key) {
             for (Component c : allComponents())
                 if (q(componentKey(c)) == key) return static_cast<int>(c);
-            return key == deviceLayerKey(DeviceLayer::AllocatorReserve) ? kComponentCount : kComponentCount + 1;
+            if (key == deviceLayerKey(DeviceLayer::AllocatorReserve)) return kComponentCount;
+            return key == deviceLayerKey(DeviceLayer::PagedStates) ? kComponentCount + 1 : kComponentCount + 2;
         };
         return rank(a.key) < rank(b.key);
     });
@@ -118,10 +119,13 @@ std::vector<BarSegment> barSegments(const StageEstimate& stage) {
         segments.push_back({q(componentKey(c)), q(componentName(c)), componentColor(c), bytes, c});
     }
     // The estimate's three totals nest: allocated <= reserved <= device. The
-    // gaps are the allocator's reserve and what lives outside the allocator.
+    // gaps are the allocator's reserve and what lives outside the allocator:
+    // paged optimizer states (managed memory) and the CUDA context + NCCL.
     const int64_t reserve = stage.reserved_bytes - stage.allocated_bytes;
-    const int64_t outside = stage.device_bytes - stage.reserved_bytes;
-    for (auto [layer, bytes] : {std::pair{DeviceLayer::AllocatorReserve, reserve}, std::pair{DeviceLayer::OutsideAllocator, outside}})
+    const int64_t outside = stage.device_bytes - stage.reserved_bytes - stage.managed_bytes;
+    for (auto [layer, bytes] : {std::pair{DeviceLayer::AllocatorReserve, reserve},
+                                std::pair{DeviceLayer::PagedStates, stage.managed_bytes},
+                                std::pair{DeviceLayer::OutsideAllocator, outside}})
         if (bytes > 0)
             segments.push_back({deviceLayerKey(layer), deviceLayerName(layer), deviceLayerColor(layer), bytes, std::nullopt});
     return segments;
@@ -148,6 +152,9 @@ ChartSpec breakdownChart(const Scenario& scenario, const Estimate& e, Units unit
             layer.callout = QStringLiteral("%1: %2").arg(seg->name, bytesText(seg->bytes, units));
             layer.calloutDetail = QStringLiteral("caching allocator's reserved - allocated (fragmentation %1%)")
                                       .arg(scenario.hardware.overheads.fragmentation * 100, 0, 'g', 3);
+        } else if (seg->key == deviceLayerKey(DeviceLayer::PagedStates)) {
+            layer.callout = QStringLiteral("%1: %2").arg(seg->name, bytesText(seg->bytes, units));
+            layer.calloutDetail = QStringLiteral("CUDA managed memory: on the device, outside PyTorch's counters");
         } else {
             layer.callout = QStringLiteral("%1: %2").arg(seg->name, bytesText(seg->bytes, units));
             layer.calloutDetail = QStringLiteral("outside PyTorch's allocator: fixed per process and per NCCL group");

@@ -24,6 +24,7 @@ QColor componentColor(Component c) {
 QColor deviceLayerColor(DeviceLayer layer) {
     switch (layer) {
         case DeviceLayer::AllocatorReserve: return QColor(0xbd, 0xc3, 0xc7);
+        case DeviceLayer::PagedStates: return QColor(0xa5, 0x69, 0x9e);
         case DeviceLayer::OutsideAllocator: return QColor(0x56, 0x65, 0x73);
     }
     return Qt::gray;
@@ -32,6 +33,7 @@ QColor deviceLayerColor(DeviceLayer layer) {
 QString deviceLayerName(DeviceLayer layer) {
     switch (layer) {
         case DeviceLayer::AllocatorReserve: return QStringLiteral("Allocator reserve");
+        case DeviceLayer::PagedStates: return QStringLiteral("Paged optimizer states");
         case DeviceLayer::OutsideAllocator: return QStringLiteral("CUDA context + NCCL");
     }
     return {};
@@ -40,6 +42,7 @@ QString deviceLayerName(DeviceLayer layer) {
 QString deviceLayerKey(DeviceLayer layer) {
     switch (layer) {
         case DeviceLayer::AllocatorReserve: return QStringLiteral("allocator_reserve");
+        case DeviceLayer::PagedStates: return QStringLiteral("paged_states");
         case DeviceLayer::OutsideAllocator: return QStringLiteral("outside_allocator");
     }
     return {};

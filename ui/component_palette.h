@@ -11,10 +11,11 @@
 namespace trainmem::ui {
 
 // What a bar segment stands for: one of the allocator's components, or one of
-// the two device-level layers the estimate reports beside them.
+// the device-level layers the estimate reports beside them.
 enum class DeviceLayer {
     AllocatorReserve,  // reserved - allocated: the caching allocator's fragmentation
-    OutsideAllocator,  // device - reserved: CUDA context, NCCL buffers
+    PagedStates,       // paged optimizer states in CUDA managed memory (core/paged_states.h)
+    OutsideAllocator,  // device - reserved - paged: CUDA context, NCCL buffers
 };
 
 QColor componentColor(Component c);
