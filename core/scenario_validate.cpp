@@ -112,6 +112,7 @@ Status validateTraining(const Scenario& s) {
                          " counts the layers of a pipeline stage; with parallelism.pipeline_schedule = "
                          "interleaved-1f1b use full, every-k or selective"};
     TRAINMEM_CHECK(validateCheckpointPolicy(s));
+    TRAINMEM_CHECK(validateActivationOffloading(t, s.parallelism));
     if (t.optimizer_in_backward && t.gradient_accumulation_steps > 1)
         return Error{"training.optimizer_in_backward",
                      "steps each parameter as soon as its gradient is complete, so it cannot accumulate gradients "

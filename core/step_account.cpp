@@ -69,7 +69,12 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
         a.backward_working = largest(&LayerActivations::backward_working);
         if (tr.checkpointing == Checkpointing::Full) {
             a.one_microbatch = sum(&LayerActivations::checkpoint_input);
-            a.recompute_block = largest(&LayerActivations::saved);
+            // Activation offloading: what backward brings back from the host
+            // beside the replay, at the first block and below it
+            // (core/activations_offload.cpp).
+            a.recompute_block = largest(&LayerActivations::saved) + largest(&LayerActivations::offload_brought_back);
+            a.recompute_block_kept = largest(&LayerActivations::offload_brought_back_below) -
+                                     largest(&LayerActivations::offload_brought_back);
             a.last_recomputed = st.num_layers > 0;
             recomputed = st.num_layers;
         } else if (tr.checkpointing == Checkpointing::Op) {
@@ -247,6 +252,8 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     const StageParameters& sp = facts.params;
     const StageModelStates& ms = acc.states = facts.states;
     const StageActivations act = stageActivations(s, prep, blocks, st);
+    acc.states.host_bytes = addBytes(acc.states.host_bytes, offloadedActivationHostBytes(
+                                         blocks.dense_block, blocks.moe_block, blocks.ends, st));  // activation offloading
 
     // Always resident.
     MemoryBreakdown& base = acc.resident;

@@ -44,6 +44,13 @@ enum class LossImpl {
     FusedLinear,    // Liger / Cut Cross-Entropy fused linear cross-entropy: the logits never exist in full
 };
 enum class Finetuning { Full, Lora, Qlora };
+// Activation offloading (docs/memory-model.md §Activation offloading):
+// torchtune's OffloadActivations moves saved tensors of at least 1 KiB to host
+// memory in forward and brings them back in backward. Torchtune: with its
+// CUDA streams (activation_offloading_use_streams: True, its default), which
+// keep some device tensors while copies are in flight; TorchtuneNoStreams:
+// activation_offloading_use_streams: False, which keeps none.
+enum class ActivationOffloading { None, Torchtune, TorchtuneNoStreams };
 // The training stack whose out-of-the-box defaults the other keys start from
 // (core/frameworks.h; Custom sets nothing).
 enum class Framework { Custom, HfTrainer, Torchtitan, Torchtune, MegatronLm, Deepspeed, Litgpt };
@@ -79,6 +86,7 @@ struct TrainingConfig {
     std::optional<int64_t> base_batch_size;
     std::optional<double> base_learning_rate;
     int64_t warmup_steps = 0;
+    ActivationOffloading activation_offloading = ActivationOffloading::None;
 
     bool operator==(const TrainingConfig&) const = default;
 };
@@ -103,6 +111,7 @@ std::string_view attentionName(AttentionImpl);
 std::string_view kernelProfileName(KernelProfile);
 std::string_view lossName(LossImpl);
 std::string_view finetuningName(Finetuning);
+std::string_view activationOffloadingName(ActivationOffloading);
 std::optional<Precision> parsePrecision(std::string_view);
 std::optional<OptimizerKind> parseOptimizer(std::string_view);
 std::optional<OptimizerImpl> parseOptimizerImpl(std::string_view);

@@ -134,6 +134,16 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                  "list: mm-every-second (the 1st, 3rd, ... matmul of a block), attention, reduce_scatter, max.")},
              save_ops);
     checkpoint_save_ops_ = save_ops;
+    f.addChoice<ActivationOffloading>(
+        {tr("  offloading"), {"training.activation_offloading"},
+         tr("torchtune's activation offloading: what checkpointed blocks keep (their inputs, the final norm's "
+            "tensors) waits for backward in host memory (shown as Host). With streams the device also keeps the "
+            "copies in flight. Needs full checkpointing and eager kernels.")},
+        {{tr("none"), ActivationOffloading::None},
+         {tr("torchtune (streams)"), ActivationOffloading::Torchtune},
+         {tr("torchtune, no streams"), ActivationOffloading::TorchtuneNoStreams}},
+        [](const Scenario& s) { return s.training.activation_offloading; },
+        [](Scenario& s, ActivationOffloading v) { s.training.activation_offloading = v; });
     f.addChoice<AttentionImpl>({tr("Attention"), {"training.attention"},
                                 tr("Flash/SDPA keeps no s x s scores (only q, k, v, output and a logsumexp); eager attention "
                                    "saves the softmax of every head: quadratic in sequence length.")},

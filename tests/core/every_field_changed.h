@@ -35,6 +35,7 @@ inline void changeEveryField(Scenario& s) {
     t.base_batch_size = 256;
     t.base_learning_rate = 3e-4;
     t.warmup_steps = 2000;
+    t.activation_offloading = ActivationOffloading::TorchtuneNoStreams;
     ParallelConfig& p = s.parallelism;
     p.data = 4;
     p.tensor = 2;
