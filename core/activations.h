@@ -55,8 +55,19 @@ struct LayerActivations {
 // every k-th block of the stage counted from 1 (torchtitan
 // distributed/activation_checkpoint.py _apply_layer_sac). k = checkpoint_every.
 bool checkpointsLayer(const TrainingConfig& training, int64_t layer, int64_t stage_first_layer);
-// every-k, megatron-block and torchtitan-layer: some blocks only.
+// every-k, megatron-block, torchtitan-layer and megatron-uniform: the
+// account goes block by block (which blocks keep what depends on depth).
 bool checkpointsSomeLayers(Checkpointing policy);
+// Block by block (checkpointsSomeLayers): what block `layer` keeps from its
+// forward to its backward (everything it saves; its input when
+// checkpointed; megatron-uniform: its chunk's input, held by the chunk's
+// first layer), and what its recomputation holds while it runs backward
+// (its saved tensors; megatron-uniform: those of its chunk's layers up to
+// it, replayed together).
+int64_t checkpointKeptBytes(const TrainingConfig& training, int64_t layer, int64_t stage_first_layer,
+                            const LayerActivations& block);
+double recomputedBytes(const TrainingConfig& training, const ModelConfig& model, const LayerActivations& dense,
+                       const LayerActivations& moe, int64_t layer, int64_t stage_first_layer);
 
 // The names a save list (training.checkpoint_save_ops) may hold, in the order
 // the docs list them: "mm" (every matmul), "mm-every-second" (torchtitan's

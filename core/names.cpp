@@ -47,7 +47,7 @@ constexpr std::array<EnumName<OptimizerImpl>, 3> kOptimizerImpls{{
     {OptimizerImpl::ForLoop, "for-loop"},
 }};
 
-constexpr std::array<EnumName<Checkpointing>, 7> kCheckpointing{{
+constexpr std::array<EnumName<Checkpointing>, 8> kCheckpointing{{
     {Checkpointing::None, "none"},
     {Checkpointing::Selective, "selective"},
     {Checkpointing::Full, "full"},
@@ -55,6 +55,7 @@ constexpr std::array<EnumName<Checkpointing>, 7> kCheckpointing{{
     {Checkpointing::Op, "op"},
     {Checkpointing::MegatronBlock, "megatron-block"},
     {Checkpointing::TorchtitanLayer, "torchtitan-layer"},
+    {Checkpointing::MegatronUniform, "megatron-uniform"},
 }};
 
 constexpr std::array<EnumName<ActivationOffloading>, 3> kOffloading{{

@@ -105,7 +105,8 @@ Status validateTraining(const Scenario& s) {
                                                       got(t.checkpoint_every)};
     // Megatron's block method and torchtitan's layer counter count the layers
     // of a stage; an interleaved stage's chunks are not modelled apart.
-    if ((t.checkpointing == Checkpointing::MegatronBlock || t.checkpointing == Checkpointing::TorchtitanLayer) &&
+    if ((t.checkpointing == Checkpointing::MegatronBlock || t.checkpointing == Checkpointing::TorchtitanLayer ||
+         t.checkpointing == Checkpointing::MegatronUniform) &&
         s.parallelism.schedule == PipelineSchedule::Interleaved1F1B)
         return Error{"training.activation_checkpointing",
                      std::string(checkpointingName(t.checkpointing)) +

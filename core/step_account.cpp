@@ -43,14 +43,20 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
             a.no_recompute += static_cast<double>(la.saved);
             const bool checkpointed = checkpointsLayer(tr, l, st.first_layer);
             a.last_recomputed = checkpointed;
+            a.one_microbatch += static_cast<double>(checkpointKeptBytes(tr, l, st.first_layer, la));
             if (checkpointed) {
-                a.one_microbatch += static_cast<double>(la.checkpoint_input);
                 a.recompute_block = std::max(a.recompute_block, static_cast<double>(la.saved));
                 ++recomputed;
-            } else {
-                a.one_microbatch += static_cast<double>(la.saved);
             }
             a.backward_working = std::max(a.backward_working, static_cast<double>(la.backward_working));
+        }
+        if (tr.checkpointing == Checkpointing::MegatronUniform && st.num_layers > 0) {
+            // A chunk replays together: the last block's backward holds its
+            // chunk's replay, the first block's its own (core/activations_op_policy.cpp).
+            const int64_t last = st.first_layer + st.num_layers - 1;
+            a.recompute_block = recomputedBytes(tr, s.model, blocks.dense_block, blocks.moe_block, last, st.first_layer);
+            a.recompute_block_kept = recomputedBytes(tr, s.model, blocks.dense_block, blocks.moe_block, st.first_layer,
+                                                     st.first_layer) - a.recompute_block;
         }
     } else {
         // Every block alike but for its kind: counted, O(1) in the depth.
@@ -400,14 +406,14 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
                 const int64_t above = grads_grow ? roundBytes((stage_params - upto + own) / static_cast<double>(par.tensor) *
                                                               bytesOf(plan.gradients))
                                                  : 0;
-                const double replay = static_cast<double>(la.saved);
+                const double replay = recomputedBytes(tr, s.model, blocks.dense_block, blocks.moe_block, l, st.first_layer);
                 if (below + replay + static_cast<double>(above) > best) {
                     best = below + replay + static_cast<double>(above);
                     best_kept = below, best_replay = replay, best_above = above;
                     acc.backward_recompute_layer = l;
                 }
             }
-            below += static_cast<double>(checkpointed ? la.checkpoint_input : la.saved);
+            below += static_cast<double>(checkpointKeptBytes(tr, l, st.first_layer, la));
         }
         if (acc.backward_recompute_layer >= 0) {
             MemoryBreakdown& br = acc.backward_recompute;

@@ -29,7 +29,10 @@ enum class OptimizerImpl { ForEach, Fused, ForLoop };  // PyTorch's multi-tensor
 // MegatronBlock: Megatron-LM recompute_method = block, the first
 // checkpoint_every blocks of each stage; TorchtitanLayer: torchtitan's
 // layer-level selective_ac_option = "k", every k-th block counted from 1.
-enum class Checkpointing { None, Selective, Full, EveryK, Op, MegatronBlock, TorchtitanLayer };
+// MegatronUniform: Megatron-LM recompute_method = uniform with
+// recompute_num_layers = checkpoint_every: each group of k blocks of a stage
+// keeps its input and is recomputed together in backward.
+enum class Checkpointing { None, Selective, Full, EveryK, Op, MegatronBlock, TorchtitanLayer, MegatronUniform };
 enum class AttentionImpl { Flash, Eager };  // Flash also stands for PyTorch SDPA flash/mem-efficient kernels
 enum class KernelProfile {
     Eager,     // plain PyTorch as in Hugging Face modeling files (fp32 RMSNorm upcast, separate ops)

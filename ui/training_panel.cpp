@@ -110,7 +110,8 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                                [](Scenario& s, Checkpointing v) { s.training.checkpointing = v; });
     checkpoint_every_ = f.addInteger({tr("  k"), {"training.checkpoint_every"},
                                       tr("Every k-th block: one block in every k (about sqrt(L) for the least memory x "
-                                         "recompute); Megatron block: the first k blocks of each stage.")},
+                                         "recompute); Megatron block: the first k blocks of each stage; Megatron uniform: chunks of k blocks, "
+                                         "each recomputed together.")},
                                      1, 100000, [](const Scenario& s) { return s.training.checkpoint_every; },
                                      [](Scenario& s, int64_t v) { s.training.checkpoint_every = v; });
     // Op-level checkpointing's save list: one check box per op name the core knows.

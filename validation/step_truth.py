@@ -93,6 +93,33 @@ def blocks_config(scenario, cli):
     return c
 
 
+class CheckpointedChunk(torch.nn.Module):
+    """Megatron-LM's recompute_method = "uniform" (megatron/core/recompute.py
+    at core_v0.15.0rc7-2333-gd98e8a64dd): one reentrant checkpoint over a chunk
+    of consecutive blocks (tensor_parallel.checkpoint is reentrant too): the
+    chunk keeps its input, and its backward replays every block of it."""
+
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(blocks)
+
+    def run(self, x, *rest):
+        for block in self.blocks:
+            x = block(x, *rest)
+        return x
+
+    def forward(self, *args):
+        return checkpoint(self.run, *args, use_reentrant=True)
+
+
+class ChunkMember(torch.nn.Module):
+    """A block that runs inside the CheckpointedChunk before it: passes its
+    input through, so the model keeps one entry per layer."""
+
+    def forward(self, x, *_rest):
+        return x
+
+
 class CheckpointedBlock(torch.nn.Module):
     """A block whose forward runs under torch.utils.checkpoint, as
     CausalLM.forward(checkpointing=True) runs every block (reentrant, as
@@ -126,6 +153,15 @@ def apply_checkpointing(model, training):
         # nothing is left to drop"), so the run checkpoints nothing.
         return
     k = training.get("checkpoint_every", 1)
+    if policy == "megatron-uniform":
+        blocks = list(model.layers)
+        for start in range(0, len(blocks), k):
+            model.layers[start] = CheckpointedChunk(blocks[start:start + k])
+            for i in range(start + 1, min(start + k, len(blocks))):
+                model.layers[i] = ChunkMember()
+        if training["finetuning"] != "full":
+            model.input_requires_grad = True  # PEFT's enable_input_require_grads
+        return
     chosen = {"full": lambda i: True, "every-k": lambda i: i % k == 0, "megatron-block": lambda i: i < k,
               "torchtitan-layer": lambda i: (i + 1) % k == 0}.get(policy)
     if chosen is None:

@@ -56,7 +56,7 @@ TEST(ScenarioNames, EnumSpellingsAreTheDocumentedOnes) {
     ASSERT_EQ(allOptimizers().size(), optimizers.size());
     for (size_t i = 0; i < optimizers.size(); ++i) EXPECT_EQ(optimizerName(allOptimizers()[i]), optimizers[i]);
     EXPECT_EQ(allowedNames<OptimizerImpl>(), "foreach, fused, for-loop");
-    EXPECT_EQ(allowedNames<Checkpointing>(), "none, selective, full, every-k, op, megatron-block, torchtitan-layer");
+    EXPECT_EQ(allowedNames<Checkpointing>(), "none, selective, full, every-k, op, megatron-block, torchtitan-layer, megatron-uniform");
     EXPECT_EQ(allowedNames<AttentionImpl>(), "flash, eager");
     EXPECT_EQ(allowedNames<KernelProfile>(), "eager, fused, megatron");
     EXPECT_EQ(allowedNames<LossImpl>(), "standard, chunked, chunked_output, fused_linear");

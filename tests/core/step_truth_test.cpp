@@ -96,8 +96,8 @@ TEST(StepGroundTruth, FileCoversTheGrid) {
     EXPECT_EQ(precisions, (std::set<std::string>{"amp-bf16", "fp32", "mixed-bf16", "pure-bf16"}));
     EXPECT_EQ(optimizers, (std::set<std::string>{"adagrad", "adam", "adamw", "lion", "rmsprop", "sgd", "sgd-momentum"}));
     EXPECT_EQ(impls, (std::set<std::string>{"for-loop", "foreach"}));
-    EXPECT_EQ(checkpointing, (std::set<std::string>{"every-k", "full", "megatron-block", "none", "op", "selective",
-                                               "torchtitan-layer"}));
+    EXPECT_EQ(checkpointing, (std::set<std::string>{"every-k", "full", "megatron-block", "megatron-uniform", "none", "op",
+                                                    "selective", "torchtitan-layer"}));
     EXPECT_EQ(finetuning, (std::set<std::string>{"full", "lora"}));
     EXPECT_EQ(attention, (std::set<std::string>{"eager", "flash"}));
     EXPECT_EQ(losses, (std::set<std::string>{"chunked_output", "fused_linear", "standard"}));
