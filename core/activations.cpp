@@ -94,6 +94,7 @@ void accountOpPolicy(const ActivationShape& a, const ModelConfig& model, const T
                      bool moe_layer, LayerActivations& out);
 // activations_offload.cpp
 void accountBlockOffload(const ActivationShape& a, const TrainingConfig& training, LayerActivations& out);
+void accountBlockDeepspeed(const ActivationShape& a, const TrainingConfig& training, LayerActivations& out);
 
 std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const TrainingConfig& training,
                                            const ParallelConfig& parallel, bool moe_layer) {
@@ -111,6 +112,8 @@ LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig
     LayerActivations out = accountLayer(shape);
     if (training.checkpointing == Checkpointing::Op) accountOpPolicy(shape, model, training, moe_layer, out);
     if (training.activation_offloading != ActivationOffloading::None) accountBlockOffload(shape, training, out);
+    if (training.deepspeed_partition_activations || training.deepspeed_cpu_checkpointing)
+        accountBlockDeepspeed(shape, training, out);
     return out;
 }
 

@@ -89,6 +89,30 @@ void accountBlockOffload(const ActivationShape& a, const TrainingConfig& t, Laye
     }
 }
 
+// DeepSpeed's CheckpointFunction (deepspeed/runtime/activation_checkpointing/
+// checkpointing.py at v0.19.5-27-gedaa72212): forward keeps, of each
+// floating-point argument of the checkpointed function (the block input),
+// with partition_activations its 1/mp_size slice (partition_activations():
+// `item.detach().contiguous().view(-1).narrow(0, get_partition_start(item),
+// partition_size).clone()`, the argument's own storage dropped by
+// get_partitioned_activations_for_backward's `arg.data = torch.empty([])`),
+// with cpu_checkpointing that (or the whole input) on the CPU
+// (`partition.cpu()`; copy_to_device(args, cpu) without partitioning).
+// backward gathers the slices into a new full-size tensor
+// (gather_partitioned_activations: `torch.zeros([tensor_size])` and
+// all_gather_into_tensor) or moves the input back (move_to_device) before the
+// recomputation: the full input is on the device again for the block's backward.
+void accountBlockDeepspeed(const ActivationShape& a, const TrainingConfig& t, LayerActivations& out) {
+    const int64_t input = out.checkpoint_input;
+    const int64_t kept = t.deepspeed_partition_activations
+                             ? tensorBytes((a.hiddenTokens() + a.tp - 1) / a.tp, a.stream_bytes)
+                             : input;
+    const int64_t on_device = t.deepspeed_cpu_checkpointing ? 0 : kept;
+    out.offloaded_host = t.deepspeed_cpu_checkpointing ? kept : 0;
+    out.checkpoint_input = on_device;
+    out.offload_brought_back = input - on_device;  // the gathered (or moved back) input, less what stayed
+}
+
 void accountEndsOffload(const ActivationShape& a, const ModelConfig& model, const TrainingConfig& t,
                         EndActivations& e) {
     // EmbeddingBackward keeps the int64 token ids: copied to the host, while
@@ -109,15 +133,32 @@ int64_t offloadedActivationHostBytes(const LayerActivations& dense, const LayerA
                                      const EndActivations& ends, const PipelineStage& stage) {
     if (dense.offloaded_host == 0 && moe.offloaded_host == 0 && ends.offloaded_host == 0) return 0;
     // Everything offloaded is on the host at the end of the forward; backward
-    // frees each copy as it brings it back. One stage (validated), so one
-    // micro-batch at a time.
-    const double blocks = static_cast<double>(stage.num_layers - stage.num_moe_layers) *
-                              static_cast<double>(dense.offloaded_host) +
-                          static_cast<double>(stage.num_moe_layers) * static_cast<double>(moe.offloaded_host);
+    // frees each copy as it brings it back. The blocks' for every micro-batch
+    // in flight (DeepSpeed's CPU checkpoints under pipeline parallelism;
+    // torchtune's offloading is one stage, one micro-batch at a time).
+    const double blocks = stage.in_flight * (static_cast<double>(stage.num_layers - stage.num_moe_layers) *
+                                                 static_cast<double>(dense.offloaded_host) +
+                                             static_cast<double>(stage.num_moe_layers) *
+                                                 static_cast<double>(moe.offloaded_host));
     return saturatedBytes(blocks + static_cast<double>(ends.offloaded_host));
 }
 
 Status validateActivationOffloading(const TrainingConfig& t, const ParallelConfig& parallel) {
+    if (t.deepspeed_partition_activations || t.deepspeed_cpu_checkpointing) {
+        const char* field = t.deepspeed_partition_activations ? "training.deepspeed_partition_activations"
+                                                              : "training.deepspeed_cpu_checkpointing";
+        if (t.checkpointing != Checkpointing::Full)
+            return Error{field, "DeepSpeed's partition_activations and cpu_checkpointing act on the inputs its "
+                                "checkpoint keeps, modelled with training.activation_checkpointing = full (got " +
+                                    std::string(checkpointingName(t.checkpointing)) +
+                                    "): set it to full or training.deepspeed_partition_activations and "
+                                    "training.deepspeed_cpu_checkpointing to false"};
+        if (t.activation_offloading != ActivationOffloading::None)
+            return Error{field, "DeepSpeed's checkpointing and torchtune's activation offloading are two stacks' "
+                                "ways of keeping the same inputs: set training.activation_offloading to none or "
+                                "training.deepspeed_partition_activations and training.deepspeed_cpu_checkpointing "
+                                "to false"};
+    }
     if (t.activation_offloading == ActivationOffloading::None) return Ok{};
     constexpr const char* field = "training.activation_offloading";
     const std::string name(activationOffloadingName(t.activation_offloading));

@@ -90,6 +90,12 @@ struct TrainingConfig {
     std::optional<double> base_learning_rate;
     int64_t warmup_steps = 0;
     ActivationOffloading activation_offloading = ActivationOffloading::None;
+    // DeepSpeed activation checkpointing (deepspeed/runtime/activation_checkpointing/
+    // checkpointing.py): each checkpointed block's input split over the
+    // tensor-parallel ranks (partition_activations) and/or kept in host
+    // memory (cpu_checkpointing); with full checkpointing.
+    bool deepspeed_partition_activations = false;
+    bool deepspeed_cpu_checkpointing = false;
 
     bool operator==(const TrainingConfig&) const = default;
 };

@@ -145,6 +145,16 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
          {tr("torchtune, no streams"), ActivationOffloading::TorchtuneNoStreams}},
         [](const Scenario& s) { return s.training.activation_offloading; },
         [](Scenario& s, ActivationOffloading v) { s.training.activation_offloading = v; });
+    f.addFlag({tr("  DeepSpeed partition"), {"training.deepspeed_partition_activations"},
+               tr("DeepSpeed partition_activations: each checkpointed block's input is split over the tensor-parallel "
+                  "ranks and all-gathered before its recomputation. Needs full checkpointing.")},
+              [](const Scenario& s) { return s.training.deepspeed_partition_activations; },
+              [](Scenario& s, bool v) { s.training.deepspeed_partition_activations = v; });
+    f.addFlag({tr("  DeepSpeed CPU checkpoints"), {"training.deepspeed_cpu_checkpointing"},
+               tr("DeepSpeed cpu_checkpointing: the checkpointed blocks' inputs (or their partitions) wait in host "
+                  "memory (shown as Host) and come back for recomputation. Needs full checkpointing.")},
+              [](const Scenario& s) { return s.training.deepspeed_cpu_checkpointing; },
+              [](Scenario& s, bool v) { s.training.deepspeed_cpu_checkpointing = v; });
     f.addChoice<AttentionImpl>({tr("Attention"), {"training.attention"},
                                 tr("Flash/SDPA keeps no s x s scores (only q, k, v, output and a logsumexp); eager attention "
                                    "saves the softmax of every head: quadratic in sequence length.")},

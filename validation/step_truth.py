@@ -45,7 +45,7 @@ from harness_torch import autocast_context, build_optimizer, build_training_opti
 from hf_blocks import CausalLM, apply_lora  # noqa: E402
 from saved_tensors import imported_model  # noqa: E402
 from step_truth_losses import head_loss  # noqa: E402
-from step_truth_offload import apply_offloading  # noqa: E402
+from step_truth_offload import apply_deepspeed_checkpointing, apply_offloading  # noqa: E402
 from step_truth_policies import OpCheckpointedBlock  # noqa: E402
 
 CASES = os.path.join(HERE, "step_cases.json")
@@ -218,6 +218,8 @@ def build(scenario, cli):
     for_plan["training"]["loss"] = "standard"  # the loss is step_truth_losses.py's
     for_plan["training"].pop("optimizer_in_backward", None)  # OptimizerInBackward below
     for_plan["training"].pop("activation_offloading", None)  # step_truth_offload.py
+    for_plan["training"].pop("deepspeed_partition_activations", None)  # (tensor parallelism 1: nothing to do)
+    for_plan["training"].pop("deepspeed_cpu_checkpointing", None)  # step_truth_offload.py
     plan = plan_scenario(for_plan, scenario["name"])
     torch.manual_seed(0)
     c = blocks_config(scenario, cli)
@@ -234,7 +236,7 @@ def build(scenario, cli):
                     if not p.requires_grad:
                         p.data = p.data.to(torch_dtype(plan.recipe.autocast))
     apply_checkpointing(model, scenario["training"])
-    offload = apply_offloading(model, scenario["training"])
+    offload = apply_offloading(model, scenario["training"]) or apply_deepspeed_checkpointing(model, scenario["training"])
     model.head_loss = head_loss(scenario["training"])
     if model.head_loss is not None and scenario["model"].get("final_logit_softcapping"):
         raise Unsupported("training.loss: the losses of step_truth_losses.py take no logit soft-capping")

@@ -32,7 +32,7 @@ MIN_OFFLOAD_BYTES = 1024  # OffloadActivations(min_offload_size=1024)
 
 
 class OffloadActivationsCpu(torch.autograd.graph.saved_tensors_hooks):
-    def __init__(self):
+    def __init__(self, min_bytes=MIN_OFFLOAD_BYTES, floating_only=False):
         self.tracker = {}
         self.next_id = 0
         self.paused = False  # the output head and the loss: torchtune's NoOpManager
@@ -44,8 +44,8 @@ class OffloadActivationsCpu(torch.autograd.graph.saved_tensors_hooks):
         def pack(t):
             self.next_id += 1
             nbytes = t.element_size() * t.nelement()
-            if (self.paused or nbytes < MIN_OFFLOAD_BYTES or isinstance(t, torch.nn.Parameter)
-                    or t.data_ptr() in self.block_arguments):
+            if (self.paused or nbytes < min_bytes or isinstance(t, torch.nn.Parameter)
+                    or (floating_only and not t.is_floating_point()) or t.data_ptr() in self.block_arguments):
                 self.tracker[self.next_id] = (t, None)
                 return self.next_id
             # The host copy: numpy memory the profiler does not see. bf16 has no
@@ -102,4 +102,34 @@ def apply_offloading(model, training):
         layer.register_forward_pre_hook(block_arguments)
     model.lm_head.register_forward_pre_hook(pause)
     model.forward = offloaded_forward
+    return hooks
+
+
+def apply_deepspeed_checkpointing(model, training):
+    """training.deepspeed_cpu_checkpointing: DeepSpeed's CheckpointFunction
+    (deepspeed/runtime/activation_checkpointing/checkpointing.py at
+    v0.19.5-27-gedaa72212) keeps each floating-point argument of the
+    checkpointed block on the CPU (copy_to_device(args, cpu,
+    is_activation_to_checkpoint), the argument's own storage dropped) and
+    moves it back before recomputing the block. Here: the same hooks around
+    each checkpointed block's call only (where the reentrant checkpoint saves
+    its arguments), with no size threshold, floating-point tensors only; the
+    rotary tables and mask stay in place as above. partition_activations at
+    tensor parallelism 1 keeps a clone of the whole input in place of the
+    input (and gathers nothing): the run is plain full checkpointing.
+    Returns the hooks, or None."""
+    if not training.get("deepspeed_cpu_checkpointing", False):
+        return None
+    hooks = OffloadActivationsCpu(min_bytes=1, floating_only=True)
+
+    def enter(_module, args):
+        hooks.block_arguments = {a.data_ptr() for a in args[1:] if torch.is_tensor(a)}
+        hooks.__enter__()
+
+    def leave(_module, _inputs, _output):
+        hooks.__exit__(None, None, None)
+
+    for layer in model.layers:
+        layer.register_forward_pre_hook(enter)
+        layer.register_forward_hook(leave)
     return hooks

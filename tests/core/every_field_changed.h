@@ -36,6 +36,8 @@ inline void changeEveryField(Scenario& s) {
     t.base_learning_rate = 3e-4;
     t.warmup_steps = 2000;
     t.activation_offloading = ActivationOffloading::TorchtuneNoStreams;
+    t.deepspeed_partition_activations = true;
+    t.deepspeed_cpu_checkpointing = true;
     ParallelConfig& p = s.parallelism;
     p.data = 4;
     p.tensor = 2;
