@@ -75,9 +75,9 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
         a.backward_working = largest(&LayerActivations::backward_working);
         if (tr.checkpointing == Checkpointing::Full) {
             a.one_microbatch = sum(&LayerActivations::checkpoint_input);
-            // Activation offloading: what backward brings back from the host
-            // beside the replay, at the first block and below it
-            // (core/activations_offload.cpp).
+            // Activation offloading and DeepSpeed's checkpoints: what backward
+            // brings back (or gathers) beside the replay, at the first block
+            // and below it (core/activations_offload.cpp).
             a.recompute_block = largest(&LayerActivations::saved) + largest(&LayerActivations::offload_brought_back);
             a.recompute_block_kept = largest(&LayerActivations::offload_brought_back_below) -
                                      largest(&LayerActivations::offload_brought_back);
