@@ -34,8 +34,10 @@ int64_t fusedLossChunkRows(int64_t tokens, int64_t vocab, int64_t h) {
 
 }  // namespace
 
-EndActivations endActivations(const ModelConfig& model, const TrainingConfig& training,
-                              const ParallelConfig& parallel) {
+namespace {
+
+EndActivations endsWithoutOffloading(const ModelConfig& model, const TrainingConfig& training,
+                                     const ParallelConfig& parallel) {
     const ActivationShape a = activationShape(model, training, parallel, false);
     const bool megatron = a.profile == KernelProfile::Megatron;
     // The loss is its own key (training.loss); kernels=fused no longer implies
@@ -150,6 +152,20 @@ EndActivations endActivations(const ModelConfig& model, const TrainingConfig& tr
     // result, beside the kept log-softmax output; the compute-dtype logits
     // were dropped with the model output before backward (HF Trainer).
     e.loss_backward_peak = e.logits_saved + 8 * TV;
+    return e;
+}
+
+}  // namespace
+
+// activations_offload.cpp
+void accountEndsOffload(const ActivationShape& a, const ModelConfig& model, const TrainingConfig& training,
+                        EndActivations& ends);
+
+EndActivations endActivations(const ModelConfig& model, const TrainingConfig& training,
+                              const ParallelConfig& parallel) {
+    EndActivations e = endsWithoutOffloading(model, training, parallel);
+    if (training.activation_offloading != ActivationOffloading::None)
+        accountEndsOffload(activationShape(model, training, parallel, false), model, training, e);
     return e;
 }
 

@@ -94,6 +94,9 @@ LayerActivations accountLayer(const ActivationShape& a) {
 // activations_op_policy.cpp
 void accountOpPolicy(const ActivationShape& a, const ModelConfig& model, const TrainingConfig& training,
                      bool moe_layer, LayerActivations& out);
+// activations_offload.cpp
+void accountBlockOffload(const ActivationShape& a, const TrainingConfig& training, LayerActivations& out);
+void accountBlockDeepspeed(const ActivationShape& a, const TrainingConfig& training, LayerActivations& out);
 
 std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const TrainingConfig& training,
                                            const ParallelConfig& parallel, bool moe_layer, bool rope_layer) {
@@ -110,6 +113,9 @@ LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig
     const ActivationShape shape = activationShape(model, training, parallel, moe_layer, rope_layer);
     LayerActivations out = accountLayer(shape);
     if (training.checkpointing == Checkpointing::Op) accountOpPolicy(shape, model, training, moe_layer, out);
+    if (training.activation_offloading != ActivationOffloading::None) accountBlockOffload(shape, training, out);
+    if (training.deepspeed_partition_activations || training.deepspeed_cpu_checkpointing)
+        accountBlockDeepspeed(shape, training, out);
     return out;
 }
 

@@ -7,8 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.h"
 #include "core/model_config.h"
 #include "core/parallel_config.h"
+#include "core/pipeline.h"
 #include "core/training_config.h"
 
 namespace trainmem {
@@ -34,6 +36,16 @@ struct LayerActivations {
     int64_t op_kept = 0;
     int64_t op_recompute = 0;
     double op_recomputed_matmul_share = 0;
+    // Activation offloading (training.activation_offloading, full
+    // checkpointing): what the block's forward moves to host memory
+    // (checkpoint_input is then what stays on the device), and what is back
+    // on the device beside the replay while the block runs backward: as the
+    // stage's last block, its input (with torchtune's streams also the final
+    // norm's tensors its last backward node brought back); below it, with
+    // streams, the input of the block above (bwd_tensor_stash).
+    int64_t offloaded_host = 0;
+    int64_t offload_brought_back = 0;
+    int64_t offload_brought_back_below = 0;
 };
 
 // Whether the policy checkpoints (recomputes) layer `layer` of a stage whose
@@ -43,8 +55,19 @@ struct LayerActivations {
 // every k-th block of the stage counted from 1 (torchtitan
 // distributed/activation_checkpoint.py _apply_layer_sac). k = checkpoint_every.
 bool checkpointsLayer(const TrainingConfig& training, int64_t layer, int64_t stage_first_layer);
-// every-k, megatron-block and torchtitan-layer: some blocks only.
+// every-k, megatron-block, torchtitan-layer and megatron-uniform: the
+// account goes block by block (which blocks keep what depends on depth).
 bool checkpointsSomeLayers(Checkpointing policy);
+// Block by block (checkpointsSomeLayers): what block `layer` keeps from its
+// forward to its backward (everything it saves; its input when
+// checkpointed; megatron-uniform: its chunk's input, held by the chunk's
+// first layer), and what its recomputation holds while it runs backward
+// (its saved tensors; megatron-uniform: those of its chunk's layers up to
+// it, replayed together).
+int64_t checkpointKeptBytes(const TrainingConfig& training, int64_t layer, int64_t stage_first_layer,
+                            const LayerActivations& block);
+double recomputedBytes(const TrainingConfig& training, const ModelConfig& model, const LayerActivations& dense,
+                       const LayerActivations& moe, int64_t layer, int64_t stage_first_layer);
 
 // The names a save list (training.checkpoint_save_ops) may hold, in the order
 // the docs list them: "mm" (every matmul), "mm-every-second" (torchtitan's
@@ -60,7 +83,19 @@ struct EndActivations {
     int64_t logits_saved = 0;     // last stage: held from the loss until the head's backward (logits, log-softmax, ...)
     int64_t loss_peak = 0;        // last stage: all that is alive at the worst moment of computing the loss (incl. logits_saved)
     int64_t loss_backward_peak = 0; // last stage: alive at the worst moment of the head's backward (incl. what is still saved)
+    // Activation offloading: the ends' saved tensors moved to host memory
+    // (embedding and final norm); embedding_saved and final_norm_saved are
+    // then what stays on the device.
+    int64_t offloaded_host = 0;
 };
+
+// Activation offloading (core/activations_offload.cpp). The host bytes of a
+// stage's offloaded activations at their peak (the end of its forward), per
+// GPU rank.
+int64_t offloadedActivationHostBytes(const LayerActivations& dense, const LayerActivations& moe,
+                                     const EndActivations& ends, const PipelineStage& stage);
+// The settings the offloading account covers (named in the error).
+Status validateActivationOffloading(const TrainingConfig& training, const ParallelConfig& parallel);
 
 // Saved tensors of one block, op by op (for docs, the GUI table and tests;
 // allocates, so not for the hot path).

@@ -17,7 +17,8 @@ bool checkpointsLayer(const TrainingConfig& t, int64_t layer, int64_t stage_firs
         case Checkpointing::None:
         case Checkpointing::Selective: return false;
         case Checkpointing::Full:
-        case Checkpointing::Op: return true;
+        case Checkpointing::Op:
+        case Checkpointing::MegatronUniform: return true;
         case Checkpointing::EveryK: return layer % k == 0;
         case Checkpointing::MegatronBlock: return layer - stage_first_layer < k;
         case Checkpointing::TorchtitanLayer: return (layer - stage_first_layer + 1) % k == 0;
@@ -26,7 +27,41 @@ bool checkpointsLayer(const TrainingConfig& t, int64_t layer, int64_t stage_firs
 }
 
 bool checkpointsSomeLayers(Checkpointing p) {
-    return p == Checkpointing::EveryK || p == Checkpointing::MegatronBlock || p == Checkpointing::TorchtitanLayer;
+    return p == Checkpointing::EveryK || p == Checkpointing::MegatronBlock || p == Checkpointing::TorchtitanLayer ||
+           p == Checkpointing::MegatronUniform;
+}
+
+// Megatron-LM recompute_method = "uniform" (megatron/core/recompute.py at
+// core_v0.15.0rc7-2333-gd98e8a64dd, the uniform branch of the checkpointed
+// forward): from the stage's first layer, chunks of recompute_num_layers
+// layers (the last one shorter), each run by one reentrant
+// tensor_parallel.checkpoint over the whole chunk. The chunk keeps its input;
+// its backward replays all its layers' forward at once, then runs their
+// backward top down, each freeing its saved tensors.
+namespace {
+int64_t uniformGroupStart(const TrainingConfig& t, int64_t layer, int64_t stage_first_layer) {
+    const int64_t k = std::max<int64_t>(t.checkpoint_every, 1);
+    return stage_first_layer + (layer - stage_first_layer) / k * k;
+}
+}  // namespace
+
+int64_t checkpointKeptBytes(const TrainingConfig& t, int64_t layer, int64_t stage_first_layer,
+                            const LayerActivations& block) {
+    if (!checkpointsLayer(t, layer, stage_first_layer)) return block.saved;
+    if (t.checkpointing == Checkpointing::MegatronUniform && uniformGroupStart(t, layer, stage_first_layer) != layer)
+        return 0;  // inside a chunk: the chunk's input is its first layer's
+    return block.checkpoint_input;
+}
+
+double recomputedBytes(const TrainingConfig& t, const ModelConfig& model, const LayerActivations& dense,
+                       const LayerActivations& moe, int64_t layer, int64_t stage_first_layer) {
+    if (!checkpointsLayer(t, layer, stage_first_layer)) return 0;
+    auto saved = [&](int64_t l) { return static_cast<double>((model.isMoeLayer(l) ? moe : dense).saved); };
+    if (t.checkpointing != Checkpointing::MegatronUniform) return saved(layer);
+    // The chunk's layers below this one still hold their replayed tensors.
+    double sum = 0;
+    for (int64_t l = uniformGroupStart(t, layer, stage_first_layer); l <= layer; ++l) sum += saved(l);
+    return sum;
 }
 
 const std::vector<std::string_view>& checkpointSaveOpNames() {

@@ -43,7 +43,8 @@ int recomputeRank(Checkpointing c) {
         case Checkpointing::MegatronBlock:
         case Checkpointing::TorchtitanLayer: return 2;
         case Checkpointing::EveryK: return 2;
-        case Checkpointing::Full: return 3;
+        case Checkpointing::Full:
+        case Checkpointing::MegatronUniform: return 3;  // recomputes every block
     }
     return 3;
 }

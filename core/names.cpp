@@ -47,7 +47,7 @@ constexpr std::array<EnumName<OptimizerImpl>, 3> kOptimizerImpls{{
     {OptimizerImpl::ForLoop, "for-loop"},
 }};
 
-constexpr std::array<EnumName<Checkpointing>, 7> kCheckpointing{{
+constexpr std::array<EnumName<Checkpointing>, 8> kCheckpointing{{
     {Checkpointing::None, "none"},
     {Checkpointing::Selective, "selective"},
     {Checkpointing::Full, "full"},
@@ -55,6 +55,13 @@ constexpr std::array<EnumName<Checkpointing>, 7> kCheckpointing{{
     {Checkpointing::Op, "op"},
     {Checkpointing::MegatronBlock, "megatron-block"},
     {Checkpointing::TorchtitanLayer, "torchtitan-layer"},
+    {Checkpointing::MegatronUniform, "megatron-uniform"},
+}};
+
+constexpr std::array<EnumName<ActivationOffloading>, 3> kOffloading{{
+    {ActivationOffloading::None, "none"},
+    {ActivationOffloading::Torchtune, "torchtune"},
+    {ActivationOffloading::TorchtuneNoStreams, "torchtune-no-streams"},
 }};
 
 constexpr std::array<EnumName<AttentionImpl>, 2> kAttention{{
@@ -125,6 +132,8 @@ std::span<const EnumName<LossImpl>> enumNames<LossImpl>() { return kLosses; }
 template <>
 std::span<const EnumName<Finetuning>> enumNames<Finetuning>() { return kFinetuning; }
 template <>
+std::span<const EnumName<ActivationOffloading>> enumNames<ActivationOffloading>() { return kOffloading; }
+template <>
 std::span<const EnumName<Framework>> enumNames<Framework>() { return kFrameworks; }
 template <>
 std::span<const EnumName<PipelineSchedule>> enumNames<PipelineSchedule>() { return kSchedules; }
@@ -140,6 +149,7 @@ std::string_view attentionName(AttentionImpl v) { return enumName(v); }
 std::string_view kernelProfileName(KernelProfile v) { return enumName(v); }
 std::string_view lossName(LossImpl v) { return enumName(v); }
 std::string_view finetuningName(Finetuning v) { return enumName(v); }
+std::string_view activationOffloadingName(ActivationOffloading v) { return enumName(v); }
 std::optional<Precision> parsePrecision(std::string_view s) { return parseEnum<Precision>(s); }
 std::optional<OptimizerKind> parseOptimizer(std::string_view s) { return parseEnum<OptimizerKind>(s); }
 std::optional<OptimizerImpl> parseOptimizerImpl(std::string_view s) { return parseEnum<OptimizerImpl>(s); }

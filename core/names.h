@@ -40,6 +40,8 @@ std::span<const EnumName<KernelProfile>> enumNames<KernelProfile>();
 template <>
 std::span<const EnumName<LossImpl>> enumNames<LossImpl>();
 template <>
+std::span<const EnumName<ActivationOffloading>> enumNames<ActivationOffloading>();
+template <>
 std::span<const EnumName<Finetuning>> enumNames<Finetuning>();
 template <>
 std::span<const EnumName<Framework>> enumNames<Framework>();

@@ -255,6 +255,12 @@ std::vector<ScenarioField> buildFields() {
     f.push_back(optionalNumberField(T, "base_learning_rate",
                                     [](auto& s) -> auto& { return s.training.base_learning_rate; }));
     f.push_back(integerField(T, "warmup_steps", [](auto& s) -> auto& { return s.training.warmup_steps; }));
+    f.push_back(enumField<ActivationOffloading>(T, "activation_offloading",
+                                                [](auto& s) -> auto& { return s.training.activation_offloading; }));
+    f.push_back(booleanField(T, "deepspeed_partition_activations",
+                             [](auto& s) -> auto& { return s.training.deepspeed_partition_activations; }));
+    f.push_back(booleanField(T, "deepspeed_cpu_checkpointing",
+                             [](auto& s) -> auto& { return s.training.deepspeed_cpu_checkpointing; }));
     // parallelism
     f.push_back(integerField(P, "data", [](auto& s) -> auto& { return s.parallelism.data; }));
     f.push_back(integerField(P, "tensor", [](auto& s) -> auto& { return s.parallelism.tensor; }));

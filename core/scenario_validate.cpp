@@ -108,13 +108,15 @@ Status validateTraining(const Scenario& s) {
                                                       got(t.checkpoint_every)};
     // Megatron's block method and torchtitan's layer counter count the layers
     // of a stage; an interleaved stage's chunks are not modelled apart.
-    if ((t.checkpointing == Checkpointing::MegatronBlock || t.checkpointing == Checkpointing::TorchtitanLayer) &&
+    if ((t.checkpointing == Checkpointing::MegatronBlock || t.checkpointing == Checkpointing::TorchtitanLayer ||
+         t.checkpointing == Checkpointing::MegatronUniform) &&
         s.parallelism.schedule == PipelineSchedule::Interleaved1F1B)
         return Error{"training.activation_checkpointing",
                      std::string(checkpointingName(t.checkpointing)) +
                          " counts the layers of a pipeline stage; with parallelism.pipeline_schedule = "
                          "interleaved-1f1b use full, every-k or selective"};
     TRAINMEM_CHECK(validateCheckpointPolicy(s));
+    TRAINMEM_CHECK(validateActivationOffloading(t, s.parallelism));
     if (t.optimizer_in_backward && t.gradient_accumulation_steps > 1)
         return Error{"training.optimizer_in_backward",
                      "steps each parameter as soon as its gradient is complete, so it cannot accumulate gradients "

@@ -70,14 +70,20 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
             a.no_recompute += static_cast<double>(la.saved);
             const bool checkpointed = checkpointsLayer(tr, l, st.first_layer);
             a.last_recomputed = checkpointed;
+            a.one_microbatch += static_cast<double>(checkpointKeptBytes(tr, l, st.first_layer, la));
             if (checkpointed) {
-                a.one_microbatch += static_cast<double>(la.checkpoint_input);
                 a.recompute_block = std::max(a.recompute_block, static_cast<double>(la.saved));
                 ++recomputed;
-            } else {
-                a.one_microbatch += static_cast<double>(la.saved);
             }
             a.backward_working = std::max(a.backward_working, static_cast<double>(la.backward_working));
+        }
+        if (tr.checkpointing == Checkpointing::MegatronUniform && st.num_layers > 0) {
+            // A chunk replays together: the last block's backward holds its
+            // chunk's replay, the first block's its own (core/activations_op_policy.cpp).
+            const int64_t last = st.first_layer + st.num_layers - 1;
+            a.recompute_block = recomputedBytes(tr, s.model, blocks.dense_block, blocks.moe_block, last, st.first_layer);
+            a.recompute_block_kept = recomputedBytes(tr, s.model, blocks.dense_block, blocks.moe_block, st.first_layer,
+                                                     st.first_layer) - a.recompute_block;
         }
     } else {
         // Every block alike but for its kind: counted, O(1) in the depth.
@@ -96,7 +102,12 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
         a.backward_working = largest(&LayerActivations::backward_working);
         a.one_microbatch = uniformMicrobatchActivations(tr.checkpointing, blocks, st);
         if (tr.checkpointing == Checkpointing::Full) {
-            a.recompute_block = largest(&LayerActivations::saved);
+            // Activation offloading and DeepSpeed's checkpoints: what backward
+            // brings back (or gathers) beside the replay, at the first block
+            // and below it (core/activations_offload.cpp).
+            a.recompute_block = largest(&LayerActivations::saved) + largest(&LayerActivations::offload_brought_back);
+            a.recompute_block_kept = largest(&LayerActivations::offload_brought_back_below) -
+                                     largest(&LayerActivations::offload_brought_back);
             a.last_recomputed = st.num_layers > 0;
             recomputed = st.num_layers;
         } else if (tr.checkpointing == Checkpointing::Op) {
@@ -313,6 +324,8 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     const StageParameters& sp = facts.params;
     const StageModelStates& ms = acc.states = facts.states;
     const StageActivations act = stageActivations(s, prep, blocks, st);
+    acc.states.host_bytes = addBytes(acc.states.host_bytes, offloadedActivationHostBytes(
+                                         blocks.dense_block, blocks.moe_block, blocks.ends, st));  // activation offloading
 
     // Always resident (stageResident, once per stage in its facts).
     MemoryBreakdown& base = acc.resident;
@@ -456,14 +469,14 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
                 const int64_t above = grads_grow ? roundBytes((stage_params - upto + own) / static_cast<double>(par.tensor) *
                                                               bytesOf(plan.gradients))
                                                  : 0;
-                const double replay = static_cast<double>(la.saved);
+                const double replay = recomputedBytes(tr, s.model, blocks.dense_block, blocks.moe_block, l, st.first_layer);
                 if (below + replay + static_cast<double>(above) > best) {
                     best = below + replay + static_cast<double>(above);
                     best_kept = below, best_replay = replay, best_above = above;
                     acc.backward_recompute_layer = l;
                 }
             }
-            below += static_cast<double>(checkpointed ? la.checkpoint_input : la.saved);
+            below += static_cast<double>(checkpointKeptBytes(tr, l, st.first_layer, la));
         }
         if (acc.backward_recompute_layer >= 0) {
             MemoryBreakdown& br = acc.backward_recompute;

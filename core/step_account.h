@@ -95,7 +95,9 @@ struct StepAccount {
     double recompute_block = 0;             // saved tensors of the largest block being recomputed
     // Op-level checkpointing: what a block keeps from its forward (input and
     // the save list's outputs), alive while it is replayed; the other
-    // policies' block input is not counted there.
+    // policies' block input is not counted there. Activation offloading: what
+    // is brought back beside a lower block's replay, less what recompute_block
+    // holds for the first block's.
     double recompute_block_kept = 0;
     double backward_working = 0;
     double recompute_fraction = 0;

@@ -29,7 +29,10 @@ enum class OptimizerImpl { ForEach, Fused, ForLoop };  // PyTorch's multi-tensor
 // MegatronBlock: Megatron-LM recompute_method = block, the first
 // checkpoint_every blocks of each stage; TorchtitanLayer: torchtitan's
 // layer-level selective_ac_option = "k", every k-th block counted from 1.
-enum class Checkpointing { None, Selective, Full, EveryK, Op, MegatronBlock, TorchtitanLayer };
+// MegatronUniform: Megatron-LM recompute_method = uniform with
+// recompute_num_layers = checkpoint_every: each group of k blocks of a stage
+// keeps its input and is recomputed together in backward.
+enum class Checkpointing { None, Selective, Full, EveryK, Op, MegatronBlock, TorchtitanLayer, MegatronUniform };
 enum class AttentionImpl { Flash, Eager };  // Flash also stands for PyTorch SDPA flash/mem-efficient kernels
 enum class KernelProfile {
     Eager,     // plain PyTorch as in Hugging Face modeling files (fp32 RMSNorm upcast, separate ops)
@@ -47,6 +50,13 @@ enum class Finetuning { Full, Lora, Qlora };
 // QLoRA's 4-bit base (core/qlora_backend.h): bitsandbytes from 0.43.2,
 // older bitsandbytes (keeps each 4-bit layer's input for backward), torchao NF4.
 enum class QloraBackend { Bnb, BnbLegacy, TorchaoNf4 };
+// Activation offloading (docs/memory-model.md §Activation offloading):
+// torchtune's OffloadActivations moves saved tensors of at least 1 KiB to host
+// memory in forward and brings them back in backward. Torchtune: with its
+// CUDA streams (activation_offloading_use_streams: True, its default), which
+// keep some device tensors while copies are in flight; TorchtuneNoStreams:
+// activation_offloading_use_streams: False, which keeps none.
+enum class ActivationOffloading { None, Torchtune, TorchtuneNoStreams };
 // The training stack whose out-of-the-box defaults the other keys start from
 // (core/frameworks.h; Custom sets nothing).
 enum class Framework { Custom, HfTrainer, Torchtitan, Torchtune, MegatronLm, Deepspeed, Litgpt };
@@ -86,6 +96,13 @@ struct TrainingConfig {
     // backends, §Paged optimizers).
     QloraBackend qlora_backend = QloraBackend::Bnb;
     bool optimizer_paged = false;  // bitsandbytes Paged*: states in CUDA managed memory
+    ActivationOffloading activation_offloading = ActivationOffloading::None;
+    // DeepSpeed activation checkpointing (deepspeed/runtime/activation_checkpointing/
+    // checkpointing.py): each checkpointed block's input split over the
+    // tensor-parallel ranks (partition_activations) and/or kept in host
+    // memory (cpu_checkpointing); with full checkpointing.
+    bool deepspeed_partition_activations = false;
+    bool deepspeed_cpu_checkpointing = false;
 
     bool operator==(const TrainingConfig&) const = default;
 };
@@ -110,6 +127,7 @@ std::string_view attentionName(AttentionImpl);
 std::string_view kernelProfileName(KernelProfile);
 std::string_view lossName(LossImpl);
 std::string_view finetuningName(Finetuning);
+std::string_view activationOffloadingName(ActivationOffloading);
 std::optional<Precision> parsePrecision(std::string_view);
 std::optional<OptimizerKind> parseOptimizer(std::string_view);
 std::optional<OptimizerImpl> parseOptimizerImpl(std::string_view);

@@ -49,7 +49,8 @@ Choices<Checkpointing> checkpointingChoices() {
             {QStringLiteral("Every k-th block"), Checkpointing::EveryK},
             {QStringLiteral("Op-level selective (save list)"), Checkpointing::Op},
             {QStringLiteral("Megatron block (first k blocks)"), Checkpointing::MegatronBlock},
-            {QStringLiteral("torchtitan layer (every k-th from 1)"), Checkpointing::TorchtitanLayer}};
+            {QStringLiteral("torchtitan layer (every k-th from 1)"), Checkpointing::TorchtitanLayer},
+            {QStringLiteral("Megatron uniform (groups of k blocks)"), Checkpointing::MegatronUniform}};
 }
 
 Choices<Framework> frameworkChoices() {

@@ -110,7 +110,8 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                                [](Scenario& s, Checkpointing v) { s.training.checkpointing = v; });
     checkpoint_every_ = f.addInteger({tr("  k"), {"training.checkpoint_every"},
                                       tr("Every k-th block: one block in every k (about sqrt(L) for the least memory x "
-                                         "recompute); Megatron block: the first k blocks of each stage.")},
+                                         "recompute); Megatron block: the first k blocks of each stage; Megatron uniform: chunks of k blocks, "
+                                         "each recomputed together.")},
                                      1, 100000, [](const Scenario& s) { return s.training.checkpoint_every; },
                                      [](Scenario& s, int64_t v) { s.training.checkpoint_every = v; });
     // Op-level checkpointing's save list: one check box per op name the core knows.
@@ -134,6 +135,26 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                  "list: mm-every-second (the 1st, 3rd, ... matmul of a block), attention, reduce_scatter, max.")},
              save_ops);
     checkpoint_save_ops_ = save_ops;
+    f.addChoice<ActivationOffloading>(
+        {tr("  offloading"), {"training.activation_offloading"},
+         tr("torchtune's activation offloading: what checkpointed blocks keep (their inputs, the final norm's "
+            "tensors) waits for backward in host memory (shown as Host). With streams the device also keeps the "
+            "copies in flight. Needs full checkpointing and eager kernels.")},
+        {{tr("none"), ActivationOffloading::None},
+         {tr("torchtune (streams)"), ActivationOffloading::Torchtune},
+         {tr("torchtune, no streams"), ActivationOffloading::TorchtuneNoStreams}},
+        [](const Scenario& s) { return s.training.activation_offloading; },
+        [](Scenario& s, ActivationOffloading v) { s.training.activation_offloading = v; });
+    f.addFlag({tr("  DeepSpeed partition"), {"training.deepspeed_partition_activations"},
+               tr("DeepSpeed partition_activations: each checkpointed block's input is split over the tensor-parallel "
+                  "ranks and all-gathered before its recomputation. Needs full checkpointing.")},
+              [](const Scenario& s) { return s.training.deepspeed_partition_activations; },
+              [](Scenario& s, bool v) { s.training.deepspeed_partition_activations = v; });
+    f.addFlag({tr("  DeepSpeed CPU checkpoints"), {"training.deepspeed_cpu_checkpointing"},
+               tr("DeepSpeed cpu_checkpointing: the checkpointed blocks' inputs (or their partitions) wait in host "
+                  "memory (shown as Host) and come back for recomputation. Needs full checkpointing.")},
+              [](const Scenario& s) { return s.training.deepspeed_cpu_checkpointing; },
+              [](Scenario& s, bool v) { s.training.deepspeed_cpu_checkpointing = v; });
     f.addChoice<AttentionImpl>({tr("Attention"), {"training.attention"},
                                 tr("Flash/SDPA keeps no s x s scores (only q, k, v, output and a logsumexp); eager attention "
                                    "saves the softmax of every head: quadratic in sequence length.")},

@@ -45,6 +45,7 @@ from harness_torch import autocast_context, build_optimizer, build_training_opti
 from hf_blocks import CausalLM, apply_lora  # noqa: E402
 from saved_tensors import imported_model  # noqa: E402
 from step_truth_losses import head_loss  # noqa: E402
+from step_truth_offload import apply_deepspeed_checkpointing, apply_offloading  # noqa: E402
 from step_truth_policies import OpCheckpointedBlock  # noqa: E402
 
 CASES = os.path.join(HERE, "step_cases.json")
@@ -92,6 +93,33 @@ def blocks_config(scenario, cli):
     return c
 
 
+class CheckpointedChunk(torch.nn.Module):
+    """Megatron-LM's recompute_method = "uniform" (megatron/core/recompute.py
+    at core_v0.15.0rc7-2333-gd98e8a64dd): one reentrant checkpoint over a chunk
+    of consecutive blocks (tensor_parallel.checkpoint is reentrant too): the
+    chunk keeps its input, and its backward replays every block of it."""
+
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(blocks)
+
+    def run(self, x, *rest):
+        for block in self.blocks:
+            x = block(x, *rest)
+        return x
+
+    def forward(self, *args):
+        return checkpoint(self.run, *args, use_reentrant=True)
+
+
+class ChunkMember(torch.nn.Module):
+    """A block that runs inside the CheckpointedChunk before it: passes its
+    input through, so the model keeps one entry per layer."""
+
+    def forward(self, x, *_rest):
+        return x
+
+
 class CheckpointedBlock(torch.nn.Module):
     """A block whose forward runs under torch.utils.checkpoint, as
     CausalLM.forward(checkpointing=True) runs every block (reentrant, as
@@ -125,6 +153,15 @@ def apply_checkpointing(model, training):
         # nothing is left to drop"), so the run checkpoints nothing.
         return
     k = training.get("checkpoint_every", 1)
+    if policy == "megatron-uniform":
+        blocks = list(model.layers)
+        for start in range(0, len(blocks), k):
+            model.layers[start] = CheckpointedChunk(blocks[start:start + k])
+            for i in range(start + 1, min(start + k, len(blocks))):
+                model.layers[i] = ChunkMember()
+        if training["finetuning"] != "full":
+            model.input_requires_grad = True  # PEFT's enable_input_require_grads
+        return
     chosen = {"full": lambda i: True, "every-k": lambda i: i % k == 0, "megatron-block": lambda i: i < k,
               "torchtitan-layer": lambda i: (i + 1) % k == 0}.get(policy)
     if chosen is None:
@@ -180,6 +217,9 @@ def build(scenario, cli):
     for_plan["training"].pop("checkpoint_save_ops", None)  # step_truth_policies.py
     for_plan["training"]["loss"] = "standard"  # the loss is step_truth_losses.py's
     for_plan["training"].pop("optimizer_in_backward", None)  # OptimizerInBackward below
+    for_plan["training"].pop("activation_offloading", None)  # step_truth_offload.py
+    for_plan["training"].pop("deepspeed_partition_activations", None)  # (tensor parallelism 1: nothing to do)
+    for_plan["training"].pop("deepspeed_cpu_checkpointing", None)  # step_truth_offload.py
     plan = plan_scenario(for_plan, scenario["name"])
     torch.manual_seed(0)
     c = blocks_config(scenario, cli)
@@ -196,6 +236,7 @@ def build(scenario, cli):
                     if not p.requires_grad:
                         p.data = p.data.to(torch_dtype(plan.recipe.autocast))
     apply_checkpointing(model, scenario["training"])
+    offload = apply_offloading(model, scenario["training"]) or apply_deepspeed_checkpointing(model, scenario["training"])
     model.head_loss = head_loss(scenario["training"])
     if model.head_loss is not None and scenario["model"].get("final_logit_softcapping"):
         raise Unsupported("training.loss: the losses of step_truth_losses.py take no logit soft-capping")
@@ -207,6 +248,7 @@ def build(scenario, cli):
         optimizer = OptimizerInBackward(plan, model)
     else:
         optimizer = build_training_optimizer(plan, model)
+    model.offload = offload
     return plan, model, optimizer
 
 
@@ -246,6 +288,8 @@ def measure(scenario, cli, measured_steps=1):
                    for _ in range(t["gradient_accumulation_steps"])]
         with record_function("trainmem-warmup"):
             train_step(plan, model, optimizer, batches)
+        if model.offload is not None:
+            model.offload.host_peak = 0  # the host side of the measured steps only
         with record_function("trainmem-measured"):
             for _ in range(measured_steps):
                 train_step(plan, model, optimizer, batches)
@@ -279,9 +323,15 @@ def measure(scenario, cli, measured_steps=1):
     for _, n in enclosing:
         if n not in peak_ops:
             peak_ops.append(n)
-    return {"peak_bytes": peak, "peak_phase": peak_phase, "peak_ops": peak_ops[:6],
-            "phase_peak_bytes": per_phase, "steps": measured_steps,
-            "parameter_bytes": sum(p.numel() * p.element_size() for p in model.parameters())}
+    out = {"peak_bytes": peak, "peak_phase": peak_phase, "peak_ops": peak_ops[:6],
+           "phase_peak_bytes": per_phase, "steps": measured_steps,
+           "parameter_bytes": sum(p.numel() * p.element_size() for p in model.parameters())}
+    if model.offload is not None:
+        # Activation offloading: the host copies' peak (numpy memory, outside
+        # the profiler's curve, which is the device side): step_truth_offload.py.
+        out["host_peak_bytes"] = model.offload.host_peak
+        out["offloaded_tensors_per_step"] = model.offload.offloaded_packs // (1 + measured_steps)
+    return out
 
 
 def cpu_model():

@@ -37,6 +37,9 @@ inline void changeEveryField(Scenario& s) {
     t.warmup_steps = 2000;
     t.qlora_backend = QloraBackend::TorchaoNf4;
     t.optimizer_paged = true;
+    t.activation_offloading = ActivationOffloading::TorchtuneNoStreams;
+    t.deepspeed_partition_activations = true;
+    t.deepspeed_cpu_checkpointing = true;
     ParallelConfig& p = s.parallelism;
     p.data = 4;
     p.tensor = 2;

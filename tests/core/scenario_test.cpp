@@ -56,7 +56,7 @@ TEST(ScenarioNames, EnumSpellingsAreTheDocumentedOnes) {
     ASSERT_EQ(allOptimizers().size(), optimizers.size());
     for (size_t i = 0; i < optimizers.size(); ++i) EXPECT_EQ(optimizerName(allOptimizers()[i]), optimizers[i]);
     EXPECT_EQ(allowedNames<OptimizerImpl>(), "foreach, fused, for-loop");
-    EXPECT_EQ(allowedNames<Checkpointing>(), "none, selective, full, every-k, op, megatron-block, torchtitan-layer");
+    EXPECT_EQ(allowedNames<Checkpointing>(), "none, selective, full, every-k, op, megatron-block, torchtitan-layer, megatron-uniform");
     EXPECT_EQ(allowedNames<AttentionImpl>(), "flash, eager");
     EXPECT_EQ(allowedNames<KernelProfile>(), "eager, fused, megatron");
     EXPECT_EQ(allowedNames<LossImpl>(), "standard, chunked, chunked_output, fused_linear");
@@ -385,7 +385,7 @@ TEST(ScenarioSettings, RefusedSettingsNameTheKeyAndWhatIsAllowed) {
 
 TEST(ScenarioSettings, EveryDocumentedKeyIsSettable) {
     const std::vector<std::string>& keys = settingKeys();
-    EXPECT_EQ(keys.size(), 52u);  // 26 training + 17 parallelism + 9 hardware keys in the format
+    EXPECT_EQ(keys.size(), 55u);  // 29 training + 17 parallelism + 9 hardware keys in the format
     for (const char* key : {"training.activation_checkpointing", "parallelism.pipeline_schedule",
                             "hardware.nccl_mib_per_group", "hardware.ddp_gradient_as_bucket_view"})
         EXPECT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << key;

@@ -73,7 +73,7 @@ TEST(StepGroundTruth, FileCoversTheGrid) {
     const json& doc = truth();
     ASSERT_TRUE(doc.is_object() && doc.contains("cases")) << "cannot read " << truthPath();
     std::set<std::string> families, precisions, optimizers, impls, checkpointing, finetuning, attention, losses;
-    int accumulation = 0, step_in_backward = 0;
+    int accumulation = 0, step_in_backward = 0, offloading = 0;
     for (const json& c : doc.at("cases")) {
         const json& t = c.at("scenario").at("training");
         families.insert(c.at("scenario").at("model").at("model_type").get<std::string>());
@@ -86,19 +86,21 @@ TEST(StepGroundTruth, FileCoversTheGrid) {
         losses.insert(t.at("loss").get<std::string>());
         if (t.at("gradient_accumulation_steps").get<int>() > 1) ++accumulation;
         if (t.value("optimizer_in_backward", false)) ++step_in_backward;
+        if (t.value("activation_offloading", "none") != "none") ++offloading;
     }
     EXPECT_GE(doc.at("cases").size(), 40u);
     EXPECT_EQ(precisions, (std::set<std::string>{"amp-bf16", "fp32", "mixed-bf16", "pure-bf16"}));
     EXPECT_EQ(optimizers, (std::set<std::string>{"adagrad", "adam", "adamw", "lion", "rmsprop", "sgd", "sgd-momentum"}));
     EXPECT_EQ(impls, (std::set<std::string>{"for-loop", "foreach"}));
-    EXPECT_EQ(checkpointing, (std::set<std::string>{"every-k", "full", "megatron-block", "none", "op", "selective",
-                                               "torchtitan-layer"}));
+    EXPECT_EQ(checkpointing, (std::set<std::string>{"every-k", "full", "megatron-block", "megatron-uniform", "none", "op",
+                                                    "selective", "torchtitan-layer"}));
     EXPECT_EQ(finetuning, (std::set<std::string>{"full", "lora"}));
     EXPECT_EQ(attention, (std::set<std::string>{"eager", "flash"}));
     EXPECT_EQ(losses, (std::set<std::string>{"chunked_output", "fused_linear", "standard"}));
     EXPECT_GE(families.size(), 4u);
     EXPECT_GE(accumulation, 2);
     EXPECT_GE(step_in_backward, 2);
+    EXPECT_GE(offloading, 2);
 }
 
 TEST(StepGroundTruth, EveryCaseWithinTwoPercentOfTheMeasuredPeak) {
@@ -163,6 +165,30 @@ TEST(StepGroundTruth, EveryCaseWithinTwoPercentOfTheMeasuredPeak) {
     if (table) std::fclose(table);
     std::printf("step ground truth: %zu cases, largest relative error %+.2f%% (%s)\n", doc.at("cases").size(),
                 100.0 * worst, worst_name.c_str());
+}
+
+// Activation offloading: validation/step_truth_offload.py keeps the host
+// copies outside PyTorch's allocator and counts them; their peak is
+// Estimate.host_bytes (the device side is the profiler's curve, above).
+TEST(StepGroundTruth, OffloadedActivationsOnTheHostMatchTheHostCopies) {
+    const json& doc = truth();
+    ASSERT_TRUE(doc.is_object() && doc.contains("cases")) << "cannot read " << truthPath();
+    int cases = 0;
+    for (const json& c : doc.at("cases")) {
+        const json& m = c.at("measured");
+        if (!m.contains("host_peak_bytes")) continue;
+        const std::string name = c.at("scenario").at("name").get<std::string>();
+        Expected<Scenario> s = scenarioFromJson(c.at("scenario"));
+        ASSERT_TRUE(s.ok()) << name << ": " << s.error().text();
+        const Expected<Estimate> e = estimate(*s);
+        ASSERT_TRUE(e.ok()) << name << ": " << e.error().text();
+        const int64_t measured = m.at("host_peak_bytes").get<int64_t>();
+        ASSERT_GT(measured, 0) << name;
+        EXPECT_LE(std::abs(relativeError(e->host_bytes, measured)), kTolerance)
+            << name << ": host bytes estimated " << e->host_bytes << ", measured " << measured;
+        ++cases;
+    }
+    EXPECT_GE(cases, 2);
 }
 
 // The step timeline peaks where and as high as the estimate, on these small
