@@ -409,11 +409,14 @@ private:
             // topk, in-place renormalisation, then a loop over the experts
             // gathering their tokens with torch.where indices. DeepSeek-V3
             // (DeepseekV3TopkRouter / DeepseekV3MoE): sigmoid, gather of the
-            // top-k scores, the same renormalisation and loop.
+            // top-k scores, the same renormalisation and loop. Qwen2/3-MoE and
+            // DeepSeek renormalise only with norm_topk_prob.
             emit(a.fp32_router ? "router sigmoid" : "router softmax", "output", T * a.experts, scores);
             emit("router top-k", "indices (int64)", T * a.top_k, 8);
-            emit("routing weight renormalisation", "top-k weights (copy)", T * a.top_k, scores);
-            emit("routing weight renormalisation", "their sum (fp32)", T, 4);
+            if (a.norm_topk_prob) {
+                emit("routing weight renormalisation", "top-k weights (copy)", T * a.top_k, scores);
+                emit("routing weight renormalisation", "their sum (fp32)", T, 4);
+            }
             emit("expert dispatch", "token and slot indices (int64)", 2 * routed, 8);
         } else {
             // Grouped-GEMM MoE (Megatron-Core, TE): softmax/top-k router,
@@ -434,7 +437,9 @@ private:
         if (shared) {
             mlp(kSharedExpertOps, a.tokens, a.shared_ffn, /*input_listed=*/!own_router_copy, true);
             if (a.shared_gate) {
-                // Qwen2-MoE: sigmoid(shared_expert_gate(x)) * shared_expert(x)
+                // Qwen2-MoE: sigmoid(shared_expert_gate(x)) * shared_expert(x);
+                // under AMP the gate's Linear keeps its own 16-bit cast of x.
+                if (a.amp && !a.frozen_base) emit("shared expert gate", "input cast to compute dtype", n, a.act_bytes);
                 emit("shared expert gate", "sigmoid output", T, a.act_bytes);
                 emit("shared expert gate", "shared expert output", n, a.act_bytes);
             }

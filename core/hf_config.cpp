@@ -448,6 +448,7 @@ private:
         bool score_bias = d_.router_score_bias;
         if (std::optional<std::string> method = r_.text("topk_method")) score_bias = *method == "noaux_tc";
         e.router_score_bias = r_.boolean("router_score_bias", score_bias);
+        e.norm_topk_prob = d_.norm_topk_prob_key ? r_.boolean("norm_topk_prob", d_.norm_topk_prob) : d_.norm_topk_prob;
         e.capacity_factor = r_.number("capacity_factor", 0.0);
         readMoeLayers(e);
         m.moe = e;

@@ -135,6 +135,12 @@ struct FamilySpec {
     int64_t first_dense_layers = 0;
     bool shared_expert_gate = false;
     bool router_score_bias = false;     // DeepSeek-V3 e_score_correction_bias
+    // Whether the router divides the top-k routing weights by their sum: the
+    // default of the config class's norm_topk_prob where the modeling file
+    // reads that key (norm_topk_prob_key), else what the modeling file always
+    // does (Mixtral: always; DeepSeek-V2: never).
+    bool norm_topk_prob = true;
+    bool norm_topk_prob_key = false;
     bool experts_null_is_dense = false; // DeepSeek: n_routed_experts null = a dense model
     bool zero_experts_is_dense = false; // Qwen-MoE: num_experts 0 = a dense model (num_experts > 0 test)
     bool expert_w123 = false;           // Mixtral names expert matrices w1 (gate), w3 (up), w2 (down)

@@ -72,6 +72,7 @@ nlohmann::json describeModel(const ModelConfig& m) {
                                                             : "softmax"},
                     {"clamped_swiglu", f.clamped_swiglu},
                     {"router_score_bias", e.router_score_bias},
+                    {"norm_topk_prob", e.norm_topk_prob},
                     {"capacity_factor", e.capacity_factor},
                     {"moe_layers", std::move(layers)}};
     }

@@ -52,6 +52,7 @@ TEST(FamilyDefaults, Qwen2MoeClassDefaultsAreQwen15MoeA27b) {
     EXPECT_TRUE(m.model.moe->shared_expert_gate);
     EXPECT_EQ(m.model.moe->shared_expert_ffn, 5632);
     EXPECT_TRUE(m.model.attention_qkv_bias);
+    EXPECT_FALSE(m.model.moe->norm_topk_prob);  // Qwen2MoeConfig norm_topk_prob=False
 }
 
 TEST(FamilyDefaults, GemmaClassDefaultsAreGemma7b) {
@@ -457,6 +458,28 @@ TEST(FamilyDefaults, Llama4L2QueryKeyNormHasNoParameters) {
 
 // Gemma 2 (modeling_gemma2.py at transformers commit 9a80143c) passes one
 // causal mask to every layer; Gemma 3 and gpt-oss build one per layer kind.
+// norm_topk_prob is read where the modeling file reads it, with the config
+// class's default; elsewhere the router does what its code always does.
+TEST(FamilyDefaults, NormTopkProbFollowsTheModelingFile) {
+    // The checkpoints' own settings (their config.json files).
+    EXPECT_FALSE(importPreset("qwen1.5-moe-a2.7b").moe->norm_topk_prob);
+    EXPECT_TRUE(importPreset("qwen3-30b-a3b").moe->norm_topk_prob);
+    EXPECT_TRUE(importPreset("deepseek-v3").moe->norm_topk_prob);
+    EXPECT_TRUE(importPreset("glm-4.5-air").moe->norm_topk_prob);
+    EXPECT_FALSE(importPreset("deepseek-v2-lite").moe->norm_topk_prob);
+    // Class defaults: Qwen2MoeConfig / Qwen3MoeConfig False, DeepseekV3Config True.
+    const json qwen2 = readJson(kRoot / "tests" / "data" / "hf" / "qwen2_moe_defaults.json");
+    EXPECT_TRUE(importHuggingFaceConfig(with(qwen2, "norm_topk_prob", true))->model.moe->norm_topk_prob);
+    EXPECT_FALSE(importHuggingFaceConfig(qwen2)->model.moe->norm_topk_prob);
+    EXPECT_FALSE(importHuggingFaceConfig(json{{"model_type", "qwen3_moe"}})->model.moe->norm_topk_prob);
+    EXPECT_TRUE(importFixture("deepseek_v3_defaults.json").model.moe->norm_topk_prob);
+    // DeepseekV2MoEGate stores the key and never reads it; Mixtral always renormalises.
+    json v2 = readJson(kRoot / "tests" / "data" / "hf" / "deepseek_v2_defaults.json");
+    EXPECT_FALSE(importHuggingFaceConfig(with(v2, "norm_topk_prob", true))->model.moe->norm_topk_prob);
+    const json mixtral = readJson(kRoot / "tests" / "data" / "hf" / "mixtral_defaults.json");
+    EXPECT_TRUE(importHuggingFaceConfig(with(mixtral, "norm_topk_prob", false))->model.moe->norm_topk_prob);
+}
+
 TEST(FamilyDefaults, CausalMasksPerFamily) {
     EXPECT_EQ(causalMasks(importPreset("gemma-2-9b")), 1);
     EXPECT_EQ(causalMasks(importPreset("gemma-3-1b")), 2);
