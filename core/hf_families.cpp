@@ -176,12 +176,16 @@ const FamilySpec kFamilies[] = {
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},
     // DeepseekV2Config: n_routed_experts=64, num_experts_per_tok=None,
     // moe_intermediate_size=1407, n_shared_experts=2, first_k_dense_replace=0.
-    // DeepseekV2Moe scales the top-k softmax weights by routed_scaling_factor
-    // and never renormalises them: the config's norm_topk_prob is not read
-    // (modeling_deepseek_v2.py at transformers commit 0233e509).
-    {.model_type = "deepseek_v2", .experts_key = "n_routed_experts", .mla = true, .num_experts = 64,
-     .moe_intermediate = 1407, .shared_experts = 2, .norm_topk_prob = false, .experts_null_is_dense = true,
-     .fp32_router = true},
+    // DeepseekV2MoEGate scales the top-k softmax weights by
+    // routed_scaling_factor and never renormalises them: norm_topk_prob is
+    // stored, not read (modeling_deepseek_v2.py at transformers commits
+    // 03eac6f6 and 0233e509). DeepseekV2RotaryEmbedding makes one complex
+    // fp32 freqs_cis of qk_rope_head_dim / 2 values per token; apply_rotary_emb
+    // multiplies fp32 complex views of the rope slices by it, which keeps
+    // nothing per block.
+    {.model_type = "deepseek_v2", .experts_key = "n_routed_experts", .mla = true, .complex_rotary = true,
+     .num_experts = 64, .moe_intermediate = 1407, .shared_experts = 2, .norm_topk_prob = false,
+     .experts_null_is_dense = true, .fp32_router = true, .sorted_expert_dispatch = true},
     // DeepseekV3Config: 256 experts, top-8, 2048 wide, 1 shared, 3 dense
     // layers, e_score_correction_bias. Kimi-K2 ships this architecture as
     // model_type kimi_k2 (its config.json names DeepseekV3ForCausalLM).

@@ -157,6 +157,14 @@ struct FamilySpec {
     // so 0), then every expert runs on every token (the input repeated E
     // times, scaled by its score; one bmm per projection).
     bool every_expert_every_token = false;
+    // DeepSeek-V2 (DeepseekV2MoE.moe, modeling_deepseek_v2.py at transformers
+    // commit 03eac6f6): a softmax router in fp32; the token slots sorted by
+    // expert (argsort), each expert run on its slice of the sorted tokens,
+    // the outputs scattered back, cast to the weights' fp32, multiplied in
+    // place by the routing weights and summed over the k slots. Its
+    // topk_method "group_limited_greedy" masks the experts outside the best
+    // topk_group of n_group groups.
+    bool sorted_expert_dispatch = false;
 
     // ---- what the eager forward keeps (activation account)
     bool softmax_fp32 = true;           // softmax(dtype=float32) then cast back (all but GPT-2)

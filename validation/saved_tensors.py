@@ -85,6 +85,13 @@ def hf_model_keys(c):
                   "topk_group", "routed_scaling_factor", "first_k_dense_replace"):
             out[k] = c[k]
         out["norm_topk_prob"] = c.get("norm_topk_prob", True)
+    if c["model_type"] == "deepseek_v2":
+        for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+                  "moe_intermediate_size", "n_routed_experts", "num_experts_per_tok", "n_shared_experts",
+                  "routed_scaling_factor", "first_k_dense_replace", "topk_method", "n_group", "topk_group",
+                  "norm_topk_prob", "scoring_func"):
+            if k in c:
+                out[k] = c[k]
     if c["model_type"] == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             out[k] = c[k]
@@ -170,6 +177,16 @@ FAMILIES = {
                         intermediate_size=160, moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2,
                         n_shared_experts=1, n_group=2, topk_group=1, routed_scaling_factor=2.5,
                         first_k_dense_replace=1, hidden_act="silu", tie_word_embeddings=False),
+    # DeepSeek-V2-Lite's structure: MLA without q compression (q_lora_rank
+    # null), the complex rotary, a leading dense layer, a softmax router with
+    # greedy top-k, weights scaled and not renormalised (norm_topk_prob false
+    # as Lite's config.json), tokens sorted by expert, two shared experts.
+    "deepseek_v2": dict(model_type="deepseek_v2", hidden_size=64, num_attention_heads=4, num_key_value_heads=4,
+                        q_lora_rank=None, kv_lora_rank=16, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+                        intermediate_size=160, moe_intermediate_size=24, n_routed_experts=8, num_experts_per_tok=2,
+                        n_shared_experts=2, routed_scaling_factor=1.0, first_k_dense_replace=1,
+                        topk_method="greedy", norm_topk_prob=False, scoring_func="softmax", num_hidden_layers=3,
+                        hidden_act="silu", tie_word_embeddings=False),
     "mixtral": dict(model_type="mixtral", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
                     head_dim=16, intermediate_size=96, hidden_act="silu", num_local_experts=4,
                     num_experts_per_tok=2, tie_word_embeddings=False),
@@ -278,6 +295,13 @@ def grid():
     for dtype in ("bf16", "amp"):
         cases.append(make_case("qwen2_moe", dtype, "eager", False, overrides={"norm_topk_prob": True}))
         cases.append(make_case("deepseek_v3", dtype, "eager", False, overrides={"norm_topk_prob": False}))
+    # DeepSeek-V2 (the full model's routing): group-limited top-k, 2 of 4 groups,
+    # and q compressed through q_lora_rank.
+    for dtype in ("fp32", "bf16", "amp"):
+        for attention in ("eager", "flash"):
+            cases.append(make_case("deepseek_v2", dtype, attention, False, overrides={
+                "topk_method": "group_limited_greedy", "n_group": 4, "topk_group": 2, "q_lora_rank": 24,
+                "routed_scaling_factor": 16.0}))
     # torch.autocast: fp32 weights, bf16 matmuls
     for family in FAMILIES:
         for attention in ("eager", "flash"):

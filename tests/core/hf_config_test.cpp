@@ -480,6 +480,26 @@ TEST(FamilyDefaults, NormTopkProbFollowsTheModelingFile) {
     EXPECT_TRUE(importHuggingFaceConfig(with(mixtral, "norm_topk_prob", false))->model.moe->norm_topk_prob);
 }
 
+// DeepSeek-V2's topk_method: greedy (Lite, the class default) or
+// group_limited_greedy over n_group groups keeping topk_group (V2, V2-Chat).
+TEST(FamilyDefaults, DeepSeekV2GroupLimitedRouting) {
+    const ModelConfig lite = importPreset("deepseek-v2-lite");
+    EXPECT_EQ(lite.moe->routing_groups, 0);
+    const json v2 = readJson(kRoot / "tests" / "data" / "hf" / "deepseek_v2_defaults.json");
+    json full = with(with(with(v2, "topk_method", "group_limited_greedy"), "n_group", 8), "topk_group", 3);
+    const ModelConfig m = importHuggingFaceConfig(full)->model;
+    EXPECT_EQ(m.moe->routing_groups, 8);
+    EXPECT_EQ(m.moe->routing_groups_kept, 3);
+    const Error groups = importError(with(full, "n_group", 5));  // 64 experts
+    EXPECT_EQ(groups.field, "model.n_group");
+    EXPECT_NE(groups.message.find("divisor of n_routed_experts (64)"), std::string::npos) << groups.message;
+    const Error kept = importError(with(full, "topk_group", 9));
+    EXPECT_EQ(kept.field, "model.topk_group");
+    EXPECT_NE(kept.message.find("between 1 and n_group (8)"), std::string::npos) << kept.message;
+    // DeepSeek-V3's router groups are a config constant the importer does not model.
+    EXPECT_EQ(importFixture("deepseek_v3_defaults.json").model.moe->routing_groups, 0);
+}
+
 TEST(FamilyDefaults, CausalMasksPerFamily) {
     EXPECT_EQ(causalMasks(importPreset("gemma-2-9b")), 1);
     EXPECT_EQ(causalMasks(importPreset("gemma-3-1b")), 2);
