@@ -392,9 +392,10 @@ private:
         } else if (router_keeps || shared_keeps) {
             emit("router", "input (norm output)", n, a.linear_in_bytes);
         }
-        // DeepSeek's router scores are fp32 unless autocast turns its linear
-        // 16-bit; Mixtral's softmax(dtype=float) is fp32 always.
-        const double scores = a.fp32_router && a.amp ? a.act_bytes : 4.0;
+        // DeepSeek-V3's router scores are fp32 unless autocast turns its
+        // linear 16-bit; Mixtral's softmax(dtype=float) and DeepSeek-V2's
+        // softmax(dtype=torch.float32) are fp32 always.
+        const double scores = a.fp32_router && a.amp && !a.sorted_dispatch ? a.act_bytes : 4.0;
         if (eager() && a.topk_softmax_router) {
             gptOssExperts(routed);
             return;
@@ -409,11 +410,24 @@ private:
             // topk, in-place renormalisation, then a loop over the experts
             // gathering their tokens with torch.where indices. DeepSeek-V3
             // (DeepseekV3TopkRouter / DeepseekV3MoE): sigmoid, gather of the
-            // top-k scores, the same renormalisation and loop.
-            emit(a.fp32_router ? "router sigmoid" : "router softmax", "output", T * a.experts, scores);
+            // top-k scores, the same renormalisation and loop. Qwen2/3-MoE and
+            // DeepSeek renormalise only with norm_topk_prob.
+            emit(a.fp32_router && !a.sorted_dispatch ? "router sigmoid" : "router softmax", "output", T * a.experts,
+                 scores);
+            if (a.routing_groups > 0) {
+                // DeepSeek-V2 group_limited_greedy: the best score of each
+                // group (max keeps its indices), the top topk_group groups
+                // (topk keeps its indices), the other groups' experts masked
+                // to 0 (masked_fill keeps the bool mask).
+                emit("router group-limited top-k", "group max indices (int64)", T * a.routing_groups, 8);
+                emit("router group-limited top-k", "group top-k indices (int64)", T * a.routing_groups_kept, 8);
+                emit("router group-limited top-k", "expert mask outside the groups (bool)", T * a.experts, 1);
+            }
             emit("router top-k", "indices (int64)", T * a.top_k, 8);
-            emit("routing weight renormalisation", "top-k weights (copy)", T * a.top_k, scores);
-            emit("routing weight renormalisation", "their sum (fp32)", T, 4);
+            if (a.norm_topk_prob) {
+                emit("routing weight renormalisation", "top-k weights (copy)", T * a.top_k, scores);
+                emit("routing weight renormalisation", "their sum (fp32)", T, 4);
+            }
             emit("expert dispatch", "token and slot indices (int64)", 2 * routed, 8);
         } else {
             // Grouped-GEMM MoE (Megatron-Core, TE): softmax/top-k router,
@@ -423,6 +437,39 @@ private:
             emit("router top-k", "probabilities (fp32)", T * a.top_k, 4);
         }
         mlp(kRoutedExpertOps, routed, a.expert_ffn, false, false);
+        if (eager() && a.sorted_dispatch) {
+            sortedCombine(routed);
+        } else {
+            indexAddCombine(routed, scores);
+        }
+        if (shared) {
+            mlp(kSharedExpertOps, a.tokens, a.shared_ffn, /*input_listed=*/!own_router_copy, true);
+            if (a.shared_gate) {
+                // Qwen2-MoE: sigmoid(shared_expert_gate(x)) * shared_expert(x);
+                // under AMP the gate's Linear keeps its own 16-bit cast of x.
+                if (a.amp && !a.frozen_base) emit("shared expert gate", "input cast to compute dtype", n, a.act_bytes);
+                emit("shared expert gate", "sigmoid output", T, a.act_bytes);
+                emit("shared expert gate", "shared expert output", n, a.act_bytes);
+            }
+        }
+    }
+
+    // DeepSeek-V2 (DeepseekV2MoE.moe, transformers commit 03eac6f6): the
+    // expert outputs, scattered back into slot order (index_put_ keeps the
+    // sort order, counted with the dispatch indices), cast to fp32 and
+    // multiplied in place by the fp32 routing weights: the product keeps both
+    // (the fp32 outputs as a copy: mul_ overwrites them); the sum over slots
+    // keeps nothing.
+    void sortedCombine(int64_t routed) {
+        const ActivationShape& a = a_;
+        emit("expert combine", "expert outputs in fp32 (copy kept by the in-place product)", routed * a.h, 4);
+        emit("expert combine", "routing weight per slot (fp32)", routed, 4);
+    }
+
+    // Mixtral, Qwen-MoE, DeepSeek-V3: each expert's output times its tokens'
+    // routing weights, index_add_ into the output.
+    void indexAddCombine(int64_t routed, double scores) {
+        const ActivationShape& a = a_;
         emit("expert combine", "expert output (routing weight gradient)", routed * a.h, a.act_bytes);
         // Mixtral casts the routing weights to the hidden states' dtype (fp32
         // under AMP); DeepSeek keeps its scores' dtype, and so do its weighted outputs.
@@ -431,14 +478,6 @@ private:
         // index_add_'s derivative for its source reads source.dim() and
         // expand_as(source), so autograd keeps the weighted expert output too.
         if (eager()) emit("expert combine", "weighted expert output (index_add_ source)", routed * a.h, weights);
-        if (shared) {
-            mlp(kSharedExpertOps, a.tokens, a.shared_ffn, /*input_listed=*/!own_router_copy, true);
-            if (a.shared_gate) {
-                // Qwen2-MoE: sigmoid(shared_expert_gate(x)) * shared_expert(x)
-                emit("shared expert gate", "sigmoid output", T, a.act_bytes);
-                emit("shared expert gate", "shared expert output", n, a.act_bytes);
-            }
-        }
     }
 
     // gpt-oss, eager (modeling_gpt_oss.py GptOssTopKRouter and GptOssExperts'

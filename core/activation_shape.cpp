@@ -111,6 +111,10 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
         a.expert_ffn = ceilDiv(e.expert_ffn, a.tp);
         a.shared_ffn = ceilDiv(sharedExpertWidth(m), a.tp);
         a.shared_gate = e.shared_expert_gate;
+        a.norm_topk_prob = e.norm_topk_prob;
+        a.sorted_dispatch = family.sorted_expert_dispatch;
+        a.routing_groups = e.routing_groups;
+        a.routing_groups_kept = e.routing_groups_kept;
         a.fp32_router = family.fp32_router;
         a.topk_softmax_router = family.router_topk_softmax;
         a.clamped_swiglu = family.clamped_swiglu;

@@ -85,6 +85,10 @@ struct ActivationShape {
     int64_t expert_ffn = 0;      // / t
     int64_t shared_ffn = 0;      // / t; 0 = no shared expert
     bool shared_gate = false;    // Qwen2-MoE sigmoid gate on the shared expert
+    bool norm_topk_prob = true;  // the top-k routing weights are divided by their sum
+    bool sorted_dispatch = false;  // DeepSeek-V2: softmax router, tokens sorted by expert, fp32 combine
+    int64_t routing_groups = 0;    // DeepSeek-V2 group_limited_greedy: n_group (0 = greedy)
+    int64_t routing_groups_kept = 0;
     bool fp32_router = false;    // DeepSeek: router on an fp32 copy of its input, fp32 routing weights
     bool topk_softmax_router = false;  // gpt-oss: top-k of the logits, then softmax over the k
     bool clamped_swiglu = false;       // gpt-oss: fused gate_up with biases, clamped SwiGLU

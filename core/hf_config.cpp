@@ -446,11 +446,31 @@ private:
         e.shared_expert_gate = r_.boolean("shared_expert_gate", d_.shared_expert_gate);
         // DeepSeek-V3 routes with a score-correction bias ("noaux_tc"); V2 can too.
         bool score_bias = d_.router_score_bias;
-        if (std::optional<std::string> method = r_.text("topk_method")) score_bias = *method == "noaux_tc";
+        if (std::optional<std::string> method = r_.text("topk_method")) {
+            score_bias = *method == "noaux_tc";
+            if (d_.sorted_expert_dispatch && *method == "group_limited_greedy") readRoutingGroups(e);
+        }
         e.router_score_bias = r_.boolean("router_score_bias", score_bias);
+        e.norm_topk_prob = d_.norm_topk_prob_key ? r_.boolean("norm_topk_prob", d_.norm_topk_prob) : d_.norm_topk_prob;
         e.capacity_factor = r_.number("capacity_factor", 0.0);
         readMoeLayers(e);
         m.moe = e;
+    }
+
+    // DeepSeek-V2's group-limited top-k: n_group groups of experts, the best
+    // topk_group kept (DeepseekV2MoEGate; both are None in the class).
+    void readRoutingGroups(MoeConfig& e) {
+        e.routing_groups = r_.integer("n_group", 0);
+        e.routing_groups_kept = r_.integer("topk_group", 0);
+        if (r_.failed()) return;
+        if (e.routing_groups <= 0 || e.num_experts % e.routing_groups != 0)
+            r_.fail("n_group", "must be a positive divisor of n_routed_experts (" + std::to_string(e.num_experts) +
+                                   ") with topk_method group_limited_greedy (got " +
+                                   std::to_string(e.routing_groups) + ")");
+        else if (e.routing_groups_kept <= 0 || e.routing_groups_kept > e.routing_groups)
+            r_.fail("topk_group", "must be between 1 and n_group (" + std::to_string(e.routing_groups) +
+                                      ") with topk_method group_limited_greedy (got " +
+                                      std::to_string(e.routing_groups_kept) + ")");
     }
 
     void readMoeLayers(MoeConfig& e) {

@@ -119,6 +119,13 @@ private:
         if (e.shared_expert_gate != d_.shared_expert_gate) j_["shared_expert_gate"] = e.shared_expert_gate;
         const bool score_bias = d_.router_score_bias;
         if (e.router_score_bias != score_bias) j_["router_score_bias"] = e.router_score_bias;
+        if (e.routing_groups > 0) {
+            j_["topk_method"] = "group_limited_greedy";
+            j_["n_group"] = e.routing_groups;
+            j_["topk_group"] = e.routing_groups_kept;
+        }
+        if (d_.norm_topk_prob_key && (deepseek || e.norm_topk_prob != d_.norm_topk_prob))
+            j_["norm_topk_prob"] = e.norm_topk_prob;
         if (e.capacity_factor != 0.0) j_["capacity_factor"] = e.capacity_factor;
         writeMoeLayers(e, deepseek);
     }

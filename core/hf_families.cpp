@@ -42,23 +42,26 @@ const FamilySpec kFamilies[] = {
     {.model_type = "qwen2", .vocab_size = 151936, .intermediate_size = 22016, .num_kv_heads = 32,
      .max_positions = 32768, .qkv_bias = true, .reads_attention_bias = false},
     // Qwen2MoeConfig: num_experts=60, top-4, moe_intermediate_size=1408, one
-    // shared expert of 5632 with a sigmoid gate, qkv_bias=True.
+    // shared expert of 5632 with a sigmoid gate, qkv_bias=True,
+    // norm_topk_prob=False (Qwen2MoeSparseMoeBlock renormalises only when set:
+    // modeling_qwen2_moe.py at transformers commit 00a3f938).
     {.model_type = "qwen2_moe", .experts_key = "num_experts", .moe_layer_keys = MoeLayerKeys::Qwen,
      .qkv_bias_key = true, .vocab_size = 151936, .hidden_size = 2048, .intermediate_size = 5632, .num_layers = 24,
      .num_heads = 16, .num_kv_heads = 16, .max_positions = 32768, .qkv_bias = true, .reads_attention_bias = false,
      .num_experts = 60, .experts_per_token = 4, .moe_intermediate = 1408, .shared_intermediate = 5632,
-     .shared_expert_gate = true, .zero_experts_is_dense = true},
+     .shared_expert_gate = true, .norm_topk_prob = false, .norm_topk_prob_key = true, .zero_experts_is_dense = true},
     // Qwen3Config (transformers 4.51): head_dim=128, attention_bias=False;
     // Qwen3Attention adds q_norm / k_norm = Qwen3RMSNorm(head_dim) on every head.
     {.model_type = "qwen3", .vocab_size = 151936, .intermediate_size = 22016, .num_kv_heads = 32, .head_dim = 128,
      .max_positions = 32768, .qk_norm = true},
     // Qwen3MoeConfig (transformers 4.51): num_experts=128, top-8,
     // moe_intermediate_size=768, no shared expert; Qwen3MoeSparseMoeBlock's
-    // experts are Qwen3MoeMLP (gate_proj / up_proj / down_proj); per-head q/k norms.
+    // experts are Qwen3MoeMLP (gate_proj / up_proj / down_proj); per-head q/k norms;
+    // norm_topk_prob=False, read as Qwen2-MoE's block reads it.
     {.model_type = "qwen3_moe", .experts_key = "num_experts", .moe_layer_keys = MoeLayerKeys::Qwen,
      .vocab_size = 151936, .hidden_size = 2048, .intermediate_size = 6144, .num_layers = 24, .num_kv_heads = 4,
      .max_positions = 32768, .qk_norm = true, .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 768,
-     .zero_experts_is_dense = true},
+     .norm_topk_prob = false, .norm_topk_prob_key = true, .zero_experts_is_dense = true},
     // Olmo2Config (transformers 4.47): vocab_size=50304, untied. Olmo2DecoderLayer
     // norms the outputs of attention and MLP (post_attention_layernorm,
     // post_feedforward_layernorm), not their inputs; Olmo2Attention's q_norm
@@ -140,7 +143,7 @@ const FamilySpec kFamilies[] = {
      .vocab_size = 151552, .hidden_size = 4096, .intermediate_size = 10944, .num_layers = 46, .num_heads = 96,
      .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072, .attention_bias_on_output = false,
      .partial_rotary_factor = 0.5, .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 1408, .shared_experts = 1,
-     .first_dense_layers = 1, .router_score_bias = true, .fp32_router = true},
+     .first_dense_layers = 1, .router_score_bias = true, .norm_topk_prob_key = true, .fp32_router = true},
     // Llama4TextConfig / modeling_llama4.py (transformers 4.51): 48 layers
     // of 5120, 40 heads of 128, 8 KV heads; routed experts intermediate_size
     // (8192) wide, dense MLPs intermediate_size_mlp (16384); 16 experts top-1;
@@ -173,21 +176,34 @@ const FamilySpec kFamilies[] = {
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},
     // DeepseekV2Config: n_routed_experts=64, num_experts_per_tok=None,
     // moe_intermediate_size=1407, n_shared_experts=2, first_k_dense_replace=0.
-    {.model_type = "deepseek_v2", .experts_key = "n_routed_experts", .mla = true, .num_experts = 64,
-     .moe_intermediate = 1407, .shared_experts = 2, .experts_null_is_dense = true, .fp32_router = true},
+    // DeepseekV2MoEGate scales the top-k softmax weights by
+    // routed_scaling_factor and never renormalises them: norm_topk_prob is
+    // stored, not read (modeling_deepseek_v2.py at transformers commits
+    // 03eac6f6 and 0233e509). DeepseekV2RotaryEmbedding makes one complex
+    // fp32 freqs_cis of qk_rope_head_dim / 2 values per token; apply_rotary_emb
+    // multiplies fp32 complex views of the rope slices by it, which keeps
+    // nothing per block.
+    {.model_type = "deepseek_v2", .experts_key = "n_routed_experts", .mla = true, .complex_rotary = true,
+     .num_experts = 64, .moe_intermediate = 1407, .shared_experts = 2, .norm_topk_prob = false,
+     .experts_null_is_dense = true, .fp32_router = true, .sorted_expert_dispatch = true},
     // DeepseekV3Config: 256 experts, top-8, 2048 wide, 1 shared, 3 dense
     // layers, e_score_correction_bias. Kimi-K2 ships this architecture as
     // model_type kimi_k2 (its config.json names DeepseekV3ForCausalLM).
+    // DeepseekV3TopkRouter renormalises when norm_topk_prob (class default
+    // True; modeling_deepseek_v3.py at transformers commit 00b676f8).
     {.model_type = "deepseek_v3", .aliases = {"kimi_k2"}, .experts_key = "n_routed_experts", .vocab_size = 129280,
      .hidden_size = 7168, .intermediate_size = 18432, .num_layers = 61, .num_heads = 128, .num_kv_heads = 128,
      .max_positions = 4096, .mla = true, .num_experts = 256, .experts_per_token = 8, .moe_intermediate = 2048,
-     .shared_experts = 1, .first_dense_layers = 3, .router_score_bias = true, .experts_null_is_dense = true,
-     .fp32_router = true},
+     .shared_experts = 1, .first_dense_layers = 3, .router_score_bias = true, .norm_topk_prob_key = true,
+     .experts_null_is_dense = true, .fp32_router = true},
 };
 
-// An unknown model_type must state its sizes (0 = required); the rest is Llama's.
+// An unknown model_type must state its sizes (0 = required); the rest is
+// Llama's. Its MoE blocks are Mixtral's, renormalising unless norm_topk_prob
+// says otherwise.
 constexpr FamilySpec kLlamaStyle = {.model_type = "", .vocab_size = 0, .hidden_size = 0, .intermediate_size = 0,
-                                    .num_layers = 0, .num_heads = 0, .max_positions = 0};
+                                    .num_layers = 0, .num_heads = 0, .max_positions = 0,
+                                    .norm_topk_prob_key = true};
 
 }  // namespace
 

@@ -135,6 +135,12 @@ struct FamilySpec {
     int64_t first_dense_layers = 0;
     bool shared_expert_gate = false;
     bool router_score_bias = false;     // DeepSeek-V3 e_score_correction_bias
+    // Whether the router divides the top-k routing weights by their sum: the
+    // default of the config class's norm_topk_prob where the modeling file
+    // reads that key (norm_topk_prob_key), else what the modeling file always
+    // does (Mixtral: always; DeepSeek-V2: never).
+    bool norm_topk_prob = true;
+    bool norm_topk_prob_key = false;
     bool experts_null_is_dense = false; // DeepSeek: n_routed_experts null = a dense model
     bool zero_experts_is_dense = false; // Qwen-MoE: num_experts 0 = a dense model (num_experts > 0 test)
     bool expert_w123 = false;           // Mixtral names expert matrices w1 (gate), w3 (up), w2 (down)
@@ -151,6 +157,14 @@ struct FamilySpec {
     // so 0), then every expert runs on every token (the input repeated E
     // times, scaled by its score; one bmm per projection).
     bool every_expert_every_token = false;
+    // DeepSeek-V2 (DeepseekV2MoE.moe, modeling_deepseek_v2.py at transformers
+    // commit 03eac6f6): a softmax router in fp32; the token slots sorted by
+    // expert (argsort), each expert run on its slice of the sorted tokens,
+    // the outputs scattered back, cast to the weights' fp32, multiplied in
+    // place by the routing weights and summed over the k slots. Its
+    // topk_method "group_limited_greedy" masks the experts outside the best
+    // topk_group of n_group groups.
+    bool sorted_expert_dispatch = false;
 
     // ---- what the eager forward keeps (activation account)
     bool softmax_fp32 = true;           // softmax(dtype=float32) then cast back (all but GPT-2)

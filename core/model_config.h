@@ -25,6 +25,15 @@ struct MoeConfig {
     int64_t layer_frequency = 1;      // a MoE layer every k layers after the dense ones (moe_layer_freq / decoder_sparse_step)
     bool router_score_bias = false;   // DeepSeek-V3 e_score_correction_bias (E extra parameters per layer)
     double capacity_factor = 0.0;     // 0 = dropless routing; > 0 pads each expert to capacity (token-dropping)
+    // The top-k routing weights are divided by their sum (norm_topk_prob;
+    // Mixtral always; DeepSeek-V2 never). Keeps T*k + T small tensors.
+    bool norm_topk_prob = true;
+    // DeepSeek-V2 topk_method "group_limited_greedy": the experts form
+    // routing_groups groups (n_group), the best routing_groups_kept
+    // (topk_group) by their highest score are kept, the others masked off
+    // before the top-k. 0 = plain top-k ("greedy").
+    int64_t routing_groups = 0;
+    int64_t routing_groups_kept = 0;
     bool operator==(const MoeConfig&) const = default;
 };
 

@@ -66,12 +66,16 @@ nlohmann::json describeModel(const ModelConfig& m) {
                     {"shared_expert_ffn", e.shared_expert_ffn > 0 ? e.shared_expert_ffn
                                                                   : e.shared_experts * e.expert_ffn},
                     {"shared_expert_gate", e.shared_expert_gate},
-                    {"router", f.fp32_router                ? "sigmoid_fp32"
+                    {"router", f.sorted_expert_dispatch     ? "softmax_fp32_sorted"
+                               : f.fp32_router              ? "sigmoid_fp32"
                                : f.router_topk_softmax      ? "topk_softmax"
                                : f.every_expert_every_token ? "topk_sigmoid_every_expert"
                                                             : "softmax"},
                     {"clamped_swiglu", f.clamped_swiglu},
                     {"router_score_bias", e.router_score_bias},
+                    {"norm_topk_prob", e.norm_topk_prob},
+                    {"routing_groups", e.routing_groups},
+                    {"routing_groups_kept", e.routing_groups_kept},
                     {"capacity_factor", e.capacity_factor},
                     {"moe_layers", std::move(layers)}};
     }

@@ -1,7 +1,8 @@
 """Small decoder blocks written op for op as the Hugging Face eager modeling
 files write them (modeling_llama, _mistral, _qwen2, _qwen3, _olmo2, _gemma,
-_gemma2, _gemma3, _gpt2, _mixtral, _deepseek_v3, _glm4_moe, _gpt_oss; Llama 4's
-attention and MoE in hf_llama4.py), with
+_gemma2, _gemma3, _gpt2, _mixtral, _qwen2_moe, _deepseek_v3, _glm4_moe, _gpt_oss; Llama 4's
+attention and MoE in hf_llama4.py, DeepSeek-V2's rotary and MoE in
+hf_deepseek_v2.py), with
 PEFT-style LoRA adapters and a flash-attention stand-in that saves what
 flash_attn's FlashAttnFunc saves.
 
@@ -25,8 +26,9 @@ from torch.utils.checkpoint import checkpoint
 import saved_tensor_ledger as ledger
 from saved_tensor_ledger import autocast_fp32, dropout, layer_norm, mean_last_dim, op
 
+from hf_deepseek_v2 import DeepseekV2MoE, apply_rotary_emb_mla
 from hf_llama4 import Llama4TextAttention, Llama4TextMoe, chunked_causal_mask, rotary_table
-from hf_moe import DeepseekV3MoE, GatedMLP, GptOssMoE, MixtralSparseMoeBlock, Phi3MLP
+from hf_moe import DeepseekV3MoE, GatedMLP, GptOssMoE, MixtralSparseMoeBlock, Phi3MLP, Qwen2MoeSparseMoeBlock
 from hf_ops import (Conv1D, FlashAttention, GemmaRMSNorm, GPT2LayerNorm, LlamaRMSNorm,  # noqa: F401
                     LoraLinear, Olmo2RMSNorm, activation, apply_partial_rotary_pos_emb, apply_rotary_pos_emb,
                     apply_rotary_pos_emb_halves, apply_rotary_pos_emb_interleave, repeat_kv, rotate_half)
@@ -203,6 +205,9 @@ class DeepseekV3Attention(nn.Module):
         self.dropout = c["attention_dropout"]
         self.flash = c["attention"] == "flash"
 
+    def rotate(self, q_rot, k_rot, cos, sin):
+        return apply_rotary_pos_emb_interleave(q_rot, k_rot, cos, sin)
+
     def forward(self, x, cos, sin, mask):
         b, s, _ = x.shape
         if self.q_lora:
@@ -227,7 +232,7 @@ class DeepseekV3Attention(nn.Module):
         k_pass, v = torch.split(k_pass, [self.nope, self.vd], dim=-1)
         k_rot = k_rot.view(b, 1, s, self.rope)
         with op("rotary"):
-            q_rot, k_rot = apply_rotary_pos_emb_interleave(q_rot, k_rot, cos, sin)
+            q_rot, k_rot = self.rotate(q_rot, k_rot, cos, sin)
         k_rot = k_rot.expand(*k_pass.shape[:-1], -1)
         with op("query / key concatenation"):
             q = torch.cat((q_pass, q_rot), dim=-1)
@@ -256,6 +261,15 @@ class DeepseekV3Attention(nn.Module):
             return self.o_proj(o)
 
 
+class DeepseekV2Attention(DeepseekV3Attention):
+    """modeling_deepseek_v2 DeepseekV2Attention (transformers commit
+    03eac6f6): V3's latent attention (q_proj when q_lora_rank is null), the
+    rope part of q and k rotated by complex products with freqs_cis."""
+
+    def rotate(self, q_rot, k_rot, freqs_cis, _unused):
+        return apply_rotary_emb_mla(q_rot, k_rot, freqs_cis)
+
+
 class LlamaBlock(nn.Module):
     """LlamaDecoderLayer; Gemma2DecoderLayer adds norms on the outputs of
     attention and MLP (post_attention / pre_feedforward / post_feedforward);
@@ -282,7 +296,8 @@ class LlamaBlock(nn.Module):
         # GraniteDecoderLayer scales both branches by residual_multiplier (a Python float).
         self.residual_multiplier = c["config"].get("residual_multiplier")
         if c["mla"]:
-            self.self_attn = DeepseekV3Attention(c)
+            # DeepSeek-V2 rotates with a complex freqs_cis, V3 with interleaved cos / sin.
+            self.self_attn = DeepseekV2Attention(c) if c.get("complex_rotary") else DeepseekV3Attention(c)
         elif c.get("complex_rotary"):
             self.self_attn = Llama4TextAttention(c, index)
         else:
@@ -290,7 +305,10 @@ class LlamaBlock(nn.Module):
         moe = c["moe"]
         if moe and moe["moe_layers"][index]:
             block = {"sigmoid_fp32": DeepseekV3MoE, "topk_softmax": GptOssMoE,
-                     "topk_sigmoid_every_expert": Llama4TextMoe}.get(moe["router"], MixtralSparseMoeBlock)
+                     "topk_sigmoid_every_expert": Llama4TextMoe,
+                     "softmax_fp32_sorted": DeepseekV2MoE}.get(moe["router"], MixtralSparseMoeBlock)
+            if moe["router"] == "softmax" and moe["shared_expert_ffn"] > 0:
+                block = Qwen2MoeSparseMoeBlock  # softmax router with a shared expert: Qwen2-MoE's block
             self.mlp = block(c)
         else:
             mlp = Phi3MLP if c["modules"] == "phi3" else GatedMLP

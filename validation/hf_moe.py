@@ -1,7 +1,7 @@
 """The MLPs of the Hugging Face eager modeling files, op for op: the gated
 MLP, and the mixture-of-experts blocks (modeling_mixtral / qwen3_moe,
-modeling_deepseek_v3 / glm4_moe, modeling_gpt_oss), each chosen by the router
-the importer's model names. Used by hf_blocks.py."""
+modeling_qwen2_moe, modeling_deepseek_v3 / glm4_moe, modeling_gpt_oss), each
+chosen by the router the importer's model names. Used by hf_blocks.py."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -90,6 +90,53 @@ class MixtralSparseMoeBlock(nn.Module):
         return final.reshape(b, s, h)
 
 
+class Qwen2MoeSparseMoeBlock(nn.Module):
+    """modeling_qwen2_moe Qwen2MoeSparseMoeBlock (transformers commit
+    00a3f938): Mixtral's fp32 softmax, top-k and loop over the experts hit,
+    the top-k weights divided by their sum only when norm_topk_prob (the
+    importer's reading of the key: Qwen2MoeConfig's default is False), then
+    a shared expert scaled by sigmoid(shared_expert_gate(x)) and added."""
+
+    def __init__(self, c):
+        super().__init__()
+        h, moe = c["hidden_size"], c["moe"]
+        self.E, self.top_k = moe["num_experts"], moe["experts_per_token"]
+        self.norm_topk_prob = moe["norm_topk_prob"]
+        self.gate = nn.Linear(h, self.E, bias=False)
+        self.experts = nn.ModuleList([GatedMLP(h, moe["expert_ffn"], c["hidden_act"]) for _ in range(self.E)])
+        self.shared_expert = GatedMLP(h, moe["shared_expert_ffn"], c["hidden_act"])
+        self.shared_expert_gate = nn.Linear(h, 1, bias=False) if moe["shared_expert_gate"] else None
+
+    def forward(self, x):
+        b, s, h = x.shape
+        x = x.view(-1, h)
+        with op("router"):
+            logits = self.gate(x)
+            weights = F.softmax(logits, dim=1, dtype=torch.float)
+            weights, chosen = torch.topk(weights, self.top_k, dim=-1)
+            if self.norm_topk_prob:
+                weights /= weights.sum(dim=-1, keepdim=True)
+            weights = weights.to(x.dtype)
+        out = torch.zeros((b * s, h), dtype=x.dtype)
+        mask = F.one_hot(chosen, num_classes=self.E).permute(2, 1, 0)
+        hit = (mask.sum(dim=(-1, -2)) > 0).nonzero(as_tuple=True)[0].tolist()
+        for e in hit:
+            slot, token = torch.where(mask[e])
+            with op("expert tokens"):
+                tokens = x[None, token].reshape(-1, h)
+            y = self.experts[e](tokens)
+            with op("expert output * routing weight"):
+                y = y * weights[token, slot, None]
+                out.index_add_(0, token, y.to(x.dtype))
+        shared = self.shared_expert(x)
+        if self.shared_expert_gate is not None:
+            with op("shared expert gate"):
+                shared = torch.sigmoid(self.shared_expert_gate(x)) * shared  # F.sigmoid in the file: the same op
+        with op("shared expert"):
+            out = out + shared
+        return out.reshape(b, s, h)
+
+
 class GptOssMoE(nn.Module):
     """modeling_gpt_oss GptOssMLP: GptOssTopKRouter (a Linear with bias, top-k
     of the logits, softmax over the k) and GptOssExperts' training loop over
@@ -167,6 +214,7 @@ class DeepseekV3MoE(nn.Module):
         self.E, self.top_k = moe["num_experts"], moe["experts_per_token"]
         self.n_group, self.topk_group = config.get("n_group", 1), config.get("topk_group", 1)
         self.scale = config.get("routed_scaling_factor", 1.0)
+        self.norm_topk_prob = moe["norm_topk_prob"]
         self.weight = nn.Parameter(torch.randn(self.E, h) * 0.02)
         self.register_buffer("e_score_correction_bias", torch.zeros(self.E))
         f = moe["expert_ffn"]
@@ -193,7 +241,8 @@ class DeepseekV3MoE(nn.Module):
             scores = logits.sigmoid()
             idx = self.topk_indices(scores)
             weights = scores.gather(1, idx)
-            weights /= autocast_fp32(weights).sum(dim=-1, keepdim=True) + 1e-20  # sum: fp32 under CUDA autocast
+            if self.norm_topk_prob:  # sum: fp32 under CUDA autocast
+                weights /= autocast_fp32(weights).sum(dim=-1, keepdim=True) + 1e-20
             weights = weights * self.scale
         final = torch.zeros_like(x, dtype=weights.dtype)
         expert_mask = F.one_hot(idx, num_classes=self.E).permute(2, 0, 1)

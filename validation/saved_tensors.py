@@ -84,10 +84,22 @@ def hf_model_keys(c):
                   "moe_intermediate_size", "n_routed_experts", "num_experts_per_tok", "n_shared_experts", "n_group",
                   "topk_group", "routed_scaling_factor", "first_k_dense_replace"):
             out[k] = c[k]
-        out["norm_topk_prob"] = True
+        out["norm_topk_prob"] = c.get("norm_topk_prob", True)
+    if c["model_type"] == "deepseek_v2":
+        for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+                  "moe_intermediate_size", "n_routed_experts", "num_experts_per_tok", "n_shared_experts",
+                  "routed_scaling_factor", "first_k_dense_replace", "topk_method", "n_group", "topk_group",
+                  "norm_topk_prob", "scoring_func"):
+            if k in c:
+                out[k] = c[k]
     if c["model_type"] == "granite":
         for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"):
             out[k] = c[k]
+    if c["model_type"] == "qwen2_moe":
+        for k in ("moe_intermediate_size", "shared_expert_intermediate_size", "num_experts", "num_experts_per_tok",
+                  "norm_topk_prob", "decoder_sparse_step", "mlp_only_layers"):
+            if k in c:
+                out[k] = c[k]
     if c["model_type"] == "qwen3_moe":
         for k in ("moe_intermediate_size", "num_experts", "num_experts_per_tok", "norm_topk_prob",
                   "decoder_sparse_step", "mlp_only_layers"):
@@ -136,6 +148,14 @@ FAMILIES = {
                       head_dim=16, intermediate_size=160, moe_intermediate_size=48, num_experts=4,
                       num_experts_per_tok=2, norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[],
                       hidden_act="silu", tie_word_embeddings=False),
+    # Qwen1.5-MoE's structure: q/k/v biases (qkv_bias, class default True), a
+    # softmax router whose top-k weights are not renormalised (norm_topk_prob
+    # left out: Qwen2MoeConfig's default False), a shared expert behind a
+    # sigmoid gate, and (mlp_only_layers) a dense first layer.
+    "qwen2_moe": dict(model_type="qwen2_moe", hidden_size=64, num_attention_heads=4, num_key_value_heads=4,
+                      intermediate_size=160, moe_intermediate_size=32, shared_expert_intermediate_size=96,
+                      num_experts=4, num_experts_per_tok=2, decoder_sparse_step=1, mlp_only_layers=[0],
+                      num_hidden_layers=3, hidden_act="silu", tie_word_embeddings=False),
     "smollm3": dict(model_type="smollm3", hidden_size=64, num_attention_heads=4, num_key_value_heads=1, head_dim=16,
                     intermediate_size=160, hidden_act="silu", num_hidden_layers=3, no_rope_layers=[1, 1, 0],
                     tie_word_embeddings=True),  # three layers: two share the rotary tables, one is NoPE
@@ -157,6 +177,16 @@ FAMILIES = {
                         intermediate_size=160, moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2,
                         n_shared_experts=1, n_group=2, topk_group=1, routed_scaling_factor=2.5,
                         first_k_dense_replace=1, hidden_act="silu", tie_word_embeddings=False),
+    # DeepSeek-V2-Lite's structure: MLA without q compression (q_lora_rank
+    # null), the complex rotary, a leading dense layer, a softmax router with
+    # greedy top-k, weights scaled and not renormalised (norm_topk_prob false
+    # as Lite's config.json), tokens sorted by expert, two shared experts.
+    "deepseek_v2": dict(model_type="deepseek_v2", hidden_size=64, num_attention_heads=4, num_key_value_heads=4,
+                        q_lora_rank=None, kv_lora_rank=16, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+                        intermediate_size=160, moe_intermediate_size=24, n_routed_experts=8, num_experts_per_tok=2,
+                        n_shared_experts=2, routed_scaling_factor=1.0, first_k_dense_replace=1,
+                        topk_method="greedy", norm_topk_prob=False, scoring_func="softmax", num_hidden_layers=3,
+                        hidden_act="silu", tie_word_embeddings=False),
     "mixtral": dict(model_type="mixtral", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
                     head_dim=16, intermediate_size=96, hidden_act="silu", num_local_experts=4,
                     num_experts_per_tok=2, tie_word_embeddings=False),
@@ -197,8 +227,9 @@ FAMILIES = {
 
 
 def make_case(family, dtype, attention, ckpt, dropout_on=False, lora=None, batch=2, seq=16, vocab=96,
-              layers=2):
+              layers=2, overrides=None):
     c = dict(FAMILIES[family])
+    c.update(overrides or {})
     c["attention"] = attention
     c["vocab_size"] = vocab
     if family == "gpt2":
@@ -230,6 +261,8 @@ def make_case(family, dtype, attention, ckpt, dropout_on=False, lora=None, batch
         parts.append(f"lora-r{lora[0]}" + ("-dropout" if lora[1] > 0 else ""))
     if (batch, seq) != (2, 16):
         parts.append(f"b{batch}-s{seq}")
+    for key, value in sorted((overrides or {}).items()):
+        parts.append(f"{key}={json.dumps(value)}")
     return {"name": " ".join(parts), "c": c, "dtype": dtype, "ckpt": ckpt,
             "model": hf_model_keys(c), "training": training, "parallelism": {}}
 
@@ -257,6 +290,18 @@ def grid():
     cases.append(make_case("llama", "bf16", "eager", False, batch=1, seq=48, vocab=200))
     cases.append(make_case("mistral", "bf16", "flash", False, batch=3, seq=24, vocab=160))
     cases.append(make_case("gpt2", "bf16", "eager", False, dropout_on=True, batch=1, seq=40))
+    # norm_topk_prob set against the class default: Qwen2-MoE renormalises,
+    # DeepSeek-V3 does not (its sum and the copy the division keeps come and go).
+    for dtype in ("bf16", "amp"):
+        cases.append(make_case("qwen2_moe", dtype, "eager", False, overrides={"norm_topk_prob": True}))
+        cases.append(make_case("deepseek_v3", dtype, "eager", False, overrides={"norm_topk_prob": False}))
+    # DeepSeek-V2 (the full model's routing): group-limited top-k, 2 of 4 groups,
+    # and q compressed through q_lora_rank.
+    for dtype in ("fp32", "bf16", "amp"):
+        for attention in ("eager", "flash"):
+            cases.append(make_case("deepseek_v2", dtype, attention, False, overrides={
+                "topk_method": "group_limited_greedy", "n_group": 4, "topk_group": 2, "q_lora_rank": 24,
+                "routed_scaling_factor": 16.0}))
     # torch.autocast: fp32 weights, bf16 matmuls
     for family in FAMILIES:
         for attention in ("eager", "flash"):

@@ -52,6 +52,7 @@ TEST(FamilyDefaults, Qwen2MoeClassDefaultsAreQwen15MoeA27b) {
     EXPECT_TRUE(m.model.moe->shared_expert_gate);
     EXPECT_EQ(m.model.moe->shared_expert_ffn, 5632);
     EXPECT_TRUE(m.model.attention_qkv_bias);
+    EXPECT_FALSE(m.model.moe->norm_topk_prob);  // Qwen2MoeConfig norm_topk_prob=False
 }
 
 TEST(FamilyDefaults, GemmaClassDefaultsAreGemma7b) {
@@ -457,6 +458,48 @@ TEST(FamilyDefaults, Llama4L2QueryKeyNormHasNoParameters) {
 
 // Gemma 2 (modeling_gemma2.py at transformers commit 9a80143c) passes one
 // causal mask to every layer; Gemma 3 and gpt-oss build one per layer kind.
+// norm_topk_prob is read where the modeling file reads it, with the config
+// class's default; elsewhere the router does what its code always does.
+TEST(FamilyDefaults, NormTopkProbFollowsTheModelingFile) {
+    // The checkpoints' own settings (their config.json files).
+    EXPECT_FALSE(importPreset("qwen1.5-moe-a2.7b").moe->norm_topk_prob);
+    EXPECT_TRUE(importPreset("qwen3-30b-a3b").moe->norm_topk_prob);
+    EXPECT_TRUE(importPreset("deepseek-v3").moe->norm_topk_prob);
+    EXPECT_TRUE(importPreset("glm-4.5-air").moe->norm_topk_prob);
+    EXPECT_FALSE(importPreset("deepseek-v2-lite").moe->norm_topk_prob);
+    // Class defaults: Qwen2MoeConfig / Qwen3MoeConfig False, DeepseekV3Config True.
+    const json qwen2 = readJson(kRoot / "tests" / "data" / "hf" / "qwen2_moe_defaults.json");
+    EXPECT_TRUE(importHuggingFaceConfig(with(qwen2, "norm_topk_prob", true))->model.moe->norm_topk_prob);
+    EXPECT_FALSE(importHuggingFaceConfig(qwen2)->model.moe->norm_topk_prob);
+    EXPECT_FALSE(importHuggingFaceConfig(json{{"model_type", "qwen3_moe"}})->model.moe->norm_topk_prob);
+    EXPECT_TRUE(importFixture("deepseek_v3_defaults.json").model.moe->norm_topk_prob);
+    // DeepseekV2MoEGate stores the key and never reads it; Mixtral always renormalises.
+    json v2 = readJson(kRoot / "tests" / "data" / "hf" / "deepseek_v2_defaults.json");
+    EXPECT_FALSE(importHuggingFaceConfig(with(v2, "norm_topk_prob", true))->model.moe->norm_topk_prob);
+    const json mixtral = readJson(kRoot / "tests" / "data" / "hf" / "mixtral_defaults.json");
+    EXPECT_TRUE(importHuggingFaceConfig(with(mixtral, "norm_topk_prob", false))->model.moe->norm_topk_prob);
+}
+
+// DeepSeek-V2's topk_method: greedy (Lite, the class default) or
+// group_limited_greedy over n_group groups keeping topk_group (V2, V2-Chat).
+TEST(FamilyDefaults, DeepSeekV2GroupLimitedRouting) {
+    const ModelConfig lite = importPreset("deepseek-v2-lite");
+    EXPECT_EQ(lite.moe->routing_groups, 0);
+    const json v2 = readJson(kRoot / "tests" / "data" / "hf" / "deepseek_v2_defaults.json");
+    json full = with(with(with(v2, "topk_method", "group_limited_greedy"), "n_group", 8), "topk_group", 3);
+    const ModelConfig m = importHuggingFaceConfig(full)->model;
+    EXPECT_EQ(m.moe->routing_groups, 8);
+    EXPECT_EQ(m.moe->routing_groups_kept, 3);
+    const Error groups = importError(with(full, "n_group", 5));  // 64 experts
+    EXPECT_EQ(groups.field, "model.n_group");
+    EXPECT_NE(groups.message.find("divisor of n_routed_experts (64)"), std::string::npos) << groups.message;
+    const Error kept = importError(with(full, "topk_group", 9));
+    EXPECT_EQ(kept.field, "model.topk_group");
+    EXPECT_NE(kept.message.find("between 1 and n_group (8)"), std::string::npos) << kept.message;
+    // DeepSeek-V3's router groups are a config constant the importer does not model.
+    EXPECT_EQ(importFixture("deepseek_v3_defaults.json").model.moe->routing_groups, 0);
+}
+
 TEST(FamilyDefaults, CausalMasksPerFamily) {
     EXPECT_EQ(causalMasks(importPreset("gemma-2-9b")), 1);
     EXPECT_EQ(causalMasks(importPreset("gemma-3-1b")), 2);
