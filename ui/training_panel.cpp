@@ -150,7 +150,7 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                   "ranks and all-gathered before its recomputation. Needs full checkpointing.")},
               [](const Scenario& s) { return s.training.deepspeed_partition_activations; },
               [](Scenario& s, bool v) { s.training.deepspeed_partition_activations = v; });
-    f.addFlag({tr("  DeepSpeed CPU checkpoints"), {"training.deepspeed_cpu_checkpointing"},
+    f.addFlag({tr("  DeepSpeed to CPU"), {"training.deepspeed_cpu_checkpointing"},
                tr("DeepSpeed cpu_checkpointing: the checkpointed blocks' inputs (or their partitions) wait in host "
                   "memory (shown as Host) and come back for recomputation. Needs full checkpointing.")},
               [](const Scenario& s) { return s.training.deepspeed_cpu_checkpointing; },
