@@ -119,4 +119,48 @@ LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig
     return out;
 }
 
+BlockKindActivations blockKindActivations(const ModelConfig& model, const TrainingConfig& training,
+                                          const ParallelConfig& parallel) {
+    BlockKindActivations k;
+    k.dense = layerActivations(model, training, parallel, false);
+    k.moe = model.isMoe() ? layerActivations(model, training, parallel, true) : k.dense;
+    // NoPE variants only where a layer is one (an interval past the depth names none).
+    const bool nope = model.no_rope_layer_interval > 0 && model.no_rope_layer_interval <= model.num_layers;
+    k.nope_dense = nope ? layerActivations(model, training, parallel, false, false) : k.dense;
+    k.nope_moe = nope && model.isMoe() ? layerActivations(model, training, parallel, true, false)
+                 : nope                ? k.nope_dense
+                                       : k.moe;
+    return k;
+}
+
+namespace {
+// The stage's blocks of each kind: rotary dense, rotary MoE, NoPE dense, NoPE MoE.
+struct KindCounts {
+    int64_t dense, moe, nope_dense, nope_moe;
+};
+KindCounts kindCounts(const PipelineStage& st) {
+    const int64_t nope_moe = st.num_nope_moe_layers;
+    const int64_t nope_dense = st.num_nope_layers - nope_moe;
+    const int64_t moe = st.num_moe_layers - nope_moe;
+    return {st.num_layers - moe - nope_moe - nope_dense, moe, nope_dense, nope_moe};
+}
+double times(int64_t n, int64_t per_block) { return static_cast<double>(n) * static_cast<double>(per_block); }
+}  // namespace
+
+double BlockKindActivations::sum(const PipelineStage& st, int64_t LayerActivations::*field) const {
+    const KindCounts n = kindCounts(st);
+    return times(n.dense, dense.*field) + times(n.moe, moe.*field) + times(n.nope_dense, nope_dense.*field) +
+           times(n.nope_moe, nope_moe.*field);
+}
+
+double BlockKindActivations::largest(const PipelineStage& st, int64_t LayerActivations::*field) const {
+    const KindCounts n = kindCounts(st);
+    double v = 0;
+    if (n.dense > 0) v = std::max(v, static_cast<double>(dense.*field));
+    if (n.moe > 0) v = std::max(v, static_cast<double>(moe.*field));
+    if (n.nope_dense > 0) v = std::max(v, static_cast<double>(nope_dense.*field));
+    if (n.nope_moe > 0) v = std::max(v, static_cast<double>(nope_moe.*field));
+    return v;
+}
+
 }  // namespace trainmem

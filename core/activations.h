@@ -48,6 +48,29 @@ struct LayerActivations {
     int64_t offload_brought_back_below = 0;
 };
 
+// A model's blocks by kind: dense or MoE, rotary or NoPE (Llama 4's NoPE
+// layers, ModelConfig::isRopeLayer false, keep no rotary or L2-norm tensors
+// and their temperature scales instead). A model without NoPE layers has
+// nope_dense = dense and nope_moe = moe, so every sum below is exact either way.
+struct BlockKindActivations {
+    LayerActivations dense;
+    LayerActivations moe;
+    LayerActivations nope_dense;
+    LayerActivations nope_moe;
+    const LayerActivations& of(const ModelConfig& model, int64_t layer) const {
+        const bool moe_layer = model.isMoeLayer(layer);
+        if (model.isRopeLayer(layer)) return moe_layer ? moe : dense;
+        return moe_layer ? nope_moe : nope_dense;
+    }
+    // The stage's blocks of each kind times their `field`, as the per-block
+    // loop would add them (exact while the sums stay below 2^53 bytes), and
+    // the largest `field` among the kinds the stage holds.
+    double sum(const PipelineStage& stage, int64_t LayerActivations::*field) const;
+    double largest(const PipelineStage& stage, int64_t LayerActivations::*field) const;
+};
+BlockKindActivations blockKindActivations(const ModelConfig& model, const TrainingConfig& training,
+                                          const ParallelConfig& parallel);
+
 // Whether the policy checkpoints (recomputes) layer `layer` of a stage whose
 // first layer is `stage_first_layer`: full and op every block; every-k the
 // layers l with l % k == 0; megatron-block the stage's first k
@@ -66,8 +89,8 @@ bool checkpointsSomeLayers(Checkpointing policy);
 // it, replayed together).
 int64_t checkpointKeptBytes(const TrainingConfig& training, int64_t layer, int64_t stage_first_layer,
                             const LayerActivations& block);
-double recomputedBytes(const TrainingConfig& training, const ModelConfig& model, const LayerActivations& dense,
-                       const LayerActivations& moe, int64_t layer, int64_t stage_first_layer);
+double recomputedBytes(const TrainingConfig& training, const ModelConfig& model, const BlockKindActivations& blocks,
+                       int64_t layer, int64_t stage_first_layer);
 
 // The names a save list (training.checkpoint_save_ops) may hold, in the order
 // the docs list them: "mm" (every matmul), "mm-every-second" (torchtitan's
@@ -92,15 +115,14 @@ struct EndActivations {
 // Activation offloading (core/activations_offload.cpp). The host bytes of a
 // stage's offloaded activations at their peak (the end of its forward), per
 // GPU rank.
-int64_t offloadedActivationHostBytes(const LayerActivations& dense, const LayerActivations& moe,
-                                     const EndActivations& ends, const PipelineStage& stage);
+int64_t offloadedActivationHostBytes(const BlockKindActivations& blocks, const EndActivations& ends,
+                                     const PipelineStage& stage);
 // The settings the offloading account covers (named in the error).
 Status validateActivationOffloading(const TrainingConfig& training, const ParallelConfig& parallel);
 
 // Saved tensors of one block, op by op (for docs, the GUI table and tests;
 // allocates, so not for the hot path).
-// rope_layer: false for Llama 4's NoPE blocks (ModelConfig::isRopeLayer);
-// the estimate counts every block as a rotary one.
+// rope_layer: false for Llama 4's NoPE blocks (ModelConfig::isRopeLayer).
 std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const TrainingConfig& training,
                                            const ParallelConfig& parallel, bool moe_layer, bool rope_layer = true);
 

@@ -129,17 +129,16 @@ void accountEndsOffload(const ActivationShape& a, const ModelConfig& model, cons
     if (!streams(t)) e.final_norm_saved -= norm.storages;
 }
 
-int64_t offloadedActivationHostBytes(const LayerActivations& dense, const LayerActivations& moe,
-                                     const EndActivations& ends, const PipelineStage& stage) {
-    if (dense.offloaded_host == 0 && moe.offloaded_host == 0 && ends.offloaded_host == 0) return 0;
+int64_t offloadedActivationHostBytes(const BlockKindActivations& kinds, const EndActivations& ends,
+                                     const PipelineStage& stage) {
+    if (kinds.dense.offloaded_host == 0 && kinds.moe.offloaded_host == 0 && kinds.nope_dense.offloaded_host == 0 &&
+        kinds.nope_moe.offloaded_host == 0 && ends.offloaded_host == 0)
+        return 0;
     // Everything offloaded is on the host at the end of the forward; backward
     // frees each copy as it brings it back. The blocks' for every micro-batch
     // in flight (DeepSpeed's CPU checkpoints under pipeline parallelism;
     // torchtune's offloading is one stage, one micro-batch at a time).
-    const double blocks = stage.in_flight * (static_cast<double>(stage.num_layers - stage.num_moe_layers) *
-                                                 static_cast<double>(dense.offloaded_host) +
-                                             static_cast<double>(stage.num_moe_layers) *
-                                                 static_cast<double>(moe.offloaded_host));
+    const double blocks = stage.in_flight * kinds.sum(stage, &LayerActivations::offloaded_host);
     return saturatedBytes(blocks + static_cast<double>(ends.offloaded_host));
 }
 

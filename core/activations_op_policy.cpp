@@ -53,10 +53,10 @@ int64_t checkpointKeptBytes(const TrainingConfig& t, int64_t layer, int64_t stag
     return block.checkpoint_input;
 }
 
-double recomputedBytes(const TrainingConfig& t, const ModelConfig& model, const LayerActivations& dense,
-                       const LayerActivations& moe, int64_t layer, int64_t stage_first_layer) {
+double recomputedBytes(const TrainingConfig& t, const ModelConfig& model, const BlockKindActivations& blocks,
+                       int64_t layer, int64_t stage_first_layer) {
     if (!checkpointsLayer(t, layer, stage_first_layer)) return 0;
-    auto saved = [&](int64_t l) { return static_cast<double>((model.isMoeLayer(l) ? moe : dense).saved); };
+    auto saved = [&](int64_t l) { return static_cast<double>(blocks.of(model, l).saved); };
     if (t.checkpointing != Checkpointing::MegatronUniform) return saved(layer);
     // The chunk's layers below this one still hold their replayed tensors.
     double sum = 0;

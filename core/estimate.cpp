@@ -200,10 +200,11 @@ void forEachCandidateStage(const Scenario& s, const PreparedScenario& prep, F&& 
         visit(p - 1);
         return;
     }
-    // Kinds of middle stages seen so far: (blocks, MoE blocks, first is MoE).
+    // Kinds of middle stages seen so far: (blocks, MoE blocks, NoPE blocks,
+    // NoPE MoE blocks, first is MoE, first is NoPE).
     struct Kind {
-        int64_t layers, moe;
-        bool first_moe;
+        int64_t layers, moe, nope, nope_moe;
+        bool first_moe, first_nope;
     };
     constexpr int kKinds = 32;
     Kind seen[kKinds];
@@ -212,10 +213,17 @@ void forEachCandidateStage(const Scenario& s, const PreparedScenario& prep, F&& 
     for (int64_t i = 1; i < p - 1; ++i) {
         const int64_t first = i * base + std::max<int64_t>(0, i - (p - extra));
         const int64_t n = base + (i >= p - extra ? 1 : 0);
-        const Kind k{n, moeLayersIn(s.model, first, n), s.model.isMoeLayer(first)};
+        const Kind k{n,
+                     moeLayersIn(s.model, first, n),
+                     nopeLayersIn(s.model, first, n),
+                     nopeMoeLayersIn(s.model, first, n),
+                     s.model.isMoeLayer(first),
+                     !s.model.isRopeLayer(first)};
         bool known = false;
         for (int j = 0; j < count && !known; ++j)
-            known = seen[j].layers == k.layers && seen[j].moe == k.moe && seen[j].first_moe == k.first_moe;
+            known = seen[j].layers == k.layers && seen[j].moe == k.moe && seen[j].nope == k.nope &&
+                    seen[j].nope_moe == k.nope_moe && seen[j].first_moe == k.first_moe &&
+                    seen[j].first_nope == k.first_nope;
         if (known) continue;
         if (count < kKinds) seen[count++] = k;  // past that, visiting more stages is only slower
         visit(i);

@@ -169,8 +169,8 @@ const FamilySpec kFamilies[] = {
      .experts_are_parameters = true, .every_expert_every_token = true, .softmax_fp32 = false,
      .activation_caveat = "activations: transformers' eager Llama4TextMoe runs every expert on every token "
                           "(num_local_experts copies of each token's expert tensors), as counted here with "
-                          "kernels = eager; a grouped-GEMM stack (kernels = fused or megatron) keeps top-k; "
-                          "NoPE blocks are counted as rotary blocks (docs/memory-model.md)"},
+                          "kernels = eager; a grouped-GEMM stack (kernels = fused or megatron) keeps top-k "
+                          "(docs/memory-model.md)"},
     // Phi3Config: fused qkv_proj / gate_up_proj without biases.
     {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
      .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},

@@ -13,6 +13,8 @@ struct PipelineStage {
     int64_t first_layer = 0;
     int64_t num_layers = 0;
     int64_t num_moe_layers = 0;
+    int64_t num_nope_layers = 0;      // Llama 4's NoPE blocks (ModelConfig::isRopeLayer false) ...
+    int64_t num_nope_moe_layers = 0;  // ... and those of them that are MoE blocks
     bool has_embedding = false;     // first stage (and the last one too when embeddings are tied and p > 1)
     bool has_lm_head = false;       // last stage
     bool has_final_norm = false;    // last stage
@@ -33,6 +35,12 @@ void setStageInFlight(PipelineStage& stage, const ParallelConfig& parallel, int6
 // (ModelConfig::isMoeLayer: every layer_frequency-th block after the
 // leading dense ones), so that a stage costs the same whatever its depth.
 int64_t moeLayersIn(const ModelConfig& model, int64_t first, int64_t count);
+// NoPE blocks among them (ModelConfig::isRopeLayer: every
+// no_rope_layer_interval-th), and NoPE blocks that are also MoE blocks:
+// both patterns repeat every lcm(interval, layer_frequency) layers after
+// the leading dense ones, so the cost is bounded by that period, not the depth.
+int64_t nopeLayersIn(const ModelConfig& model, int64_t first, int64_t count);
+int64_t nopeMoeLayersIn(const ModelConfig& model, int64_t first, int64_t count);
 
 // Micro-batches of activations stage `stage` holds at its peak:
 //  1F1B (PipeDream-Flush, Narayanan et al. 2021): min(p - i, m)

@@ -29,20 +29,12 @@ struct StageActivations {
     bool last_recomputed = false;  // the stage's last block (the first to run backward) is recomputed
 };
 
-// Blocks of one kind n times, as the per-block loop would add them: exact
-// while the sums stay below 2^53 bytes (8 PiB), as every real one does.
-double times(int64_t n, int64_t per_block) { return static_cast<double>(n) * static_cast<double>(per_block); }
-
 // One micro-batch of the stage's blocks as checkpointing leaves them, for
 // the policies that treat every block alike (not every-k and its kin):
-// (dense blocks x per block) + (MoE blocks x per block). stageActivations
-// and stagePeakFloor both take it from here.
+// the sum over the block kinds (dense / MoE, rotary / NoPE) of blocks x per
+// block. stageActivations and stagePeakFloor both take it from here.
 double uniformMicrobatchActivations(Checkpointing policy, const LayoutActivations& blocks, const PipelineStage& st) {
-    const int64_t moe = st.num_moe_layers;
-    const int64_t dense = st.num_layers - moe;
-    auto sum = [&](int64_t LayerActivations::*field) {
-        return times(dense, blocks.dense_block.*field) + times(moe, blocks.moe_block.*field);
-    };
+    auto sum = [&](int64_t LayerActivations::*field) { return blocks.kinds.sum(st, field); };
     switch (policy) {
         case Checkpointing::Full: return sum(&LayerActivations::checkpoint_input);
         case Checkpointing::Op: return sum(&LayerActivations::op_kept);  // each block's input and save list
@@ -66,7 +58,7 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
     if (checkpointsSomeLayers(tr.checkpointing)) {
         // Which blocks are recomputed depends on their depth: block by block.
         for (int64_t l = st.first_layer; l < st.first_layer + st.num_layers; ++l) {
-            const LayerActivations& la = s.model.isMoeLayer(l) ? blocks.moe_block : blocks.dense_block;
+            const LayerActivations& la = blocks.kinds.of(s.model, l);
             a.no_recompute += static_cast<double>(la.saved);
             const bool checkpointed = checkpointsLayer(tr, l, st.first_layer);
             a.last_recomputed = checkpointed;
@@ -81,23 +73,15 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
             // A chunk replays together: the last block's backward holds its
             // chunk's replay, the first block's its own (core/activations_op_policy.cpp).
             const int64_t last = st.first_layer + st.num_layers - 1;
-            a.recompute_block = recomputedBytes(tr, s.model, blocks.dense_block, blocks.moe_block, last, st.first_layer);
-            a.recompute_block_kept = recomputedBytes(tr, s.model, blocks.dense_block, blocks.moe_block, st.first_layer,
-                                                     st.first_layer) - a.recompute_block;
+            a.recompute_block = recomputedBytes(tr, s.model, blocks.kinds, last, st.first_layer);
+            a.recompute_block_kept =
+                recomputedBytes(tr, s.model, blocks.kinds, st.first_layer, st.first_layer) - a.recompute_block;
         }
     } else {
-        // Every block alike but for its kind: counted, O(1) in the depth.
-        const int64_t moe = st.num_moe_layers;
-        const int64_t dense = st.num_layers - moe;
-        const LayerActivations& d = blocks.dense_block;
-        const LayerActivations& m = blocks.moe_block;
-        auto sum = [&](int64_t LayerActivations::*field) { return times(dense, d.*field) + times(moe, m.*field); };
-        auto largest = [&](int64_t LayerActivations::*field) {
-            double v = 0;
-            if (dense > 0) v = std::max(v, static_cast<double>(d.*field));
-            if (moe > 0) v = std::max(v, static_cast<double>(m.*field));
-            return v;
-        };
+        // Every block alike but for its kind (dense / MoE, rotary / NoPE):
+        // counted, O(1) in the depth.
+        auto sum = [&](int64_t LayerActivations::*field) { return blocks.kinds.sum(st, field); };
+        auto largest = [&](int64_t LayerActivations::*field) { return blocks.kinds.largest(st, field); };
         a.no_recompute = sum(&LayerActivations::saved);
         a.backward_working = largest(&LayerActivations::backward_working);
         a.one_microbatch = uniformMicrobatchActivations(tr.checkpointing, blocks, st);
@@ -122,7 +106,7 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
     if (st.num_layers > 0) {
         // Recomputing a block's forward costs a third of its forward + backward.
         a.recompute_fraction = static_cast<double>(recomputed) / static_cast<double>(st.num_layers) / 3.0;
-        if (tr.checkpointing == Checkpointing::Op) a.recompute_fraction *= blocks.dense_block.op_recomputed_matmul_share;
+        if (tr.checkpointing == Checkpointing::Op) a.recompute_fraction *= blocks.kinds.dense.op_recomputed_matmul_share;
         if (tr.checkpointing == Checkpointing::Selective) {
             // Only the attention core: 4 b s^2 (H d) of 2 b s (matmul params) + 4 b s^2 (H d) flops.
             const double core = 4.0 * static_cast<double>(tr.sequence_length) *
@@ -214,15 +198,17 @@ PreparedScenario prepareScenario(const Scenario& s) {
     prep.workspace_bytes = ov.cublas_workspace_bytes.value_or(gpu ? gpu->cublas_workspace_bytes : 8519680);
     const Expected<int64_t> capacity = capacityBytes(s.hardware);
     prep.capacity_bytes = capacity.ok() ? *capacity : 0;
+    // Llama 4's NoPE blocks (every no_rope_layer_interval-th) differ from the rotary ones.
+    const bool nope_layers = s.model.no_rope_layer_interval > 0 && s.model.no_rope_layer_interval <= s.model.num_layers;
     prep.uniform_blocks =
-        !s.model.isMoe() || (s.model.moe->first_dense_layers == 0 && s.model.moe->layer_frequency == 1);
+        !nope_layers &&
+        (!s.model.isMoe() || (s.model.moe->first_dense_layers == 0 && s.model.moe->layer_frequency == 1));
     return prep;
 }
 
 LayoutActivations layoutActivations(const Scenario& s) {
     LayoutActivations a;
-    a.dense_block = layerActivations(s.model, s.training, s.parallelism, false);
-    a.moe_block = s.model.isMoe() ? layerActivations(s.model, s.training, s.parallelism, true) : a.dense_block;
+    a.kinds = blockKindActivations(s.model, s.training, s.parallelism);
     a.ends = endActivations(s.model, s.training, s.parallelism);
     a.qlora_kept_inputs = qloraKeptInputBytes(s);
     return a;
@@ -325,7 +311,7 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     const StageModelStates& ms = acc.states = facts.states;
     const StageActivations act = stageActivations(s, prep, blocks, st);
     acc.states.host_bytes = addBytes(acc.states.host_bytes, offloadedActivationHostBytes(
-                                         blocks.dense_block, blocks.moe_block, blocks.ends, st));  // activation offloading
+                                         blocks.kinds, blocks.ends, st));  // activation offloading
 
     // Always resident (stageResident, once per stage in its facts).
     MemoryBreakdown& base = acc.resident;
@@ -458,7 +444,7 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
         double below = 0, upto = 0, best = -1, best_kept = 0, best_replay = 0;
         int64_t best_above = 0;
         for (int64_t l = st.first_layer; l < end; ++l) {
-            const LayerActivations& la = s.model.isMoeLayer(l) ? blocks.moe_block : blocks.dense_block;
+            const LayerActivations& la = blocks.kinds.of(s.model, l);
             const bool checkpointed = checkpointsLayer(tr, l, st.first_layer);
             upto += params(l);
             // The stage's last block's moment is backward_start, its first's backward_end.
@@ -469,7 +455,7 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
                 const int64_t above = grads_grow ? roundBytes((stage_params - upto + own) / static_cast<double>(par.tensor) *
                                                               bytesOf(plan.gradients))
                                                  : 0;
-                const double replay = recomputedBytes(tr, s.model, blocks.dense_block, blocks.moe_block, l, st.first_layer);
+                const double replay = recomputedBytes(tr, s.model, blocks.kinds, l, st.first_layer);
                 if (below + replay + static_cast<double>(above) > best) {
                     best = below + replay + static_cast<double>(above);
                     best_kept = below, best_replay = replay, best_above = above;

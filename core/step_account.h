@@ -34,8 +34,7 @@ PreparedScenario prepareScenario(const Scenario& scenario);
 // Per-block and end activations: they depend on the layout only through the
 // micro-batch, tensor, sequence and context parallelism (and the recipe).
 struct LayoutActivations {
-    LayerActivations dense_block;
-    LayerActivations moe_block;
+    BlockKindActivations kinds;  // dense / MoE, rotary / NoPE blocks
     EndActivations ends;
     double qlora_kept_inputs = 0;  // per block and micro-batch (core/qlora_backend.h)
 };

@@ -1,0 +1,146 @@
+// Llama 4's NoPE blocks in the estimate, against autograd: a small
+// llama4_text config (4 layers, NoPE every 2nd) through the importer; the
+// whole model's saved activations (one stage, nothing recomputed) must be
+// the SUM of what validation/saved_tensors.py measured block by block
+// (rotary and NoPE blocks apart: validation/activations/saved_tensors.json),
+// plus the measured embedding (with the shared rotary table) and head. The
+// measured numbers are composed here, never trainmem's formula.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/estimate.h"
+#include "core/hf_config.h"
+#include "core/step_account.h"
+#include "tests/core/truth_file.h"
+
+namespace trainmem {
+namespace {
+
+using nlohmann::json;
+
+const json& truth() {
+    static const json doc = readTruthFile(truthFilePath(
+        "TRAINMEM_ACTIVATION_TRUTH", std::string(TRAINMEM_VALIDATION_DIR) + "/activations/saved_tensors.json"));
+    return doc;
+}
+
+// The measured Llama 4 cases without checkpointing (each block's saved
+// bytes are then everything it keeps).
+template <class F>
+int forEachLlama4Case(F&& visit) {
+    int n = 0;
+    if (!truth().is_object() || !truth().contains("cases")) return 0;
+    for (const json& c : truth().at("cases")) {
+        if (c.at("model").at("model_type") != "llama4_text" || c.at("training").at("checkpointing") != "none")
+            continue;
+        ++n;
+        visit(c);
+    }
+    return n;
+}
+
+Scenario scenarioOf(const json& c) {
+    Scenario s;
+    const Expected<ImportedModel> imported = importHuggingFaceConfig(c.at("model"));
+    EXPECT_TRUE(imported.ok()) << (imported.ok() ? "" : imported.error().text());
+    if (imported.ok()) s.model = imported->model;
+    const json& t = c.at("training");
+    s.training.micro_batch_size = t.at("micro_batch_size");
+    s.training.sequence_length = t.at("sequence_length");
+    s.training.precision = parsePrecision(t.at("precision").get<std::string>()).value();
+    s.training.attention = parseAttention(t.at("attention").get<std::string>()).value();
+    s.training.kernels = parseKernelProfile(t.at("kernels").get<std::string>()).value();
+    s.training.checkpointing = Checkpointing::None;
+    s.training.loss = parseLoss(t.at("loss").get<std::string>()).value();
+    s.training.finetuning = parseFinetuning(t.at("finetuning").get<std::string>()).value();
+    return s;
+}
+
+int64_t measuredBlocks(const json& c, int64_t first, int64_t count) {
+    int64_t sum = 0;
+    const json& blocks = c.at("measured").at("block_bytes");
+    for (int64_t l = first; l < first + count; ++l) sum += blocks.at(static_cast<size_t>(l)).get<int64_t>();
+    return sum;
+}
+
+TEST(NopeBlocks, TheMeasuredCasesHoldRotaryAndNopeBlocksThatDiffer) {
+    // Without both kinds (and a difference) the tests below could not fail.
+    const int cases = forEachLlama4Case([](const json& c) {
+        const Scenario s = scenarioOf(c);
+        EXPECT_EQ(s.model.no_rope_layer_interval, 2) << c.at("name");
+        const json& blocks = c.at("measured").at("block_bytes");
+        ASSERT_EQ(blocks.size(), 4u) << c.at("name");
+        EXPECT_NE(blocks.at(0).get<int64_t>(), blocks.at(1).get<int64_t>()) << c.at("name");
+    });
+    EXPECT_GE(cases, 4);
+}
+
+TEST(NopeBlocks, WholeModelActivationsAreTheSumOfTheMeasuredBlocksAndEnds) {
+    forEachLlama4Case([](const json& c) {
+        const Scenario s = scenarioOf(c);
+        const json& m = c.at("measured");
+        const int64_t layers = static_cast<int64_t>(m.at("block_bytes").size());
+        ASSERT_EQ(s.model.num_layers, layers);
+        const int64_t blocks = measuredBlocks(c, 0, layers);
+
+        const Expected<Estimate> e = estimate(s);
+        ASSERT_TRUE(e.ok()) << e.error().text();
+        EXPECT_EQ(e->activations_without_recompute, blocks) << c.at("name");
+
+        // The one stage's account: its blocks and its ends, as measured.
+        const StepAccount a = accountStep(s, stepInputs(s), 0);
+        EXPECT_EQ(static_cast<int64_t>(a.activations_no_recompute), blocks) << c.at("name");
+        EXPECT_EQ(static_cast<int64_t>(a.activations_one_microbatch), blocks) << c.at("name");
+        const int64_t ends = m.at("embedding_bytes").get<int64_t>() + m.at("shared_bytes").get<int64_t>() +
+                             m.at("head_bytes").get<int64_t>();
+        EXPECT_EQ(static_cast<int64_t>(a.activations_no_recompute + a.embedding_saved + a.head_saved), blocks + ends)
+            << c.at("name");
+    });
+}
+
+TEST(NopeBlocks, BlockByBlockPoliciesCountEachLayersKind) {
+    // Every-k (k = 2): layers 0 and 2 (rotary) are checkpointed, 1 and 3
+    // (NoPE) keep everything; what nothing recomputed would keep is still
+    // the measured sum, and what is kept holds the NoPE blocks' own bytes.
+    forEachLlama4Case([](const json& c) {
+        Scenario s = scenarioOf(c);
+        s.training.checkpointing = Checkpointing::EveryK;
+        s.training.checkpoint_every = 2;
+        const json& blocks = c.at("measured").at("block_bytes");
+        const StepAccount a = accountStep(s, stepInputs(s), 0);
+        EXPECT_EQ(static_cast<int64_t>(a.activations_no_recompute), measuredBlocks(c, 0, 4)) << c.at("name");
+        // The largest replay is a rotary block's measured bytes.
+        EXPECT_EQ(static_cast<int64_t>(a.recompute_block), blocks.at(0).get<int64_t>()) << c.at("name");
+        // Kept: two checkpointed inputs (b x s x h in the compute dtype) and two whole NoPE blocks.
+        const int64_t nope_kept = blocks.at(1).get<int64_t>() + blocks.at(3).get<int64_t>();
+        EXPECT_GT(static_cast<int64_t>(a.activations_one_microbatch), nope_kept) << c.at("name");
+        EXPECT_LT(static_cast<int64_t>(a.activations_one_microbatch), nope_kept + blocks.at(0).get<int64_t>())
+            << c.at("name");
+    });
+}
+
+TEST(NopeBlocks, EachPipelineStageHoldsItsOwnLayersMeasuredBytes) {
+    // Two stages of a rotary and a NoPE block each; and four stages of one
+    // block each, rotary and NoPE alternating.
+    forEachLlama4Case([](const json& c) {
+        for (int64_t p : {2, 4}) {
+            Scenario s = scenarioOf(c);
+            s.parallelism.pipeline = p;
+            s.training.gradient_accumulation_steps = p;
+            const StepInputs in = stepInputs(s);
+            for (int64_t i = 0; i < p; ++i) {
+                const StepAccount a = accountStep(s, in, i);
+                const int64_t per_stage = 4 / p;
+                EXPECT_EQ(static_cast<int64_t>(a.activations_one_microbatch), measuredBlocks(c, i * per_stage, per_stage))
+                    << c.at("name") << " p=" << p << " stage " << i;
+            }
+        }
+    });
+}
+
+}  // namespace
+}  // namespace trainmem
