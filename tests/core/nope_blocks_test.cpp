@@ -7,6 +7,7 @@
 // measured numbers are composed here, never trainmem's formula.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -14,6 +15,7 @@
 
 #include "core/estimate.h"
 #include "core/hf_config.h"
+#include "core/pipeline.h"
 #include "core/step_account.h"
 #include "tests/core/truth_file.h"
 
@@ -140,6 +142,64 @@ TEST(NopeBlocks, EachPipelineStageHoldsItsOwnLayersMeasuredBytes) {
             }
         }
     });
+}
+
+// A Llama 4 layout with both patterns non-trivial: NoPE every 4th layer,
+// MoE every 2nd after a dense first one (moe_layers), 30 layers.
+ModelConfig mixedLlama4(int64_t layers) {
+    json config = {{"model_type", "llama4_text"}, {"hidden_size", 64}, {"num_hidden_layers", layers},
+                   {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 16},
+                   {"intermediate_size", 48}, {"intermediate_size_mlp", 160}, {"vocab_size", 96},
+                   {"max_position_embeddings", 64}, {"num_local_experts", 4}, {"num_experts_per_tok", 1},
+                   {"no_rope_layer_interval", 4}, {"attention_chunk_size", 8}};
+    std::vector<int64_t> moe;
+    for (int64_t l = 1; l < layers; l += 2) moe.push_back(l);
+    config["moe_layers"] = moe;
+    const Expected<ImportedModel> imported = importHuggingFaceConfig(config);
+    EXPECT_TRUE(imported.ok()) << (imported.ok() ? "" : imported.error().text());
+    return imported.ok() ? imported->model : ModelConfig{};
+}
+
+TEST(NopeBlocks, StageCountsAreThoseOfTheLayersOneByOne) {
+    // The arithmetic counts against ModelConfig's per-layer predicates.
+    for (int64_t layers : {4, 30, 48}) {
+        const ModelConfig m = mixedLlama4(layers);
+        ASSERT_GT(m.no_rope_layer_interval, 0);
+        ASSERT_TRUE(m.isMoe());
+        for (int64_t first = 0; first < layers; ++first)
+            for (int64_t count = 0; first + count <= layers; ++count) {
+                int64_t nope = 0, nope_moe = 0;
+                for (int64_t l = first; l < first + count; ++l) {
+                    nope += m.isRopeLayer(l) ? 0 : 1;
+                    nope_moe += (!m.isRopeLayer(l) && m.isMoeLayer(l)) ? 1 : 0;
+                }
+                EXPECT_EQ(nopeLayersIn(m, first, count), nope) << layers << " " << first << " " << count;
+                EXPECT_EQ(nopeMoeLayersIn(m, first, count), nope_moe) << layers << " " << first << " " << count;
+            }
+    }
+}
+
+TEST(NopeBlocks, PeakIsTheHeaviestOfAllStages) {
+    // estimate() visits only the stages that can be the heaviest; with NoPE
+    // blocks among MoE and dense ones it must still agree with every stage.
+    for (int64_t layers : {30, 48})
+        for (int64_t p : {2, 3, 5, 7, 8})
+            for (Checkpointing ckpt : {Checkpointing::None, Checkpointing::Full, Checkpointing::EveryK}) {
+                Scenario s;
+                s.model = mixedLlama4(layers);
+                s.training.micro_batch_size = 2;
+                s.training.sequence_length = 16;
+                s.training.checkpointing = ckpt;
+                s.training.checkpoint_every = 3;
+                s.training.gradient_accumulation_steps = 12;
+                s.parallelism.pipeline = p;
+                const auto stages = estimateStages(s);
+                ASSERT_TRUE(stages.ok()) << stages.error().text();
+                int64_t heaviest = 0;
+                for (const StageEstimate& st : *stages) heaviest = std::max(heaviest, st.allocated_bytes);
+                EXPECT_EQ(estimateValidated(s).peak.allocated_bytes, heaviest)
+                    << "L=" << layers << " p=" << p << " " << checkpointingName(ckpt);
+            }
 }
 
 }  // namespace
