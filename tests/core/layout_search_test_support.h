@@ -3,10 +3,22 @@
 // that must succeed, and a kept layout reproduced through its settings.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "core/layout_search.h"
 #include "tests/core/test_models.h"
 
 namespace trainmem::testing {
+
+// Every divisor of n, ascending: the degrees a reference loop over layouts
+// tries (the search's own enumeration is what such a loop checks).
+inline std::vector<int64_t> divisors(int64_t n) {
+    std::vector<int64_t> out;
+    for (int64_t d = 1; d <= n; ++d)
+        if (n % d == 0) out.push_back(d);
+    return out;
+}
 
 inline Scenario onGpu(ModelConfig model, const char* gpu) {
     Scenario s = scenarioOf(std::move(model));

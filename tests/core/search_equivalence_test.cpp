@@ -16,16 +16,12 @@
 #include "core/estimate.h"
 #include "core/layout_search.h"
 #include "core/presets.h"
+#include "tests/core/layout_search_test_support.h"
 
 namespace trainmem {
 namespace {
 
-std::vector<int64_t> divisors(int64_t n) {
-    std::vector<int64_t> out;
-    for (int64_t d = 1; d <= n; ++d)
-        if (n % d == 0) out.push_back(d);
-    return out;
-}
+using testing::divisors;
 
 struct Reference {
     int64_t enumerated = 0, valid = 0, redundant = 0, fitting = 0;
