@@ -217,10 +217,29 @@ void ChartScene::layout(QSizeF size) {
         const double share = width < 640 ? 0.26 : 0.34;
         right = width - (left_guess + std::clamp((width - left_guess) * share, 90.0, 330.0));
     }
-    chart_->setMargins(QMargins(static_cast<int>(kPad), static_cast<int>(top), static_cast<int>(right),
-                                static_cast<int>(std::min(bottom, size.height() - top - 40))));
-    if (chart_->layout()) chart_->layout()->activate();
-    plot_ = chart_->plotArea();
+    // Qt Charts keeps a band above and below the plot for axis labels: the
+    // value axis's half-line above, the category labels (hidden: we draw our
+    // own in category_height) below. Both bands were empty paper, ~16 px
+    // each, a tenth of a document-column figure's height: give them back.
+    auto placePlot = [&](double plot_top) {
+        const int top_margin = static_cast<int>(plot_top);
+        const int bottom_margin = static_cast<int>(std::min(bottom, size.height() - plot_top - 40));
+        chart_->setMargins(QMargins(static_cast<int>(kPad), top_margin, static_cast<int>(right), bottom_margin));
+        if (chart_->layout()) chart_->layout()->activate();
+        plot_ = chart_->plotArea();
+        const int spare_top = std::clamp(static_cast<int>(plot_.top()) - top_margin, 0, top_margin);
+        const int spare_bottom = std::clamp(static_cast<int>(size.height() - bottom_margin - plot_.bottom()), 0, bottom_margin);
+        if (!axes || (spare_top == 0 && spare_bottom == 0)) return;
+        chart_->setMargins(QMargins(static_cast<int>(kPad), top_margin - spare_top, static_cast<int>(right), bottom_margin - spare_bottom));
+        if (chart_->layout()) chart_->layout()->activate();
+        plot_ = chart_->plotArea();
+    };
+    placePlot(top);
+    // The row above the plot is kept for labels that might not fit inside
+    // it; when every bar label and the capacity label fit, it goes (a
+    // taller plot only gives them more room). Call-outs keep it: they may
+    // climb into it.
+    if (axes && room_above && !spec_.callouts && !rowAboveNeeded()) placePlot(y + 8);
     if (bars_) bars_->setBarWidth(barWidthFraction());
 
     if (!axes) {

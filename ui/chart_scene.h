@@ -6,6 +6,7 @@
 //   chart_scene.cpp         the series and axes, the layout's order, bar geometry
 //   chart_scene_labels.cpp  every text placed around the bars
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -83,6 +84,8 @@ private:
     void placeInsideLabels();
     void placeTopLabels();
     void placeCapacityLabel();
+    std::optional<QPointF> capacityLabelPlace(QSizeF size, double ceiling) const;
+    bool rowAboveNeeded() const;
     void placeBarCallouts();
     std::vector<const ChartLayer*> legendLayers() const;
     static bool anyPositive(const ChartLayer& layer);

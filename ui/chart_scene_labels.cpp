@@ -175,6 +175,37 @@ void ChartScene::placeTopLabels() {
     }
 }
 
+// Where a capacity label of `size` can sit on its line, clear of every bar
+// and bar label, no higher than `ceiling`: right end above the line, below
+// it, left end above, below.
+std::optional<QPointF> ChartScene::capacityLabelPlace(QSizeF size, double ceiling) const {
+    const double line = valueY(*spec_.capacity);
+    const QPointF places[] = {{plot_.right() - size.width() - 4, line - size.height() - 2},
+                              {plot_.right() - size.width() - 4, line + 3},
+                              {plot_.left() + 4, line - size.height() - 2},
+                              {plot_.left() + 4, line + 3}};
+    for (const QPointF& at : places) {
+        const QRectF box(at, size);
+        if (box.top() < ceiling || box.bottom() > plot_.bottom()) continue;
+        bool clear = true;
+        for (int i = 0; i < spec_.categories.size() && clear; ++i)
+            clear = !barRect(i).adjusted(-2, -2, 2, 0).intersects(box);
+        if (clear) return at;
+    }
+    return std::nullopt;
+}
+
+// Whether the bar-top labels or the capacity label need the row kept above
+// the plot, or all of them fit inside it (the row is then empty paper).
+bool ChartScene::rowAboveNeeded() const {
+    for (int i = 0; i < spec_.barTopLabels.size() && i < spec_.categories.size(); ++i)
+        if (barRect(i).top() < plot_.top()) return true;  // barRect includes the label
+    if (!spec_.capacity || spec_.capacityLabel.isEmpty()) return false;
+    const QFont f = pixelFont(11, true);
+    const QSizeF size(std::min(textWidth(spec_.capacityLabel, f), plot_.width() - 8), QFontMetricsF(f).height());
+    return !capacityLabelPlace(size, plot_.top()).has_value();
+}
+
 // The capacity label sits on its line where no bar or bar label is: right
 // end above the line, below it, left end above, below; only when every
 // place is taken does it go on a white backing at the right.
@@ -183,26 +214,8 @@ void ChartScene::placeCapacityLabel() {
     const QFont f = pixelFont(11, true);
     auto* item = text(elided(spec_.capacityLabel, f, plot_.width() - 8), f, chartInks().dark ? textInk(kCapacity) : kCapacity);
     const QRectF r = item->boundingRect();
-    const double line = valueY(*spec_.capacity);
-    const QPointF places[] = {{plot_.right() - r.width() - 4, line - r.height() - 2},
-                              {plot_.right() - r.width() - 4, line + 3},
-                              {plot_.left() + 4, line - r.height() - 2},
-                              {plot_.left() + 4, line + 3}};
-    auto clear = [&](QPointF at) {
-        const QRectF box(at, r.size());
-        if (box.top() < plot_.top() - 20 || box.bottom() > plot_.bottom()) return false;
-        for (int i = 0; i < spec_.categories.size(); ++i)
-            if (barRect(i).adjusted(-2, -2, 2, 0).intersects(box)) return false;
-        return true;
-    };
-    // Above the bars' own labels, in the row kept for it.
-    QPointF at(plot_.right() - r.width() - 4, plot_.top() - 20 - r.height());
-    for (const QPointF& p : places)
-        if (clear(p)) {
-            at = p;
-            break;
-        }
-    item->setPos(at);
+    // Above the bars' own labels, in the row kept for it, when no place on the line is clear.
+    item->setPos(capacityLabelPlace(r.size(), plot_.top() - 20).value_or(QPointF(plot_.right() - r.width() - 4, plot_.top() - 20 - r.height())));
     auto* backing = own(new QGraphicsRectItem(item->pos().x() - 2, item->pos().y(), r.width() + 4, r.height()), 9);
     QColor backing_color = chartInks().background;
     backing_color.setAlpha(210);

@@ -180,6 +180,14 @@ TEST(ChartExport, ADocumentColumnFigureKeepsItsPlot) {
     // figure's height for the plot is at least 50 px of bar.
     EXPECT_GE(tallest, 50.0);
     for (const QString& t : chart.visibleTexts()) EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
+    // No band of empty paper above or below the plot: the row kept for
+    // labels above the bars goes when they fit inside the plot, and Qt
+    // Charts' bands for axis labels are given back (together ~70 px of a
+    // 340 px figure; the tallest bar was 67 px with them).
+    EXPECT_GE(tallest, 85.0);
+    double lowest = 0;
+    for (const auto& [text, rect] : chart.visibleTextRects()) lowest = std::max(lowest, rect.bottom());
+    EXPECT_GE(lowest, 340 - 24) << "the legend ends " << 340 - lowest << " px above the figure's bottom";
 
     // The Breakdown's call-out titles carry the sizes: whole at this width
     // ("CUDA context + NCCL: 1.07 …" was cut).

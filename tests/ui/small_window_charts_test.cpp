@@ -32,6 +32,14 @@ std::unique_ptr<MainWindow> smallWindow(const Scenario& s) {
     return window;
 }
 
+// The Compare tab of a 1000 x 700 window, where its table and plot share the least room.
+std::unique_ptr<MainWindow> compareWindow(const Scenario& s) {
+    auto window = smallWindow(s);
+    window->tabs()->setCurrentWidget(window->compareTab());
+    QApplication::processEvents();
+    return window;
+}
+
 double barTotal(const ChartSpec& spec, OptimizerKind kind) {
     double sum = 0;
     for (int i = 0; i < spec.categories.size(); ++i)
@@ -184,12 +192,7 @@ using namespace test;
 
 // The issue: at 1000 x 700 the comparison table got about 3 rows of height.
 TEST(SmallWindow, TheCompareTableShowsAllItsRowsAndThePlotKeepsItsHeight) {
-    auto window = std::make_unique<MainWindow>();
-    window->resize(1000, 700);
-    window->document()->replace(presetScenario("llama3.1-8b-fsdp-8xh100"));
-    window->show();
-    window->tabs()->setCurrentWidget(window->compareTab());
-    QApplication::processEvents();
+    auto window = compareWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
     CompareTab* compare = window->compareTab();
     ASSERT_TRUE(compare->pin());
     for (int mb : {4, 8}) {
@@ -261,12 +264,7 @@ TEST(SmallWindow, TheColumnLeavesTheChartsRoomAndNoTitleOrNameIsCutOrTouches) {
 // scrolls in its own area and the plot keeps its height (it was squeezed to
 // ~110 px by the list of differences).
 TEST(SmallWindow, ManyDifferingSettingsScrollTheTableNotThePlot) {
-    auto window = std::make_unique<MainWindow>();
-    window->resize(1000, 700);
-    window->document()->replace(presetScenario("llama3.1-8b-fsdp-8xh100"));
-    window->show();
-    window->tabs()->setCurrentWidget(window->compareTab());
-    QApplication::processEvents();
+    auto window = compareWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
     CompareTab* compare = window->compareTab();
     ASSERT_TRUE(compare->pin());
     for (int k = 1; k < CompareTab::kMaxPins; ++k) {
