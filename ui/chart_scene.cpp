@@ -186,7 +186,7 @@ void ChartScene::layout(QSizeF size) {
     value_axis_->setVisible(axes);
     category_axis_->setVisible(axes);
 
-    double footer_height = footerHeight();
+    double footer_height = footerHeight(width - 2 * kPad);
     double legend_height = axes && spec_.legend ? legendHeight(legendLayers(), width - 2 * kPad) : 0;
     const double category_height = axes ? categoryLabelHeight() : 0;
     category_height_ = category_height;
@@ -254,7 +254,7 @@ void ChartScene::layout(QSizeF size) {
             placeCapacityLabel();
         if (legend_height > 0) placeLegend(overlay_, legendLayers(), kPad, plot_.bottom() + category_height + 4, width - 2 * kPad);
     }
-    if (footer_height > 0 || !axes) placeFooter(size.height() - kPad - footerHeight(), width - 2 * kPad);
+    if (footer_height > 0 || !axes) placeFooter(size.height() - kPad - footerHeight(width - 2 * kPad), width - 2 * kPad);
     placeStaleNotice();
     overlay_.finish();
 }

@@ -90,7 +90,8 @@ private:
     std::vector<const ChartLayer*> legendLayers() const;
     static bool anyPositive(const ChartLayer& layer);
     static constexpr int kMaxFooterLines = 8;
-    double footerHeight() const;
+    QStringList footerLines(double width) const;
+    double footerHeight(double width) const;
     void placeFooter(double top, double width);
     void placeEmptyNotice();
     void placeStaleNotice();

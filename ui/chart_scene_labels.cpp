@@ -258,21 +258,30 @@ bool ChartScene::anyPositive(const ChartLayer& layer) {
     return std::any_of(layer.values.begin(), layer.values.end(), [](double v) { return v > 0; });
 }
 
-double ChartScene::footerHeight() const {
+// The footer's lines in a box `width` wide: a line longer than the box
+// wraps once (a worked example cut at "…" lost its result at a 16 cm
+// column), and past kMaxFooterLines the rest are counted, not drawn.
+QStringList ChartScene::footerLines(double width) const {
+    const QFont f = pixelFont(12);
+    QStringList lines;
+    for (const QString& line : spec_.footer) lines << wrapLines(line, f, width - 16, 2);
+    return atMostLines(lines, kMaxFooterLines);
+}
+
+double ChartScene::footerHeight(double width) const {
     if (spec_.footer.isEmpty()) return 0;
-    const int lines = std::min<int>(kMaxFooterLines, spec_.footer.size());
-    return lines * QFontMetricsF(pixelFont(12)).height() + 14;
+    return footerLines(width).size() * QFontMetricsF(pixelFont(12)).height() + 14;
 }
 
 void ChartScene::placeFooter(double top, double width) {
     if (spec_.footer.isEmpty()) return;
     const QFont f = pixelFont(12);
     const double lh = QFontMetricsF(f).height();
-    auto* box = own(new QGraphicsRectItem(0, 0, width, footerHeight()), 1);
+    auto* box = own(new QGraphicsRectItem(0, 0, width, footerHeight(width)), 1);
     box->setPos(kPad, top);
     box->setBrush(chartInks().panel);
     box->setPen(QPen(chartInks().ink, 1));
-    const QStringList lines = atMostLines(spec_.footer, kMaxFooterLines);
+    const QStringList lines = footerLines(width);
     for (int k = 0; k < lines.size(); ++k)
         centeredText(elided(lines[k], f, width - 16), f, chartInks().ink, kPad + width / 2, top + 7 + k * lh);
 }

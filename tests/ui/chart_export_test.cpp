@@ -200,6 +200,14 @@ TEST(ChartExport, ADocumentColumnFigureKeepsItsPlot) {
             EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
         }
     EXPECT_GE(titles, 10);
+    // The worked example under the bar wraps instead of ending in "…" (it
+    // lost "… this GPU holds 15.0 GiB of model states" at this width).
+    ASSERT_FALSE(chart.spec().footer.isEmpty());
+    const QString drawn = chart.visibleTexts().join(' ');
+    for (const QString& word : chart.spec().footer.front().split(' ', Qt::SkipEmptyParts))
+        EXPECT_TRUE(drawn.contains(word)) << word.toStdString() << " missing from the worked example";
+    for (const QString& t : chart.visibleTexts())
+        if (t.contains(QStringLiteral("params ×"))) EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
 }
 
 TEST(ChartExport, EmptyCompareViewStillExportsItsHint) {
