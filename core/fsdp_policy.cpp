@@ -11,6 +11,16 @@
 //    the last. torch/distributed/fsdp/_fully_shard/_fsdp_param.py
 //    (17a7e1e09b3e) to_accumulated_grad_if_needed: the unsharded gradient is
 //    kept in reduce_dtype while gradients are not synced.
+//  - The ends (parallelism.fsdp_ends): torch/distributed/fsdp/_fully_shard/
+//    _fsdp_state.py (pytorch/pytorch 1fd469d0c96e) FSDPState._lazy_init sets
+//    the root's post_forward_mesh_info = None ("for the root, do not reshard
+//    after forward"), and the root's post-backward runs in
+//    _root_post_backward_final_callback, after the whole backward, because
+//    its forward inputs (token ids) need no gradient. torchtitan
+//    torchtitan/distributed/fsdp.py apply_fsdp_to_decoder
+//    (precompile-loss-v1-748-gb5bcd76c6): tok_embeddings its own unit under
+//    the blocks' policy; [norm, lm_head] one unit with reshard_after_forward
+//    only under "always"; tied embeddings one unit of all three, likewise.
 #include "core/fsdp_policy.h"
 
 #include <array>
@@ -18,6 +28,8 @@
 #include <string>
 
 #include "core/byte_count.h"
+#include "core/parameters.h"
+#include "core/pipeline.h"
 #include "core/qlora_backend.h"
 #include "core/scenario.h"
 #include "core/stage_parameters.h"
@@ -31,6 +43,12 @@ constexpr std::array<EnumName<FsdpGradientSync>, 2> kSyncNames{{
     {FsdpGradientSync::LastMicrobatch, "last-microbatch"},
 }};
 
+constexpr std::array<EnumName<FsdpEnds>, 3> kEndsNames{{
+    {FsdpEnds::Root, "root"},
+    {FsdpEnds::OwnUnits, "own-units"},
+    {FsdpEnds::PerModule, "per-module"},
+}};
+
 int64_t bytesOfDouble(double b) { return saturatedBytes(b); }
 
 std::string str(int64_t v) { return std::to_string(v); }
@@ -39,6 +57,65 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 template <>
 std::span<const EnumName<FsdpGradientSync>> enumNames<FsdpGradientSync>() { return kSyncNames; }
+template <>
+std::span<const EnumName<FsdpEnds>> enumNames<FsdpEnds>() { return kEndsNames; }
+
+FsdpEndsBytes fsdpEndsBytes(const Scenario& s, const ParameterLayout& lay, const PipelineStage& st,
+                            const PrecisionPlan& plan) {
+    FsdpEndsBytes b;
+    const double compute = bytesOf(plan.activations);
+    const double t = static_cast<double>(s.parallelism.tensor);  // vocab-parallel under tensor parallelism
+    const bool tied = lay.lm_head.params == 0;
+    if (st.has_embedding) b.embedding = static_cast<double>(lay.embedding.params) / t * compute;
+    double head_params = 0;
+    if (st.has_lm_head) head_params += static_cast<double>(tied ? lay.embedding.matrix_params : lay.lm_head.params) / t;
+    if (st.has_final_norm) head_params += static_cast<double>(lay.final_norm.params);
+    b.head = head_params * compute;
+    // Tied, with both ends on the stage: the head is the embedding matrix,
+    // one tensor in one unit (torchtitan groups the three modules; under a
+    // root unit they are one parameter anyway).
+    b.one_unit = tied && st.has_embedding && st.has_lm_head;
+    if (b.one_unit) b.head = static_cast<double>(lay.final_norm.params) * compute;
+    if (s.training.finetuning == Finetuning::Full) b.head_gradient = head_params * compute;
+    return b;
+}
+
+FsdpEndsTerms fsdpEndsTerms(const ParallelConfig& par, const FsdpEndsBytes& b) {
+    FsdpEndsTerms t;
+    const double both = b.embedding + b.head;
+    auto wholeStep = [&] {
+        // Gathered from the unit's first forward to its post-backward after
+        // the whole backward; the head's gradient from the head's backward on.
+        t.forward = t.loss = t.head_backward = t.backward_start = t.backward_end = both;
+        t.gradient_head_backward = t.gradient_backward_start = t.gradient_backward_end = b.head_gradient;
+    };
+    switch (par.fsdp_ends) {
+        case FsdpEnds::Root:
+            wholeStep();
+            break;
+        case FsdpEnds::OwnUnits:
+            if (b.one_unit) {  // tied: one unit, not resharded after forward
+                wholeStep();
+                break;
+            }
+            // [norm, lm_head] kept from its forward through its backward; its
+            // post-backward (after the norm's backward, whose input needs a
+            // gradient) frees it and reduce-scatters its gradient before the
+            // last block's backward. The embedding unit follows the blocks'
+            // policy and is prefetched for its backward during the first block's.
+            t.forward = t.loss = t.head_backward = b.head;
+            t.gradient_head_backward = b.head_gradient;
+            t.backward_end = b.embedding;
+            if (!par.reshard_after_forward) t.forward = t.loss = t.head_backward = t.backward_start = t.backward_end = both;
+            break;
+        case FsdpEnds::PerModule:
+            // Gathered for the module's forward and again for its backward,
+            // released after each: the head's backward is the one moment.
+            t.head_backward = b.head + (b.one_unit ? b.embedding : 0);
+            break;
+    }
+    return t;
+}
 
 FsdpStageBytes fsdpStageBytes(const Scenario& s, const StageParameters& sp, const PrecisionPlan& plan, double units,
                               int64_t microbatches) {

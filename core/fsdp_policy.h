@@ -26,12 +26,16 @@
 namespace trainmem {
 
 struct Scenario;
+struct ParameterLayout;
+struct PipelineStage;
 struct StepAccount;
 struct StageParameters;
 struct PrecisionPlan;
 
 template <>
 std::span<const EnumName<FsdpGradientSync>> enumNames<FsdpGradientSync>();
+template <>
+std::span<const EnumName<FsdpEnds>> enumNames<FsdpEnds>();
 
 // What one rank of a stage gathers, in bytes of the gathered dtype.
 struct FsdpStageBytes {
@@ -65,6 +69,27 @@ bool fsdpKeepsUnshardedGradients(const Scenario& scenario, int64_t microbatches)
 // account was built with today's per-unit FSDP (true, every micro-batch),
 // which this leaves unchanged.
 void applyFsdpPolicy(const ParallelConfig& par, const FsdpStageBytes& b, StepAccount& acc);
+
+// The model's ends on one rank of a stage under ZeRO-3 (parallelism.fsdp_ends),
+// unsharded, in the compute dtype (MixedPrecisionPolicy.param_dtype): what
+// the per-unit count (the blocks) leaves out.
+struct FsdpEndsBytes {
+    double embedding = 0;      // the token embedding (the stage that has it)
+    double head = 0;           // the final norm and the LM head (the last stage); tied: the embedding matrix
+    bool one_unit = false;     // tied embeddings on a stage that holds both ends: one unit, gathered once
+    double head_gradient = 0;  // the head's unsharded gradient (trainable heads only), in the compute dtype
+};
+FsdpEndsBytes fsdpEndsBytes(const Scenario& scenario, const ParameterLayout& layout, const PipelineStage& stage,
+                            const PrecisionPlan& plan);
+
+// What the ends add at each moment of the step: gathered weights, and
+// unsharded gradients waiting for their reduce-scatter (communication
+// buffers), beside the blocks' units. Nothing at the optimizer step.
+struct FsdpEndsTerms {
+    double forward = 0, loss = 0, head_backward = 0, backward_start = 0, backward_end = 0;
+    double gradient_head_backward = 0, gradient_backward_start = 0, gradient_backward_end = 0;
+};
+FsdpEndsTerms fsdpEndsTerms(const ParallelConfig& par, const FsdpEndsBytes& b);
 
 // The policy's keys and their combinations (docs/scenario-format.md §Validation).
 Status validateFsdpPolicy(const Scenario& scenario);

@@ -12,6 +12,14 @@ enum class PipelineSchedule { OneFOneB, Interleaved1F1B, GPipe };
 // set_reshard_after_backward(False) before the others, as PyTorch's
 // pipelining does for every FSDP stage).
 enum class FsdpGradientSync { EveryMicrobatch, LastMicrobatch };
+// How FSDP holds the model's ends (token embedding; final norm + LM head)
+// under ZeRO-3 (core/fsdp_policy.h, docs/memory-model.md §FSDP2 policies):
+// Root: in the root unit, which PyTorch never reshards after forward and
+// reduces last (fully_shard on the blocks, then on the model: Hugging Face
+// accelerate, torchtune, LitGPT); OwnUnits: in units of their own, the head's
+// kept from its forward to its backward (torchtitan); PerModule: gathered
+// only while the module computes (DeepSpeed ZeRO-3).
+enum class FsdpEnds { Root, OwnUnits, PerModule };
 
 // GPUs = data x tensor x pipeline x context. Expert parallelism is carved out
 // of the data x context ranks (as in Megatron-LM): expert must divide data*context.
@@ -34,6 +42,7 @@ struct ParallelConfig {
     bool reshard_after_forward = true;           // false: a block's unsharded parameters stay until its backward
     int64_t reshard_after_forward_ranks = 0;     // n > 1: reshard to n ranks after forward (the int form); 0: all
     FsdpGradientSync fsdp_gradient_sync = FsdpGradientSync::EveryMicrobatch;
+    FsdpEnds fsdp_ends = FsdpEnds::Root;
 
     int64_t totalGpus() const { return data * tensor * pipeline * context; }
     bool operator==(const ParallelConfig&) const = default;

@@ -302,6 +302,7 @@ std::vector<ScenarioField> buildFields() {
                              [](auto& s) -> auto& { return s.parallelism.reshard_after_forward_ranks; }));
     f.push_back(enumField<FsdpGradientSync>(P, "fsdp_gradient_sync",
                                             [](auto& s) -> auto& { return s.parallelism.fsdp_gradient_sync; }));
+    f.push_back(enumField<FsdpEnds>(P, "fsdp_ends", [](auto& s) -> auto& { return s.parallelism.fsdp_ends; }));
     return f;
 }
 

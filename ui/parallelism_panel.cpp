@@ -120,6 +120,15 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
                                    {tr("last micro-batch"), FsdpGradientSync::LastMicrobatch}},
                                   [](const Scenario& s) { return s.parallelism.fsdp_gradient_sync; },
                                   [](Scenario& s, FsdpGradientSync v) { s.parallelism.fsdp_gradient_sync = v; });
+    f.addChoice<FsdpEnds>({tr("FSDP model ends"), {"parallelism.fsdp_ends"},
+                           tr("Where the embedding and LM head are gathered under ZeRO-3: in the root unit (kept "
+                              "through forward and backward), in units of their own (torchtitan), or per module "
+                              "(DeepSpeed).")},
+                          {{tr("root unit"), FsdpEnds::Root},
+                           {tr("own units"), FsdpEnds::OwnUnits},
+                           {tr("per module"), FsdpEnds::PerModule}},
+                          [](const Scenario& s) { return s.parallelism.fsdp_ends; },
+                          [](Scenario& s, FsdpEnds v) { s.parallelism.fsdp_ends = v; });
 
     connect(document_, &ScenarioDocument::changed, this, &ParallelismPanel::refresh);
     refresh();
