@@ -21,6 +21,10 @@
 //    (precompile-loss-v1-748-gb5bcd76c6): tok_embeddings its own unit under
 //    the blocks' policy; [norm, lm_head] one unit with reshard_after_forward
 //    only under "always"; tied embeddings one unit of all three, likewise.
+//    torchtune torchtune/training/_distributed.py shard_model (v0.6.0-rc1-220):
+//    the model last as the root (reshard_after_forward=False), and the
+//    modules named in custom_sharded_layers (recipes/configs/llama3_1/
+//    8B_full.yaml: tok_embeddings, output) as units of their own.
 #include "core/fsdp_policy.h"
 
 #include <array>
@@ -46,7 +50,7 @@ constexpr std::array<EnumName<FsdpGradientSync>, 2> kSyncNames{{
 constexpr std::array<EnumName<FsdpEnds>, 3> kEndsNames{{
     {FsdpEnds::Root, "root"},
     {FsdpEnds::OwnUnits, "own-units"},
-    {FsdpEnds::PerModule, "per-module"},
+    {FsdpEnds::OwnUnitsHeadKept, "own-units-head-kept"},
 }};
 
 int64_t bytesOfDouble(double b) { return saturatedBytes(b); }
@@ -89,31 +93,27 @@ FsdpEndsTerms fsdpEndsTerms(const ParallelConfig& par, const FsdpEndsBytes& b) {
         t.forward = t.loss = t.head_backward = t.backward_start = t.backward_end = both;
         t.gradient_head_backward = t.gradient_backward_start = t.gradient_backward_end = b.head_gradient;
     };
-    switch (par.fsdp_ends) {
-        case FsdpEnds::Root:
-            wholeStep();
-            break;
-        case FsdpEnds::OwnUnits:
-            if (b.one_unit) {  // tied: one unit, not resharded after forward
-                wholeStep();
-                break;
-            }
-            // [norm, lm_head] kept from its forward through its backward; its
-            // post-backward (after the norm's backward, whose input needs a
-            // gradient) frees it and reduce-scatters its gradient before the
-            // last block's backward. The embedding unit follows the blocks'
-            // policy and is prefetched for its backward during the first block's.
-            t.forward = t.loss = t.head_backward = b.head;
-            t.gradient_head_backward = b.head_gradient;
-            t.backward_end = b.embedding;
-            if (!par.reshard_after_forward) t.forward = t.loss = t.head_backward = t.backward_start = t.backward_end = both;
-            break;
-        case FsdpEnds::PerModule:
-            // Gathered for the module's forward and again for its backward,
-            // released after each: the head's backward is the one moment.
-            t.head_backward = b.head + (b.one_unit ? b.embedding : 0);
-            break;
+    if (par.fsdp_ends == FsdpEnds::Root || (par.fsdp_ends == FsdpEnds::OwnUnitsHeadKept && b.one_unit)) {
+        // The root, or torchtitan's one unit of tied ends: gathered from the
+        // unit's first forward to its post-backward after the whole
+        // backward; the head's gradient from the head's backward on.
+        t.forward = t.loss = t.head_backward = t.backward_start = t.backward_end = both;
+        t.gradient_head_backward = t.gradient_backward_start = t.gradient_backward_end = b.head_gradient;
+        return t;
     }
+    // Units of their own. The head's unit is gathered for its backward and
+    // its post-backward (after the norm's backward, whose input needs a
+    // gradient) frees it and reduce-scatters its gradient before the last
+    // block's backward; the embedding's unit is prefetched for its backward
+    // during the first block's. Tied ends are one unit, for both.
+    t.head_backward = b.one_unit ? both : b.head;
+    t.gradient_head_backward = b.head_gradient;
+    t.backward_end = b.one_unit ? both : b.embedding;
+    // torchtitan keeps [norm, lm_head] from its forward (reshards it only
+    // under "always"; describe that as own-units).
+    if (par.fsdp_ends == FsdpEnds::OwnUnitsHeadKept) t.forward = t.loss = b.head;
+    // Not resharded after forward, like the blocks: kept from forward on.
+    if (!par.reshard_after_forward) t.forward = t.loss = t.head_backward = t.backward_start = t.backward_end = both;
     return t;
 }
 

@@ -13,13 +13,15 @@ enum class PipelineSchedule { OneFOneB, Interleaved1F1B, GPipe };
 // pipelining does for every FSDP stage).
 enum class FsdpGradientSync { EveryMicrobatch, LastMicrobatch };
 // How FSDP holds the model's ends (token embedding; final norm + LM head)
-// under ZeRO-3 (core/fsdp_policy.h, docs/memory-model.md §FSDP2 policies):
+// under ZeRO-3 (core/fsdp_policy.h, docs/memory-model.md §FSDP2 policies).
 // Root: in the root unit, which PyTorch never reshards after forward and
-// reduces last (fully_shard on the blocks, then on the model: Hugging Face
-// accelerate, torchtune, LitGPT); OwnUnits: in units of their own, the head's
-// kept from its forward to its backward (torchtitan); PerModule: gathered
-// only while the module computes (DeepSpeed ZeRO-3).
-enum class FsdpEnds { Root, OwnUnits, PerModule };
+// reduces after the whole backward (fully_shard on the blocks, then on the
+// model: Hugging Face accelerate, LitGPT, torchtune without
+// custom_sharded_layers). OwnUnits: units of their own, resharded like the
+// blocks (torchtune's custom_sharded_layers; DeepSpeed ZeRO-3 gathers each
+// module while it computes). OwnUnitsHeadKept: torchtitan, whose [norm,
+// lm_head] unit stays gathered from its forward to its backward.
+enum class FsdpEnds { Root, OwnUnits, OwnUnitsHeadKept };
 
 // GPUs = data x tensor x pipeline x context. Expert parallelism is carved out
 // of the data x context ranks (as in Megatron-LM): expert must divide data*context.

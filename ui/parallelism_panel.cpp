@@ -121,12 +121,12 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
                                   [](const Scenario& s) { return s.parallelism.fsdp_gradient_sync; },
                                   [](Scenario& s, FsdpGradientSync v) { s.parallelism.fsdp_gradient_sync = v; });
     f.addChoice<FsdpEnds>({tr("FSDP model ends"), {"parallelism.fsdp_ends"},
-                           tr("Where the embedding and LM head are gathered under ZeRO-3: in the root unit (kept "
-                              "through forward and backward), in units of their own (torchtitan), or per module "
-                              "(DeepSpeed).")},
+                           tr("Where ZeRO-3 gathers the embedding and LM head: the root unit keeps them through "
+                              "forward and backward (PyTorch's default); own units free them like blocks (torchtune, "
+                              "DeepSpeed); torchtitan keeps its head unit until the head's backward.")},
                           {{tr("root unit"), FsdpEnds::Root},
                            {tr("own units"), FsdpEnds::OwnUnits},
-                           {tr("per module"), FsdpEnds::PerModule}},
+                           {tr("own units, head kept"), FsdpEnds::OwnUnitsHeadKept}},
                           [](const Scenario& s) { return s.parallelism.fsdp_ends; },
                           [](Scenario& s, FsdpEnds v) { s.parallelism.fsdp_ends = v; });
 

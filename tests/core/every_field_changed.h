@@ -58,7 +58,7 @@ inline void changeEveryField(Scenario& s) {
     p.reshard_after_forward = false;
     p.reshard_after_forward_ranks = 2;
     p.fsdp_gradient_sync = FsdpGradientSync::LastMicrobatch;
-    p.fsdp_ends = FsdpEnds::OwnUnits;
+    p.fsdp_ends = FsdpEnds::OwnUnitsHeadKept;
     HardwareConfig& h = s.hardware;
     h.gpu = "custom";
     h.memory_bytes = 96 * kGiB;

@@ -8,6 +8,9 @@
 //    post-backward runs after the whole backward (its inputs, token ids,
 //    need no gradient). accelerate, torchtune and LitGPT shard the blocks and
 //    then the model: the ends are in the root.
+//  - torchtune torchtune/training/_distributed.py shard_model (v0.6.0-rc1-220):
+//    custom_sharded_layers (tok_embeddings, output in llama3_1/8B_full.yaml)
+//    are units of their own, resharded like the blocks.
 //  - torchtitan torchtitan/distributed/fsdp.py (precompile-loss-v1-748-gb5bcd76c6)
 //    apply_fsdp_to_decoder: [norm, lm_head] a unit not resharded after
 //    forward (but under "always"); tok_embeddings a unit under the blocks'
@@ -89,8 +92,8 @@ TEST(FsdpEnds, TheRootUnitIsGatheredThroughForwardAndBackwardWithTheHeadGradient
     EXPECT_DOUBLE_EQ(t.gradient_backward_end, (kEmbedding8b + 4'096) * 2);
 }
 
-TEST(FsdpEnds, TorchtitansOwnUnitsKeepTheHeadUntilItsBackwardAndPrefetchTheEmbeddingForItsOwn) {
-    const Scenario s = model("llama-3.1-8b", {"parallelism.data=8", "parallelism.fsdp_ends=own-units"});
+TEST(FsdpEnds, TorchtitansHeadUnitIsKeptFromItsForwardAndTheEmbeddingPrefetchedForItsBackward) {
+    const Scenario s = model("llama-3.1-8b", {"parallelism.data=8", "parallelism.fsdp_ends=own-units-head-kept"});
     const FsdpEndsTerms t = fsdpEndsTerms(s.parallelism, endsOf(s, 0));
     const double head = (kEmbedding8b + 4'096) * 2;
     EXPECT_DOUBLE_EQ(t.forward, head);
@@ -101,16 +104,22 @@ TEST(FsdpEnds, TorchtitansOwnUnitsKeepTheHeadUntilItsBackwardAndPrefetchTheEmbed
     EXPECT_DOUBLE_EQ(t.gradient_head_backward, head);
     EXPECT_DOUBLE_EQ(t.gradient_backward_start, 0);  // reduce-scattered in the unit's post-backward
     // Tied: torchtitan groups the three modules in one unit, kept like a root.
-    const Scenario tied = model("llama-3.2-1b", {"parallelism.data=8", "parallelism.fsdp_ends=own-units"});
+    const Scenario tied = model("llama-3.2-1b", {"parallelism.data=8", "parallelism.fsdp_ends=own-units-head-kept"});
     const FsdpEndsTerms tt = fsdpEndsTerms(tied.parallelism, endsOf(tied, 0));
     EXPECT_DOUBLE_EQ(tt.backward_start, (kEmbedding1b + 2'048) * 2);
 }
 
-TEST(FsdpEnds, DeepSpeedGathersTheHeadForItsBackwardOnly) {
-    const Scenario s = model("llama-3.1-8b", {"parallelism.data=8", "parallelism.fsdp_ends=per-module"});
+TEST(FsdpEnds, OwnUnitsReshardedLikeTheBlocksAreGatheredForTheirBackwardOnly) {
+    // torchtune's custom_sharded_layers (reshard_after_forward True, its default).
+    const Scenario s = model("llama-3.1-8b", {"parallelism.data=8", "parallelism.fsdp_ends=own-units"});
     const FsdpEndsTerms t = fsdpEndsTerms(s.parallelism, endsOf(s, 0));
     EXPECT_DOUBLE_EQ(t.head_backward, (kEmbedding8b + 4'096) * 2);
-    for (double m : {t.forward, t.loss, t.backward_start, t.backward_end, t.gradient_head_backward}) EXPECT_DOUBLE_EQ(m, 0);
+    EXPECT_DOUBLE_EQ(t.backward_end, kEmbedding8b * 2);
+    for (double m : {t.forward, t.loss, t.backward_start, t.gradient_backward_start}) EXPECT_DOUBLE_EQ(m, 0);
+    // With reshard_after_forward false they stay, like the blocks.
+    const Scenario kept = model("llama-3.1-8b", {"parallelism.data=8", "parallelism.fsdp_ends=own-units",
+                                                 "parallelism.reshard_after_forward=false"});
+    EXPECT_DOUBLE_EQ(fsdpEndsTerms(kept.parallelism, endsOf(kept, 0)).loss, (2 * kEmbedding8b + 4'096) * 2);
 }
 
 TEST(FsdpEnds, AnUnknownPolicyNamesTheKeyAndTheChoices) {
