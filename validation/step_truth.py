@@ -28,6 +28,7 @@ Needs only PyTorch (Debian's python3-torch 1.13); downloads nothing.
 """
 import argparse
 import copy
+import gc
 import json
 import os
 import platform
@@ -43,6 +44,7 @@ sys.path.insert(0, HERE)
 from harness_plan import Unsupported, plan_scenario  # noqa: E402
 from harness_torch import autocast_context, build_optimizer, build_training_optimizer, torch_dtype  # noqa: E402
 from hf_blocks import CausalLM, apply_lora  # noqa: E402
+from compile_truth import compile_blocks  # noqa: E402
 from saved_tensors import imported_model  # noqa: E402
 from step_truth_losses import head_loss  # noqa: E402
 from step_truth_offload import apply_deepspeed_checkpointing, apply_offloading  # noqa: E402
@@ -216,6 +218,7 @@ def build(scenario, cli):
     for_plan["training"]["activation_checkpointing"] = "none"
     for_plan["training"].pop("checkpoint_save_ops", None)  # step_truth_policies.py
     for_plan["training"]["loss"] = "standard"  # the loss is step_truth_losses.py's
+    for_plan["training"]["kernels"] = "eager"  # compile: the same modules, compiled below
     for_plan["training"].pop("optimizer_in_backward", None)  # OptimizerInBackward below
     for_plan["training"].pop("activation_offloading", None)  # step_truth_offload.py
     for_plan["training"].pop("deepspeed_partition_activations", None)  # (tensor parallelism 1: nothing to do)
@@ -236,6 +239,12 @@ def build(scenario, cli):
                     if not p.requires_grad:
                         p.data = p.data.to(torch_dtype(plan.recipe.autocast))
     apply_checkpointing(model, scenario["training"])
+    if scenario["training"]["kernels"] == "compile":
+        # torch.compile per block as compile_truth.py measures it: AOTAutograd's
+        # min-cut partitioner (functorch 1.13), no-op compilers.
+        if scenario["training"]["activation_checkpointing"] != "none":
+            raise Unsupported("training.kernels: compile is measured without checkpointing here")
+        compile_blocks(model, lambda: None)
     offload = apply_offloading(model, scenario["training"]) or apply_deepspeed_checkpointing(model, scenario["training"])
     model.head_loss = head_loss(scenario["training"])
     if model.head_loss is not None and scenario["model"].get("final_logit_softcapping"):
@@ -280,6 +289,9 @@ def live_curve(events):
 
 def measure(scenario, cli, measured_steps=1):
     t = scenario["training"]
+    # A previous case's compiled blocks (kernels = compile) sit in reference
+    # cycles: collected now, not as negative [memory] events inside this profile.
+    gc.collect()
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         plan, model, optimizer = build(scenario, cli)
         g = torch.Generator().manual_seed(0)

@@ -146,6 +146,30 @@ TEST(CompileProfile, NeverKeepsMoreThanEagerForTheMeasuredCases) {
     }
 }
 
+// Flash / SDPA attention under compile: the attention kernel is a
+// compute-intensive op of the partitioner (PyTorch 2.x get_default_op_list:
+// _scaled_dot_product_flash_attention, _efficient_attention,
+// _flash_attention_forward), never recomputed, so it keeps what the flash
+// account says; not measurable with PyTorch 1.13 (no such op).
+TEST(CompileProfile, FlashAttentionKeepsTheKernelsTensors) {
+    const json& doc = truth();
+    ASSERT_TRUE(doc.is_object() && doc.contains("cases"));
+    const ModelConfig model = modelOf(doc.at("cases").at(0).at("model"));
+    TrainingConfig compiled = trainingOf(doc.at("cases").at(0).at("training"));
+    compiled.attention = AttentionImpl::Flash;
+    TrainingConfig eager = compiled;
+    eager.kernels = KernelProfile::Eager;
+    const auto flashBytes = [&](const TrainingConfig& t) {
+        int64_t sum = 0, rows = 0;
+        for (const SavedTensor& st : blockSavedTensors(model, t, {}, false))
+            if (st.op == "flash attention") sum += st.bytes, ++rows;
+        EXPECT_EQ(rows, 6);  // q, k, v, output, logsumexp, rng state
+        return sum;
+    };
+    EXPECT_EQ(flashBytes(compiled), flashBytes(eager));
+    EXPECT_LT(layerActivations(model, compiled, {}, false).saved, layerActivations(model, eager, {}, false).saved);
+}
+
 TEST(CompileProfile, ParsesAndNames) {
     EXPECT_EQ(parseKernelProfile("compile"), KernelProfile::Compile);
     EXPECT_EQ(kernelProfileName(KernelProfile::Compile), "compile");
