@@ -329,7 +329,9 @@ private:
             // The min-cut keeps o_proj's output (compute dtype) and recomputes
             // the residual sum from it and the block input, which the first
             // norm keeps anyway: equal bytes in fp32 and bf16, half under AMP.
-            compiledNorm("post_attention_layernorm", n, rows(), /*on_stream=*/false);
+            // With dropout on that branch the sum itself is kept (the stream's
+            // dtype): the dropout is random, never recomputed (measured, GPT-2).
+            compiledNorm("post_attention_layernorm", n, rows(), /*on_stream=*/a.hidden_dropout > 0);
         } else if (!a.post_norm) {
             norm(a.norms_per_block >= 4 ? "pre_feedforward_layernorm" : "post_attention_layernorm", n, rows());
         }

@@ -41,7 +41,6 @@ Not measured, and why (see docs/accuracy.md):
     flash account says;
   * MoE blocks: the experts' torch.where / nonzero token gathering is
     data-dependent (see the case list's `not_traceable`);
-  * dropout (random ops are never recomputed; not in this grid).
 
 Usage: /usr/bin/python3 validation/compile_truth.py [--out FILE] [--cli build/app/trainmem-cli]
 Needs PyTorch 1.13's functorch and networkx (Debian: python3-networkx).
@@ -176,7 +175,7 @@ def measure(case, cli):
 
 
 # Families whose blocks AOTAutograd 1.13 traces (dense blocks, eager
-# attention), each in fp32, bf16 and autocast bf16.
+# attention), each in fp32, bf16 and autocast bf16; dropout; other shapes.
 DENSE = ["llama", "mistral", "qwen2", "qwen3", "olmo2", "granite", "gemma", "gemma2", "gemma3_text", "phi3",
          "smollm3", "gpt2"]
 
@@ -187,6 +186,11 @@ def grid():
         for dtype in ("fp32", "bf16", "amp"):
             case = activation_truth.make_case(family, dtype, "eager", False)
             cases.append(case)
+    # Dropout (native_dropout, a random op: never recomputed) on attention
+    # probabilities (Llama) and on the residual branches too (GPT-2).
+    for family in ("llama", "gpt2"):
+        for dtype in ("fp32", "bf16", "amp"):
+            cases.append(activation_truth.make_case(family, dtype, "eager", False, dropout_on=True))
     cases.append(activation_truth.make_case("llama", "bf16", "eager", False, batch=1, seq=48, vocab=200))
     cases.append(activation_truth.make_case("mistral", "amp", "eager", False, batch=3, seq=24, vocab=160))
     for case in cases:
