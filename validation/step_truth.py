@@ -44,7 +44,6 @@ sys.path.insert(0, HERE)
 from harness_plan import Unsupported, plan_scenario  # noqa: E402
 from harness_torch import autocast_context, build_optimizer, build_training_optimizer, torch_dtype  # noqa: E402
 from hf_blocks import CausalLM, apply_lora  # noqa: E402
-from compile_truth import compile_blocks  # noqa: E402
 from saved_tensors import imported_model  # noqa: E402
 from step_truth_losses import head_loss  # noqa: E402
 from step_truth_offload import apply_deepspeed_checkpointing, apply_offloading  # noqa: E402
@@ -244,6 +243,7 @@ def build(scenario, cli):
         # min-cut partitioner (functorch 1.13), no-op compilers.
         if scenario["training"]["activation_checkpointing"] != "none":
             raise Unsupported("training.kernels: compile is measured without checkpointing here")
+        from compile_truth import compile_blocks  # functorch.compile; needs networkx
         compile_blocks(model, lambda: None)
     offload = apply_offloading(model, scenario["training"]) or apply_deepspeed_checkpointing(model, scenario["training"])
     model.head_loss = head_loss(scenario["training"])
@@ -357,6 +357,15 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
+def compile_available():
+    try:
+        import functorch.compile  # noqa: F401
+        import networkx  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", default=CASES)
@@ -371,6 +380,10 @@ def main(argv=None):
     for case in load_cases(args.cases):
         scenario = case["scenario"]
         if args.only and args.only not in scenario["name"]:
+            continue
+        if scenario["training"]["kernels"] == "compile" and not compile_available():
+            print(f"{scenario['name']:48s} skipped: AOTAutograd's min-cut partitioner needs functorch.compile "
+                  "and networkx", flush=True)
             continue
         t0 = time.time()
         m = measure(scenario, args.cli)
