@@ -217,6 +217,11 @@ private:
     // fp32 input (a copy, or in fp32 the rotary's own output), rsqrt its
     // result, one per head and token.
     void l2Norm(std::string_view op, int64_t n, int64_t norm_rows) {
+        // Compile: the fp32 copy is a cast, recomputed; its source is kept.
+        if (compiled()) {
+            compiledNorm(op, n, norm_rows, /*on_stream=*/false);
+            return;
+        }
         emit(op, "input as fp32", n, 4.0);
         emit(op, "rstd (fp32)", norm_rows, 4.0);
     }
