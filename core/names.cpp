@@ -69,10 +69,11 @@ constexpr std::array<EnumName<AttentionImpl>, 2> kAttention{{
     {AttentionImpl::Eager, "eager"},
 }};
 
-constexpr std::array<EnumName<KernelProfile>, 3> kKernels{{
+constexpr std::array<EnumName<KernelProfile>, 4> kKernels{{
     {KernelProfile::Eager, "eager"},
     {KernelProfile::Fused, "fused"},
     {KernelProfile::Megatron, "megatron"},
+    {KernelProfile::Compile, "compile"},
 }};
 
 constexpr std::array<EnumName<LossImpl>, 4> kLosses{{

@@ -38,6 +38,7 @@ enum class KernelProfile {
     Eager,     // plain PyTorch as in Hugging Face modeling files (fp32 RMSNorm upcast, separate ops)
     Fused,     // fused norm, activation and cross-entropy kernels (Liger / Apex / TE style)
     Megatron,  // Megatron-LM as accounted by Korthikanti et al. 2022, Table 2
+    Compile,   // torch.compile per block: what AOTAutograd's min-cut partitioner keeps (functorch 1.13, measured)
 };
 // The loss over the LM head, apart from the kernel profile (docs/memory-model.md §Loss).
 enum class LossImpl {

@@ -70,7 +70,8 @@ Choices<AttentionImpl> attentionChoices() {
 Choices<KernelProfile> kernelChoices() {
     return {{QStringLiteral("Eager PyTorch (HF)"), KernelProfile::Eager},
             {QStringLiteral("Fused kernels (Liger/TE)"), KernelProfile::Fused},
-            {QStringLiteral("Megatron-LM"), KernelProfile::Megatron}};
+            {QStringLiteral("Megatron-LM"), KernelProfile::Megatron},
+            {QStringLiteral("torch.compile (per block)"), KernelProfile::Compile}};
 }
 
 Choices<LossImpl> lossChoices() {

@@ -162,7 +162,8 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                                [](Scenario& s, AttentionImpl v) { s.training.attention = v; });
     f.addChoice<KernelProfile>({tr("Kernels"), {"training.kernels"},
                                 tr("What the block's other ops save: eager PyTorch (HF modeling files, fp32 norm upcasts), "
-                                   "fused kernels (Liger, Apex, Transformer Engine), or Megatron-LM's accounting. "
+                                   "fused kernels (Liger, Apex, Transformer Engine), Megatron-LM's accounting, or torch.compile "
+                                   "per block (what AOTAutograd's min-cut partitioner keeps). "
                                    "The loss is chosen apart (Loss).")},
                                kernelChoices(), [](const Scenario& s) { return s.training.kernels; },
                                [](Scenario& s, KernelProfile v) { s.training.kernels = v; });

@@ -28,6 +28,7 @@ Needs only PyTorch (Debian's python3-torch 1.13); downloads nothing.
 """
 import argparse
 import copy
+import gc
 import json
 import os
 import platform
@@ -216,6 +217,7 @@ def build(scenario, cli):
     for_plan["training"]["activation_checkpointing"] = "none"
     for_plan["training"].pop("checkpoint_save_ops", None)  # step_truth_policies.py
     for_plan["training"]["loss"] = "standard"  # the loss is step_truth_losses.py's
+    for_plan["training"]["kernels"] = "eager"  # compile: the same modules, compiled below
     for_plan["training"].pop("optimizer_in_backward", None)  # OptimizerInBackward below
     for_plan["training"].pop("activation_offloading", None)  # step_truth_offload.py
     for_plan["training"].pop("deepspeed_partition_activations", None)  # (tensor parallelism 1: nothing to do)
@@ -236,6 +238,13 @@ def build(scenario, cli):
                     if not p.requires_grad:
                         p.data = p.data.to(torch_dtype(plan.recipe.autocast))
     apply_checkpointing(model, scenario["training"])
+    if scenario["training"]["kernels"] == "compile":
+        # torch.compile per block as compile_truth.py measures it: AOTAutograd's
+        # min-cut partitioner (functorch 1.13), no-op compilers.
+        if scenario["training"]["activation_checkpointing"] != "none":
+            raise Unsupported("training.kernels: compile is measured without checkpointing here")
+        from compile_truth import compile_blocks  # functorch.compile; needs networkx
+        compile_blocks(model, lambda: None)
     offload = apply_offloading(model, scenario["training"]) or apply_deepspeed_checkpointing(model, scenario["training"])
     model.head_loss = head_loss(scenario["training"])
     if model.head_loss is not None and scenario["model"].get("final_logit_softcapping"):
@@ -280,6 +289,9 @@ def live_curve(events):
 
 def measure(scenario, cli, measured_steps=1):
     t = scenario["training"]
+    # A previous case's compiled blocks (kernels = compile) sit in reference
+    # cycles: collected now, not as negative [memory] events inside this profile.
+    gc.collect()
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         plan, model, optimizer = build(scenario, cli)
         g = torch.Generator().manual_seed(0)
@@ -345,6 +357,15 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
+def compile_available():
+    try:
+        import functorch.compile  # noqa: F401
+        import networkx  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", default=CASES)
@@ -359,6 +380,10 @@ def main(argv=None):
     for case in load_cases(args.cases):
         scenario = case["scenario"]
         if args.only and args.only not in scenario["name"]:
+            continue
+        if scenario["training"]["kernels"] == "compile" and not compile_available():
+            print(f"{scenario['name']:48s} skipped: AOTAutograd's min-cut partitioner needs functorch.compile "
+                  "and networkx", flush=True)
             continue
         t0 = time.time()
         m = measure(scenario, args.cli)
