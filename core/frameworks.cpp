@@ -49,11 +49,15 @@ std::vector<FrameworkSpec> buildCatalogue() {
 
     FrameworkSpec megatron = row(Framework::MegatronLm,
                                  "Megatron-LM d98e8a64dd: megatron/training/arguments.py, "
-                                 "megatron/core/optimizer/__init__.py, megatron/core/transformer/transformer_config.py");
+                                 "megatron/core/optimizer/__init__.py, megatron/core/transformer/transformer_config.py, "
+                                 "megatron/core/models/common/language_module/language_module.py");
     megatron.grad_dtype = DType::Fp32;
     megatron.optimizer = OptimizerKind::Adam;
     megatron.optimizer_impl = OptimizerImpl::Fused;
     megatron.checkpointing = Checkpointing::None;
+    // compute_language_model_loss: vocab_parallel_cross_entropy, or with
+    // --cross-entropy-loss-fusion (native) its fused copy; the same bytes.
+    megatron.loss = LossImpl::VocabParallel;
     rows.push_back(megatron);
 
     FrameworkSpec deepspeed = row(Framework::Deepspeed,

@@ -77,7 +77,8 @@ Choices<LossImpl> lossChoices() {
     return {{QStringLiteral("Standard cross-entropy"), LossImpl::Standard},
             {QStringLiteral("Chunked cross-entropy"), LossImpl::Chunked},
             {QStringLiteral("Chunked output + cross-entropy (torchtune)"), LossImpl::ChunkedOutput},
-            {QStringLiteral("Fused linear cross-entropy (Liger)"), LossImpl::FusedLinear}};
+            {QStringLiteral("Fused linear cross-entropy (Liger)"), LossImpl::FusedLinear},
+            {QStringLiteral("Vocab-parallel cross-entropy (Megatron-LM)"), LossImpl::VocabParallel}};
 }
 
 Choices<Finetuning> finetuningChoices() {
