@@ -89,6 +89,19 @@ TEST(MegatronCrossEntropy, TheMegatronProfilesStandardLossIsThisLoss) {
     EXPECT_EQ(a.loss_backward_peak, b.loss_backward_peak);
 }
 
+TEST(MegatronFramework, OutOfTheBoxIsFp32WithTheVocabParallelLoss) {
+    // megatron/training/arguments.py: params_dtype = torch.float unless
+    // --fp16/--bf16; language_module.py's loss is the vocab-parallel one.
+    Scenario s = llama8b({"training.framework=megatron-lm"});
+    EXPECT_EQ(s.training.precision, Precision::Fp32);
+    EXPECT_EQ(s.training.loss, LossImpl::VocabParallel);
+    // The example preset's --bf16 and --grad-reduce-in-bf16 are its own keys.
+    Expected<Scenario> example = loadPreset("llama3-8b-megatron-8xh100");
+    ASSERT_TRUE(example.ok());
+    EXPECT_EQ(example->training.precision, Precision::MixedBf16);
+    EXPECT_EQ(example->training.loss, LossImpl::VocabParallel);
+}
+
 TEST(MegatronCrossEntropy, FusionChangesNoBytesMeasured) {
     // Each precision's fused and unfused runs of the CPU truth measured the
     // same peak, phase by phase: --cross-entropy-loss-fusion keeps what the
