@@ -78,7 +78,7 @@ Choices<LossImpl> lossChoices() {
             {QStringLiteral("Chunked cross-entropy"), LossImpl::Chunked},
             {QStringLiteral("Chunked output + cross-entropy (torchtune)"), LossImpl::ChunkedOutput},
             {QStringLiteral("Fused linear cross-entropy (Liger)"), LossImpl::FusedLinear},
-            {QStringLiteral("Vocab-parallel cross-entropy (Megatron-LM)"), LossImpl::VocabParallel}};
+            {QStringLiteral("Megatron vocab-parallel cross-entropy"), LossImpl::VocabParallel}};
 }
 
 Choices<Finetuning> finetuningChoices() {
