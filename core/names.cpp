@@ -76,11 +76,12 @@ constexpr std::array<EnumName<KernelProfile>, 4> kKernels{{
     {KernelProfile::Compile, "compile"},
 }};
 
-constexpr std::array<EnumName<LossImpl>, 4> kLosses{{
+constexpr std::array<EnumName<LossImpl>, 5> kLosses{{
     {LossImpl::Standard, "standard"},
     {LossImpl::Chunked, "chunked"},
     {LossImpl::ChunkedOutput, "chunked_output"},
     {LossImpl::FusedLinear, "fused_linear"},
+    {LossImpl::VocabParallel, "vocab_parallel"},
 }};
 
 constexpr std::array<EnumName<Framework>, 7> kFrameworks{{

@@ -46,6 +46,7 @@ enum class LossImpl {
     Chunked,        // cross-entropy over the full logits, upcast one chunk of the sequence at a time
     ChunkedOutput,  // torchtune CEWithChunkedOutputLoss: the output projection and the loss chunk by chunk
     FusedLinear,    // Liger / Cut Cross-Entropy fused linear cross-entropy: the logits never exist in full
+    VocabParallel,  // Megatron-LM's vocab-parallel cross-entropy, fused (--cross-entropy-loss-fusion) or not: same bytes
 };
 enum class Finetuning { Full, Lora, Qlora };
 // QLoRA's 4-bit base (core/qlora_backend.h): bitsandbytes from 0.43.2,

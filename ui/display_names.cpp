@@ -78,7 +78,8 @@ Choices<LossImpl> lossChoices() {
     return {{QStringLiteral("Standard cross-entropy"), LossImpl::Standard},
             {QStringLiteral("Chunked cross-entropy"), LossImpl::Chunked},
             {QStringLiteral("Chunked output + cross-entropy (torchtune)"), LossImpl::ChunkedOutput},
-            {QStringLiteral("Fused linear cross-entropy (Liger)"), LossImpl::FusedLinear}};
+            {QStringLiteral("Fused linear cross-entropy (Liger)"), LossImpl::FusedLinear},
+            {QStringLiteral("Megatron vocab-parallel cross-entropy"), LossImpl::VocabParallel}};
 }
 
 Choices<Finetuning> finetuningChoices() {

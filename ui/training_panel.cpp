@@ -171,7 +171,9 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                            tr("Standard cross-entropy materialises fp32 logits (4 x seq x batch x vocab bytes); "
                               "chunked cross-entropy works on sequence chunks; torchtune's chunked output runs the "
                               "LM head and the loss chunk by chunk; Liger's fused linear cross-entropy never "
-                              "materialises the logits. Independent of the kernel profile.")},
+                              "materialises the logits; Megatron-LM's vocab-parallel cross-entropy (fused or not) "
+                              "keeps one fp32 softmax. Independent of the kernel profile, but for Standard under "
+                              "Megatron-LM's, which is Megatron's loss.")},
                           lossChoices(), [](const Scenario& s) { return s.training.loss; },
                           [](Scenario& s, LossImpl v) { s.training.loss = v; });
     loss_chunks_ = f.addInteger({tr("  chunks"), {"training.loss_chunks"}, tr("Sequence chunks of the chunked losses (torchtune: 8).")},

@@ -77,6 +77,8 @@ def load_cases(path=CASES):
         case = {"scenario": scenario}
         if "cpu_differs" in row:
             case["cpu_differs"] = row["cpu_differs"]
+        if "loss_variant" in row:  # step_truth_losses.head_loss: which code of the loss runs
+            case["loss_variant"] = row["loss_variant"]
         cases.append(case)
     return cases
 
@@ -209,7 +211,7 @@ class OptimizerInBackward:
         pass
 
 
-def build(scenario, cli):
+def build(scenario, cli, loss_variant=None):
     # The recipe, the optimizer and the master-weight wrapper are those of the
     # GPU harness (harness_plan.py, harness_torch.py); checkpointing is applied
     # block by block here, so the plan is asked without it.
@@ -246,7 +248,7 @@ def build(scenario, cli):
         from compile_truth import compile_blocks  # functorch.compile; needs networkx
         compile_blocks(model, lambda: None)
     offload = apply_offloading(model, scenario["training"]) or apply_deepspeed_checkpointing(model, scenario["training"])
-    model.head_loss = head_loss(scenario["training"])
+    model.head_loss = head_loss(scenario["training"], loss_variant)
     if model.head_loss is not None and scenario["model"].get("final_logit_softcapping"):
         raise Unsupported("training.loss: the losses of step_truth_losses.py take no logit soft-capping")
     if scenario["training"]["loss"] == "fused_linear" and plan.recipe.autocast:
@@ -287,13 +289,13 @@ def live_curve(events):
     return curve
 
 
-def measure(scenario, cli, measured_steps=1):
+def measure(scenario, cli, measured_steps=1, loss_variant=None):
     t = scenario["training"]
     # A previous case's compiled blocks (kernels = compile) sit in reference
     # cycles: collected now, not as negative [memory] events inside this profile.
     gc.collect()
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        plan, model, optimizer = build(scenario, cli)
+        plan, model, optimizer = build(scenario, cli, loss_variant)
         g = torch.Generator().manual_seed(0)
         vocab = scenario["model"].get("vocab_size")
         batches = [torch.randint(0, vocab, (t["micro_batch_size"], t["sequence_length"]), generator=g)
@@ -386,7 +388,7 @@ def main(argv=None):
                   "and networkx", flush=True)
             continue
         t0 = time.time()
-        m = measure(scenario, args.cli)
+        m = measure(scenario, args.cli, loss_variant=case.get("loss_variant"))
         results.append({**case, "measured": m})
         print(f"{scenario['name']:48s} {m['peak_bytes']:>10d} {m['peak_phase']:14s} {time.time() - t0:5.1f} s",
               flush=True)
