@@ -22,6 +22,7 @@
 #include "core/activations.h"
 #include "core/hf_config.h"
 #include "core/presets.h"
+#include "core/scenario.h"
 #include "core/training_config.h"
 #include "tests/core/truth_file.h"
 
@@ -208,6 +209,19 @@ TEST(CompileProfile, FlashAttentionKeepsTheKernelsTensors) {
 TEST(CompileProfile, ParsesAndNames) {
     EXPECT_EQ(parseKernelProfile("compile"), KernelProfile::Compile);
     EXPECT_EQ(kernelProfileName(KernelProfile::Compile), "compile");
+}
+
+// torchtitan's op-level policy under compile is read by the partitioner,
+// which is not modelled: refused, and the message says that (not "fused").
+TEST(CompileProfile, OpLevelCheckpointingUnderCompileIsRefusedForItsOwnReason) {
+    Expected<Scenario> s = loadPreset("llama-3.1-8b");
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE(applySettings(*s, {"training.kernels=compile", "training.activation_checkpointing=op"}).ok());
+    const Status v = validate(*s);
+    ASSERT_FALSE(v.ok());
+    EXPECT_EQ(v.error().field, "training.activation_checkpointing");
+    EXPECT_NE(v.error().message.find("partitioner"), std::string::npos) << v.error().message;
+    EXPECT_EQ(v.error().message.find("fused"), std::string::npos) << v.error().message;
 }
 
 }  // namespace
