@@ -11,12 +11,10 @@
 
 #include "core/batch.h"
 #include "core/step_account.h"
+#include "core/step_moments.h"
 
 namespace trainmem {
 namespace {
-
-// Saturating: past 2^62 the estimate is "too large to represent" (byte_count.h).
-int64_t roundBytes(double b) { return roundedBytes(b); }
 
 // PyTorch's caching allocator maps large blocks in 2 MiB pages
 // (c10/cuda/CUDACachingAllocator.cpp, kRoundLarge).
@@ -284,6 +282,89 @@ private:
     bool first_ = true;
 };
 
+// The same from the moments' totals alone, for the recipes whose moments
+// are as their terms make them (momentsAsTermsMakeThem): per candidate
+// stage its terms and eight sums; the one breakdown the estimate reports,
+// the heaviest stage's peak moment, is built at the end (momentBreakdown),
+// so it is the full account's moment by construction. The terms go into a
+// slot the heaviest stage so far does not hold, as in HeaviestStage.
+class HeaviestByTotals {
+public:
+    explicit HeaviestByTotals(Estimate& est) : est_(est) {}
+    MomentTerms& next() { return slots_.terms[free_]; }
+    int free() const { return free_; }
+    // Takes the terms just written into next(), of the stage `facts`
+    // (which must outlive finish()). False when a term is too large for
+    // plain sums (2^56 bytes): then the full accounts give the estimate.
+    bool take(const StageFacts& facts, const LayoutActivations& act) {
+        const MomentTerms& t = slots_.terms[free_];
+        int64_t totals[kMomentCount];
+        if (!momentTotals(facts, t, totals)) return false;
+        int best = 0;
+        for (int i = 1; i < kMomentCount; ++i)
+            if (totals[i] > totals[best]) best = i;
+        if (first_ || totals[best] > totals_[best_]) {
+            std::memcpy(totals_, totals, sizeof totals);
+            best_ = best;
+            best_facts_ = &facts;
+            free_ = 1 - free_;
+        }
+        // The stage's weights and its moments' components are below 2^56
+        // (momentTotals), so the only too-large count left is the host's.
+        const int64_t host = addBytes(facts.states.host_bytes, offloadedActivationHostBytes(act.kinds, act.ends, t.stage));
+        est_.host_bytes = std::max(est_.host_bytes, host);
+        est_.too_large = est_.too_large || host >= kTooLargeBytes;
+        first_ = false;
+        return true;
+    }
+    // The heaviest stage into the estimate (after every take()), as
+    // HeaviestStage::finish and toStageEstimate make it from the account.
+    void finish(const Scenario& s) {
+        if (first_) return;  // no stage
+        const StageFacts& f = *best_facts_;
+        const MomentTerms& t = slots_.terms[1 - free_];
+        StageEstimate& e = est_.peak;
+        e.stage = t.stage.index;
+        e.first_layer = t.stage.first_layer;
+        e.num_layers = t.stage.num_layers;
+        e.in_flight_microbatches = t.stage.in_flight;
+        e.model_states = f.states.gpu;
+        e.peak_phase = kMomentPhases[best_];
+        e.at_peak = momentBreakdown(f, t, best_);
+        e.allocated_bytes = totals_[best_];
+        // Every moment holds the same workspace, so leaving it out moves no
+        // peak; the moments that do not happen (zero) leave their phase alone.
+        const int64_t workspace = f.resident[Component::Workspace];
+        e.exact_allocated_bytes = totals_[best_] - e.at_peak[Component::Workspace];
+        for (int i = 0; i < kMomentCount; ++i) {
+            if (i == kLoss && !t.stage.has_lm_head) continue;  // no loss on this stage
+            if (i == kBackwardRecompute || (i == kBackwardNext && !t.backward_next)) continue;
+            int64_t& slot = e.exact_phase_bytes[static_cast<size_t>(kMomentPhases[i])];
+            slot = std::max(slot, totals_[i] - workspace);
+        }
+        e.reserved_bytes = reservedAt(s.hardware.overheads, e.allocated_bytes);
+        e.device_bytes = deviceAt(s, e.reserved_bytes, f.states.managed_bytes);
+        e.managed_bytes = f.states.managed_bytes;
+        e.too_large = e.device_bytes >= kTooLargeBytes || e.reserved_bytes >= kTooLargeBytes ||
+                      e.allocated_bytes >= kTooLargeBytes;
+        est_.activations_without_recompute = roundBytes(t.act.no_recompute * t.stage.in_flight);
+        est_.recompute_fraction = t.act.recompute_fraction;
+        est_.too_large = est_.too_large || e.too_large;
+    }
+
+private:
+    Estimate& est_;
+    union Slots {  // left unset: momentTerms writes each whole
+        Slots() {}
+        MomentTerms terms[2];
+    } slots_;
+    int64_t totals_[kMomentCount];
+    const StageFacts* best_facts_ = nullptr;
+    int best_ = 0;
+    int free_ = 0;
+    bool first_ = true;
+};
+
 Estimate beginEstimate(const Scenario& s, const PreparedScenario& prep, int64_t m) {
     Estimate est;
     est.parameters = prep.parameters;
@@ -336,6 +417,20 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
     // A plan for the other candidate rule would skip stages.
     if (plan.every_k != checkpointsSomeLayers(s.training.checkpointing)) return estimatePrepared(s, prep);
     const int64_t m = microbatchesPerStep(s);
+    if (momentsAsTermsMakeThem(s, act)) {
+        Estimate est = beginEstimate(s, prep, m);
+        HeaviestByTotals heaviest(est);
+        bool sums = true;
+        for (size_t i = 0; i < plan.stages.size() && sums; ++i) {
+            momentTerms(s, prep, act, m, plan.stages[i], heaviest.next());
+            sums = heaviest.take(plan.stages[i], act);
+        }
+        if (sums) {
+            heaviest.finish(s);
+            finishEstimate(s, prep, m, est);
+            return est;
+        }
+    }
     Estimate est = beginEstimate(s, prep, m);
     HeaviestStage heaviest(est);
     for (const StageFacts& facts : plan.stages) {
@@ -374,6 +469,25 @@ bool deviceBytesAtLeast(const Scenario& s, const PreparedScenario& prep, const L
 Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
     const LayoutActivations act = layoutActivations(s);
     const int64_t m = microbatchesPerStep(s);
+    if (momentsAsTermsMakeThem(s, act)) {
+        Estimate est = beginEstimate(s, prep, m);
+        HeaviestByTotals heaviest(est);
+        // The heaviest stage's facts stay in the slot its terms hold.
+        StageFacts facts[2];
+        bool sums = true;
+        forEachCandidateStage(s, prep, [&](int64_t i) {
+            if (!sums) return;
+            StageFacts& f = facts[heaviest.free()];
+            f = stageFacts(s, prep, i);
+            momentTerms(s, prep, act, m, f, heaviest.next());
+            sums = heaviest.take(f, act);
+        });
+        if (sums) {
+            heaviest.finish(s);
+            finishEstimate(s, prep, m, est);
+            return est;
+        }
+    }
     Estimate est = beginEstimate(s, prep, m);
     HeaviestStage heaviest(est);
     forEachCandidateStage(s, prep, [&](int64_t i) {

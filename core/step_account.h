@@ -65,6 +65,19 @@ struct StageFacts {
     // where one more additive term on a stage's resident bytes goes).
     MemoryBreakdown resident;
     int64_t resident_bytes = 0;  // resident.total()
+    uint64_t resident_bits = 0;  // resident's components OR'ed (the moments' totals check them)
+    // The terms of the moments that depend on the stage and the recipe only
+    // (not on the schedule, micro-batches, their size or checkpointing), so
+    // once per stage too (core/step_moments.h):
+    int64_t step_transient_bytes = 0;    // step_transient, rounded
+    int64_t autocast_copies = 0;         // AMP's casts of one micro-batch's graph
+    int64_t fp8_copies = 0;              // Transformer Engine's fp8 weights and transposes
+    int64_t lasting_copies = 0;          // fp8_copies + QLoRA's dequantised matrix
+    double gathered_units = 0;           // ZeRO-3 / FSDP: the gathered units before rounding
+    int64_t gathered = 0;                // ... rounded
+    int64_t scatter = 0;                 // one unit's unsharded gradient before reduce-scatter
+    int64_t head_gradient_bytes = 0;     // the LM head's weight gradient (StepAccount::head_gradients when it applies)
+    int64_t late_gradient_bytes = 0;     // StepAccount::late_gradients when it applies
 };
 StageFacts stageFacts(const Scenario& scenario, const PreparedScenario& prepared, int64_t stage);
 
