@@ -311,7 +311,9 @@ public:
         }
         // The stage's weights and its moments' components are below 2^56
         // (momentTotals), so the only too-large count left is the host's.
-        const int64_t host = addBytes(facts.states.host_bytes, offloadedActivationHostBytes(act.kinds, act.ends, t.stage));
+        const int64_t host = addBytes(facts.states.host_bytes, act.offloads_to_host ? offloadedActivationHostBytes(
+                                                                                         act.kinds, act.ends, t.stage)
+                                                                                   : 0);
         est_.host_bytes = std::max(est_.host_bytes, host);
         est_.too_large = est_.too_large || host >= kTooLargeBytes;
         first_ = false;

@@ -37,6 +37,9 @@ struct LayoutActivations {
     BlockKindActivations kinds;  // dense / MoE, rotary / NoPE blocks
     EndActivations ends;
     double qlora_kept_inputs = 0;  // per block and micro-batch (core/qlora_backend.h)
+    // Some block or end offloads to the host (offloadedActivationHostBytes
+    // is 0 otherwise): the account looks for host copies only then.
+    bool offloads_to_host = false;
 };
 LayoutActivations layoutActivations(const Scenario& scenario);
 
@@ -65,7 +68,10 @@ struct StageFacts {
     // where one more additive term on a stage's resident bytes goes).
     MemoryBreakdown resident;
     int64_t resident_bytes = 0;  // resident.total()
-    uint64_t resident_bits = 0;  // resident's components OR'ed (the moments' totals check them)
+    // resident's components and every stage-only term below that a moment
+    // may hold (gradients, with and without the late ones), OR'ed: the
+    // moments' totals check them (core/step_moments.h).
+    uint64_t stage_bits = 0;
     // The terms of the moments that depend on the stage and the recipe only
     // (not on the schedule, micro-batches, their size or checkpointing), so
     // once per stage too (core/step_moments.h):

@@ -38,6 +38,9 @@ LayoutActivations layoutActivations(const Scenario& s) {
     a.kinds = blockKindActivations(s.model, s.training, s.parallelism);
     a.ends = endActivations(s.model, s.training, s.parallelism);
     a.qlora_kept_inputs = qloraKeptInputBytes(s);
+    const BlockKindActivations& k = a.kinds;
+    a.offloads_to_host = k.dense.offloaded_host != 0 || k.moe.offloaded_host != 0 || k.nope_dense.offloaded_host != 0 ||
+                         k.nope_moe.offloaded_host != 0 || a.ends.offloaded_host != 0;
     return a;
 }
 
@@ -154,8 +157,12 @@ StageFacts stageFacts(const Scenario& s, const PreparedScenario& prep, int64_t s
     if (tr.optimizer_paged) f.step_transient = 0;  // bitsandbytes' kernels update in place (core/paged_states.h)
     stageResident(s, prep, f.states, f.resident);
     f.resident_bytes = f.resident.total();
-    for (int64_t b : f.resident.bytes) f.resident_bits |= static_cast<uint64_t>(b);
     stageTerms(s, prep, f);
+    for (int64_t b : f.resident.bytes) f.stage_bits |= static_cast<uint64_t>(b);
+    const int64_t gradients = f.states.gpu.gradients;
+    for (int64_t b : {gradients, gradients - f.late_gradient_bytes, f.late_gradient_bytes, f.head_gradient_bytes,
+                      f.gathered, f.scatter, f.fp8_copies, f.step_transient_bytes})
+        f.stage_bits |= static_cast<uint64_t>(b);
     return f;
 }
 

@@ -274,18 +274,16 @@ bool momentTotals(const StageFacts& f, const MomentTerms& t, int64_t (&totals)[k
     // and a moment of eleven components, so nothing reaches 2^62 and the
     // plain sums are momentBreakdown's saturated totals (and no component of
     // a moment is negative or too large, the estimate's too_large check).
-    const uint64_t bits = f.resident_bits | static_cast<uint64_t>(t.gradients_forward) |
-                          static_cast<uint64_t>(t.head_gradients) | static_cast<uint64_t>(t.weight_copies) |
-                          static_cast<uint64_t>(t.weight_copies_end) | static_cast<uint64_t>(f.gathered) |
-                          static_cast<uint64_t>(f.scatter) | static_cast<uint64_t>(t.all_to_all) |
-                          static_cast<uint64_t>(t.activations_forward) |
-                          static_cast<uint64_t>(t.activations_backward_start) |
-                          static_cast<uint64_t>(t.activations_backward_end) | static_cast<uint64_t>(t.ends_forward) |
-                          static_cast<uint64_t>(t.ends_loss) | static_cast<uint64_t>(t.ends_head_backward) |
-                          static_cast<uint64_t>(t.ends_backward_start) | static_cast<uint64_t>(t.ends_backward_end) |
-                          static_cast<uint64_t>(t.ends_backward_next) | static_cast<uint64_t>(gradients_end) |
-                          static_cast<uint64_t>(gradients) | static_cast<uint64_t>(f.fp8_copies) |
-                          static_cast<uint64_t>(transient);
+    // The stage's own terms (gradients with and without the late ones, the
+    // head's, gathered units, fp8 copies, the step's temporaries) are in
+    // stage_bits; these are the layout's.
+    const uint64_t bits =
+        f.stage_bits | static_cast<uint64_t>(t.weight_copies) | static_cast<uint64_t>(t.weight_copies_end) |
+        static_cast<uint64_t>(t.all_to_all) | static_cast<uint64_t>(t.activations_forward) |
+        static_cast<uint64_t>(t.activations_backward_start) | static_cast<uint64_t>(t.activations_backward_end) |
+        static_cast<uint64_t>(t.ends_forward) | static_cast<uint64_t>(t.ends_loss) |
+        static_cast<uint64_t>(t.ends_head_backward) | static_cast<uint64_t>(t.ends_backward_start) |
+        static_cast<uint64_t>(t.ends_backward_end) | static_cast<uint64_t>(t.ends_backward_next);
     if ((bits >> 56) != 0) return false;
     // The moments as momentBreakdown makes them, summed.
     const int64_t held = f.resident_bytes + t.gradients_forward + t.weight_copies + f.gathered;
