@@ -408,10 +408,87 @@ int64_t MemoryBreakdown::total() const {
     return breakdownTotal(*this, bits);
 }
 
+// Stage j's stage-only terms against stage 0's (the premises of
+// withinFirstStage that do not depend on the layout).
+static bool stageOnlyWithinFirst(const StageFacts& first, const StageFacts& f) {
+    const PipelineStage& a = first.stage;
+    const PipelineStage& b = f.stage;
+    const int64_t g0 = first.states.gpu.gradients, g = f.states.gpu.gradients;
+    return a.index == 0 && b.index > 0 && !a.has_lm_head && !b.has_lm_head && a.num_layers == b.num_layers &&
+           a.num_moe_layers == b.num_moe_layers && a.num_nope_layers == b.num_nope_layers &&
+           a.num_nope_moe_layers == b.num_nope_moe_layers && (f.stage_bits >> 56) == 0 &&
+           f.resident_bytes <= first.resident_bytes && g <= g0 &&
+           g - f.late_gradient_bytes <= g0 - first.late_gradient_bytes && f.fp8_copies <= first.fp8_copies &&
+           f.step_transient_bytes <= first.step_transient_bytes && f.autocast_copies <= first.autocast_copies &&
+           f.lasting_copies <= first.lasting_copies && f.gathered <= first.gathered && f.scatter <= first.scatter &&
+           f.states.host_bytes <= first.states.host_bytes;
+}
+
 void planStages(const Scenario& s, const PreparedScenario& prep, StagePlan& plan) {
     plan.stages.clear();
     plan.every_k = checkpointsSomeLayers(s.training.checkpointing);
     forEachCandidateStage(s, prep, [&](int64_t i) { plan.stages.push_back(stageFacts(s, prep, i)); });
+    for (size_t j = 1; j < plan.stages.size(); ++j)
+        plan.stages[j].within_first = stageOnlyWithinFirst(plan.stages[0], plan.stages[j]);
+}
+
+// Whether a later stage marked within_first (planStages) can be left out
+// of this layout's estimate: no moment of it exceeds stage 0's peak, so it
+// is never the heaviest (stage 0 comes first and wins ties), and its host
+// bytes are at most stage 0's. `first` is stage 0's terms.
+//
+// Why. Both stages have the same blocks (same kinds and counts), so the
+// same StageActivations, and neither has the LM head; stage j has no ends
+// (not first, not last), stage 0 only the embedding's (>= 0). Every moment
+// is the resident set plus terms (momentTotals), and the plan checked
+// each stage-only term of j against stage 0's: resident bytes, gradients
+// (with and without the late ones), gathered units and scatter, fp8 and
+// AMP copies, the step's temporaries, host bytes. The layout's terms are
+// non-decreasing in the micro-batches in flight (activations and copies:
+// a per-micro-batch amount >= 0 times the count, rounded; the rounding is
+// monotone), and f_j <= f_0 (checked below), so o_j <= o_0 too (o = f - 1/v).
+//  - Gradients at the forward peak alike (both or neither): each moment
+//    of j is at most the same moment of 0, term by term (backward_next of
+//    j exists only if 0's does; on stage 0 its ends are backward_end's).
+//  - j holds them and 0 does not (m > f_j, m <= f_0): j's forward, loss,
+//    head and first-block backward moments hold G_j + f_j micro-batches'
+//    activations and copies; stage 0's backward_end holds G_0 (no late
+//    gradients: checked) and o_0 >= f_j micro-batches (checked) plus
+//    recompute_block + recompute_block_kept + backward_working, which is
+//    at least j's first-block extra recompute_block + backward_working when
+//    recompute_block_kept >= 0 (checked). j's later moments compare as in
+//    the first case (j has no late gradients: they need grads to grow, and
+//    j holds them from the forward). 0 holding them and j not cannot
+//    happen (m > f_0 >= f_j, or master weights for both); it is refused.
+// Every term of j is then at most one of 0's, all below 2^56, so j's
+// totals are plain sums too and j raises no too-large flag.
+// tests/core/step_account_moments_test.cpp holds the conclusion against
+// full accounts of both stages.
+struct FirstStageTerms {
+    double in_flight = 0, others = 0;
+    bool grads_in_forward = false;
+    int64_t late_gradients = 0;
+    double one_microbatch = 0, recompute_block = 0, recompute_block_kept = 0, backward_working = 0;
+    FirstStageTerms() = default;
+    explicit FirstStageTerms(const MomentTerms& t)
+        : in_flight(t.stage.in_flight), others(t.others), grads_in_forward(t.grads_in_forward),
+          late_gradients(t.late_gradients), one_microbatch(t.act.one_microbatch),
+          recompute_block(t.act.recompute_block), recompute_block_kept(t.act.recompute_block_kept),
+          backward_working(t.act.backward_working) {}
+};
+
+static bool withinFirstStage(const Scenario& s, const PreparedScenario& prep, int64_t microbatches,
+                             const FirstStageTerms& first, const StageFacts& f) {
+    if (!f.within_first) return false;
+    const ParallelConfig& par = s.parallelism;
+    const double in_flight = inFlightMicrobatches(par.schedule, std::max<int64_t>(par.pipeline, 1),
+                                                  std::max<int64_t>(par.virtual_stages, 1), microbatches, f.stage.index);
+    if (in_flight > first.in_flight || first.one_microbatch < 0 || first.recompute_block_kept < 0 ||
+        first.recompute_block < 0 || first.backward_working < 0)
+        return false;
+    const bool grads = gradientsAtForward(s.training, prep.plan, microbatches, in_flight);
+    if (grads == first.grads_in_forward) return true;
+    return grads && first.late_gradients == 0 && first.others >= in_flight;
 }
 
 Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
@@ -423,8 +500,12 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
         Estimate est = beginEstimate(s, prep, m);
         HeaviestByTotals heaviest(est);
         bool sums = true;
+        // What withinFirstStage reads of stage 0's terms (their slot may be reused).
+        FirstStageTerms first;
         for (size_t i = 0; i < plan.stages.size() && sums; ++i) {
+            if (i > 0 && withinFirstStage(s, prep, m, first, plan.stages[i])) continue;
             momentTerms(s, prep, act, m, plan.stages[i], heaviest.next());
+            if (i == 0) first = FirstStageTerms(heaviest.next());
             sums = heaviest.take(plan.stages[i], act);
         }
         if (sums) {
