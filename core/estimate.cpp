@@ -496,7 +496,7 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
     // A plan for the other candidate rule would skip stages.
     if (plan.every_k != checkpointsSomeLayers(s.training.checkpointing)) return estimatePrepared(s, prep);
     const int64_t m = microbatchesPerStep(s);
-    if (momentsAsTermsMakeThem(s, act)) {
+    if (momentsAsTermsMakeThem(s, act, m)) {
         Estimate est = beginEstimate(s, prep, m);
         HeaviestByTotals heaviest(est);
         bool sums = true;
@@ -552,7 +552,7 @@ bool deviceBytesAtLeast(const Scenario& s, const PreparedScenario& prep, const L
 Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
     const LayoutActivations act = layoutActivations(s);
     const int64_t m = microbatchesPerStep(s);
-    if (momentsAsTermsMakeThem(s, act)) {
+    if (momentsAsTermsMakeThem(s, act, m)) {
         Estimate est = beginEstimate(s, prep, m);
         HeaviestByTotals heaviest(est);
         // The heaviest stage's facts stay in the slot its terms hold.

@@ -116,19 +116,19 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     acc.backward_working = act.backward_working;
     acc.recompute_fraction = act.recompute_fraction;
 
-    acc.forward = momentBreakdown(facts, t, kForward);
-    acc.loss = momentBreakdown(facts, t, kLoss);
-    acc.backward_head = momentBreakdown(facts, t, kBackwardHead);
-    acc.backward_start = momentBreakdown(facts, t, kBackwardStart);
+    momentBreakdown(facts, t, kForward, acc.forward);
+    momentBreakdown(facts, t, kLoss, acc.loss);
+    momentBreakdown(facts, t, kBackwardHead, acc.backward_head);
+    momentBreakdown(facts, t, kBackwardStart, acc.backward_start);
     if (checkpointsSomeLayers(s.training.checkpointing)) recomputedBlockMoment(s, prep, blocks, t, acc);
-    acc.backward_end = momentBreakdown(facts, t, kBackwardEnd);
-    if (t.backward_next) acc.backward_next = momentBreakdown(facts, t, kBackwardNext);
+    momentBreakdown(facts, t, kBackwardEnd, acc.backward_end);
+    if (t.backward_next) momentBreakdown(facts, t, kBackwardNext, acc.backward_next);
 
     if (par.zero_stage >= 3 || par.offload_parameters)
         applyFsdpPolicy(par, fsdpStageBytes(s, facts.params, prep.plan, facts.gathered_units, microbatches), acc);
     applyQloraKeptInputs(s, blocks.qlora_kept_inputs, acc);
     if (t.step_in_backward) applyStepInBackward(s, prep, acc);
-    acc.step = momentBreakdown(facts, t, kStep);
+    momentBreakdown(facts, t, kStep, acc.step);
 }
 
 namespace {

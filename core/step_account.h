@@ -69,8 +69,7 @@ struct StageFacts {
     MemoryBreakdown resident;
     int64_t resident_bytes = 0;  // resident.total()
     // resident's components and every stage-only term below that a moment
-    // may hold (gradients, with and without the late ones), OR'ed: the
-    // moments' totals check them (core/step_moments.h).
+    // may hold, OR'ed: the moments' totals check them (core/step_moments.h).
     uint64_t stage_bits = 0;
     // The terms of the moments that depend on the stage and the recipe only
     // (not on the schedule, micro-batches, their size or checkpointing), so

@@ -160,8 +160,8 @@ StageFacts stageFacts(const Scenario& s, const PreparedScenario& prep, int64_t s
     stageTerms(s, prep, f);
     for (int64_t b : f.resident.bytes) f.stage_bits |= static_cast<uint64_t>(b);
     const int64_t gradients = f.states.gpu.gradients;
-    for (int64_t b : {gradients, gradients - f.late_gradient_bytes, f.late_gradient_bytes, f.head_gradient_bytes,
-                      f.gathered, f.scatter, f.fp8_copies, f.step_transient_bytes})
+    for (int64_t b : {gradients, f.late_gradient_bytes, f.head_gradient_bytes, f.gathered, f.scatter, f.fp8_copies,
+                      f.step_transient_bytes})
         f.stage_bits |= static_cast<uint64_t>(b);
     return f;
 }

@@ -219,10 +219,16 @@ void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutAc
 }
 
 MemoryBreakdown momentBreakdown(const StageFacts& f, const MomentTerms& t, int m) {
+    MemoryBreakdown b;
+    momentBreakdown(f, t, m, b);
+    return b;
+}
+
+void momentBreakdown(const StageFacts& f, const MomentTerms& t, int m, MemoryBreakdown& b) {
     // The resident set holds weights, master weights, optimizer states,
     // workspace and comm buffers only (stageResident): the other components
     // are set here, comm buffers added to.
-    MemoryBreakdown b = f.resident;
+    b = f.resident;
     switch (m) {
         case kForward:
         case kLoss:
@@ -245,24 +251,27 @@ MemoryBreakdown momentBreakdown(const StageFacts& f, const MomentTerms& t, int m
                 b[Component::Activations] = t.activations_backward_start;
                 b[Component::LogitsLoss] = t.ends_backward_start;
             }
-            return b;
+            return;
         case kBackwardEnd:
         case kBackwardNext:
-            if (m == kBackwardNext && !t.backward_next) return MemoryBreakdown{};
+            if (m == kBackwardNext && !t.backward_next) {
+                b = MemoryBreakdown{};
+                return;
+            }
             b[Component::Gradients] = f.states.gpu.gradients - t.late_gradients;
             b[Component::GatheredWeights] = f.gathered;
             b[Component::CommBuffers] += f.scatter + t.all_to_all;
             b[Component::WeightCopies] = t.weight_copies_end;
             b[Component::Activations] = t.activations_backward_end;
             b[Component::LogitsLoss] = m == kBackwardEnd ? t.ends_backward_end : t.ends_backward_next;
-            return b;
+            return;
         case kStep:
-            if (t.step_in_backward) return b;  // nothing is left to step
+            if (t.step_in_backward) return;  // nothing is left to step
             b[Component::Gradients] = f.states.gpu.gradients;
             b[Component::WeightCopies] = f.fp8_copies;
             if (!t.optimizer_offloaded) b[Component::OptimizerTransient] = f.step_transient_bytes;
-            return b;
-        default: return MemoryBreakdown{};  // kBackwardRecompute: accountStep's, block by block
+            return;
+        default: b = MemoryBreakdown{};  // kBackwardRecompute: accountStep's, block by block
     }
 }
 
@@ -274,11 +283,12 @@ bool momentTotals(const StageFacts& f, const MomentTerms& t, int64_t (&totals)[k
     // and a moment of eleven components, so nothing reaches 2^62 and the
     // plain sums are momentBreakdown's saturated totals (and no component of
     // a moment is negative or too large, the estimate's too_large check).
-    // The stage's own terms (gradients with and without the late ones, the
-    // head's, gathered units, fp8 copies, the step's temporaries) are in
-    // stage_bits; these are the layout's.
+    // The stage's own terms (gradients, the late and the head's ones,
+    // gathered units, fp8 copies, the step's temporaries) are in
+    // stage_bits; these are the layout's (the gradients less the late ones
+    // where they apply, which is where they cannot be negative).
     const uint64_t bits =
-        f.stage_bits | static_cast<uint64_t>(t.weight_copies) | static_cast<uint64_t>(t.weight_copies_end) |
+        f.stage_bits | static_cast<uint64_t>(gradients_end) | static_cast<uint64_t>(t.weight_copies) | static_cast<uint64_t>(t.weight_copies_end) |
         static_cast<uint64_t>(t.all_to_all) | static_cast<uint64_t>(t.activations_forward) |
         static_cast<uint64_t>(t.activations_backward_start) | static_cast<uint64_t>(t.activations_backward_end) |
         static_cast<uint64_t>(t.ends_forward) | static_cast<uint64_t>(t.ends_loss) |
@@ -301,10 +311,18 @@ bool momentTotals(const StageFacts& f, const MomentTerms& t, int64_t (&totals)[k
     return true;
 }
 
-bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks) {
+bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, int64_t microbatches) {
     const ParallelConfig& par = s.parallelism;
-    return par.zero_stage < 3 && !par.offload_parameters && blocks.qlora_kept_inputs <= 0 &&
-           !s.training.optimizer_in_backward && !checkpointsSomeLayers(s.training.checkpointing);
+    // ZeRO-3 / FSDP and parameter offloading: applyFsdpPolicy changes no
+    // moment (its early return, core/fsdp_policy.cpp) when the parameters
+    // are resharded to all ranks after forward (kept = the units) and the
+    // gradients are reduced every micro-batch (end = the units, no deferred
+    // gradients); the gathered units and scatter are then the terms'.
+    const bool fsdp = par.zero_stage >= 3 || par.offload_parameters;
+    const bool fsdp_per_unit = par.reshard_after_forward && par.reshard_after_forward_ranks <= 1 &&
+                               !(par.fsdp_gradient_sync == FsdpGradientSync::LastMicrobatch && microbatches > 1);
+    return (!fsdp || fsdp_per_unit) && blocks.qlora_kept_inputs <= 0 && !s.training.optimizer_in_backward &&
+           !checkpointsSomeLayers(s.training.checkpointing);
 }
 
 }  // namespace trainmem

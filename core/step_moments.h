@@ -140,6 +140,8 @@ void recomputedBlockMoment(const Scenario& s, const PreparedScenario& prep, cons
 // step in backward) and without every-k's recomputed-block moment
 // (kBackwardRecompute: zero here, accountStep makes it).
 MemoryBreakdown momentBreakdown(const StageFacts& facts, const MomentTerms& t, int m);
+// The same, written over `out`.
+void momentBreakdown(const StageFacts& facts, const MomentTerms& t, int m, MemoryBreakdown& out);
 
 // The eight moments' totals without their breakdowns: the totals of
 // momentBreakdown(facts, t, m). Exact while every term is below 2^56 bytes
@@ -147,8 +149,9 @@ MemoryBreakdown momentBreakdown(const StageFacts& facts, const MomentTerms& t, i
 bool momentTotals(const StageFacts& facts, const MomentTerms& t, int64_t (&totals)[kMomentCount]);
 
 // Whether the recipe leaves the moments as momentBreakdown makes them (no
-// FSDP policy, QLoRA kept inputs, step in backward or block-by-block
-// recomputation): then the totals above are the account's.
-bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks);
+// FSDP policy that keeps more than the units, QLoRA kept inputs, step in
+// backward or block-by-block recomputation): then the totals above are the
+// account's.
+bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, int64_t microbatches);
 
 }  // namespace trainmem
