@@ -464,6 +464,12 @@ void planStages(const Scenario& s, const PreparedScenario& prep, StagePlan& plan
 // totals are plain sums too and j raises no too-large flag.
 // tests/core/step_account_moments_test.cpp holds the conclusion against
 // full accounts of both stages.
+// Same kinds and counts of blocks: the same StageActivations.
+static bool sameBlocks(const PipelineStage& a, const PipelineStage& b) {
+    return a.num_layers == b.num_layers && a.num_moe_layers == b.num_moe_layers &&
+           a.num_nope_layers == b.num_nope_layers && a.num_nope_moe_layers == b.num_nope_moe_layers;
+}
+
 struct FirstStageTerms {
     double in_flight = 0, others = 0;
     bool grads_in_forward = false;
@@ -496,25 +502,33 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
     // A plan for the other candidate rule would skip stages.
     if (plan.every_k != checkpointsSomeLayers(s.training.checkpointing)) return estimatePrepared(s, prep);
     const int64_t m = microbatchesPerStep(s);
+    Estimate est = beginEstimate(s, prep, m);  // one Estimate, returned in place
     if (momentsAsTermsMakeThem(s, act, m)) {
-        Estimate est = beginEstimate(s, prep, m);
         HeaviestByTotals heaviest(est);
         bool sums = true;
         // What withinFirstStage reads of stage 0's terms (their slot may be reused).
         FirstStageTerms first;
+        // The last stage's activations, reused by a later stage with the
+        // same blocks (stageActivations depends on the kinds' counts only).
+        const StageFacts* last = nullptr;
+        StageActivations last_act;
         for (size_t i = 0; i < plan.stages.size() && sums; ++i) {
-            if (i > 0 && withinFirstStage(s, prep, m, first, plan.stages[i])) continue;
-            momentTerms(s, prep, act, m, plan.stages[i], heaviest.next());
+            const StageFacts& f = plan.stages[i];
+            if (i > 0 && withinFirstStage(s, prep, m, first, f)) continue;
+            const bool same_blocks = last && sameBlocks(last->stage, f.stage);
+            momentTerms(s, prep, act, m, f, heaviest.next(), same_blocks ? &last_act : nullptr);
             if (i == 0) first = FirstStageTerms(heaviest.next());
-            sums = heaviest.take(plan.stages[i], act);
+            last = &f;
+            last_act = heaviest.next().act;
+            sums = heaviest.take(f, act);
         }
         if (sums) {
             heaviest.finish(s);
             finishEstimate(s, prep, m, est);
             return est;
         }
+        est = beginEstimate(s, prep, m);  // a term of 2^56 bytes or more: the full accounts
     }
-    Estimate est = beginEstimate(s, prep, m);
     HeaviestStage heaviest(est);
     for (const StageFacts& facts : plan.stages) {
         accountStep(s, prep, act, m, facts, heaviest.next());

@@ -119,7 +119,7 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
 }
 
 void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
-                 int64_t microbatches, const StageFacts& facts, MomentTerms& t) {
+                 int64_t microbatches, const StageFacts& facts, MomentTerms& t, const StageActivations* known) {
     const TrainingConfig& tr = s.training;
     const ParallelConfig& par = s.parallelism;
     const bool full_ft = tr.finetuning == Finetuning::Full;
@@ -131,7 +131,10 @@ void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     setStageInFlight(t.stage, par, microbatches);
     const PipelineStage& st = t.stage;
     const bool by_block = checkpointsSomeLayers(tr.checkpointing);
-    t.act = stageActivations(s, prep, blocks, st, by_block);
+    if (known && !by_block)
+        t.act = *known;
+    else
+        t.act = stageActivations(s, prep, blocks, st, by_block);
     const StageActivations& act = t.act;
     const double in_flight = st.in_flight;
 
@@ -173,7 +176,12 @@ void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     const bool has_ends = st.index == 0 || st.has_lm_head;
 
     t.activations_forward = roundBytes(act.one_microbatch * in_flight);
-    if (has_ends) {
+    if (has_ends && !st.has_lm_head) {
+        // The first stage's ends are its embedding's output alone (no final
+        // norm, logits or loss: every other term is +0.0), the same at
+        // every moment with `in_flight` micro-batches alive.
+        t.ends_forward = t.ends_loss = t.ends_head_backward = endsBytesOf(t.ends, in_flight, 0.0, EndsMoment::Between);
+    } else if (has_ends) {
         t.ends_forward = endsBytesOf(t.ends, in_flight, t.other_heads, EndsMoment::AfterForward);
         t.ends_loss = endsBytesOf(t.ends, in_flight, t.other_heads, EndsMoment::Loss);
         // The head's backward (log-softmax and nll gradients, the logits' gradient)
@@ -190,7 +198,9 @@ void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     // every-k may leave the last block unrecomputed: nothing is recomputed yet.
     const double first_recompute = !by_block || act.last_recomputed ? act.recompute_block : 0.0;
     t.activations_backward_start = roundBytes(act.one_microbatch * in_flight + first_recompute + act.backward_working);
-    t.ends_backward_start = has_ends ? endsBytesOf(t.ends, in_flight, t.other_heads, EndsMoment::Between) : 0;
+    t.ends_backward_start = !has_ends ? 0
+                            : !st.has_lm_head ? t.ends_forward
+                                              : endsBytesOf(t.ends, in_flight, t.other_heads, EndsMoment::Between);
 
     // Backward of one chunk (the whole stage, or 1/v of it when interleaved)
     // frees that chunk; the rest stays in flight.
@@ -212,7 +222,9 @@ void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     // whole-stage chunks it is the next micro-batch's head backward.
     t.backward_next = in_flight * t.chunks >= 2.0;
     t.ends_backward_next = 0;
-    if (t.backward_next && has_ends)
+    if (t.backward_next && has_ends && !st.has_lm_head)
+        t.ends_backward_next = t.ends_backward_end;  // the embedding's alone, as backward_end's
+    else if (t.backward_next && has_ends)
         t.ends_backward_next =
             t.chunks == 1.0 ? endsBytesOf(t.ends, t.others, std::max(0.0, t.other_heads - 1.0), EndsMoment::HeadBackward)
                             : t.ends_backward_end;

@@ -126,8 +126,11 @@ struct MomentTerms {
     int64_t ends_forward = 0, ends_loss = 0, ends_head_backward = 0;
     int64_t ends_backward_start = 0, ends_backward_end = 0, ends_backward_next = 0;
 };
+// `known`: the stage's activations when already computed for a stage with
+// the same blocks (stageActivations depends on the kinds' counts only).
 void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
-                 int64_t microbatches, const StageFacts& facts, MomentTerms& t);
+                 int64_t microbatches, const StageFacts& facts, MomentTerms& t,
+                 const StageActivations* known = nullptr);
 
 // Every-k and its kin: the worst backward of a recomputed block between the
 // stage's last and first (StepAccount::backward_recompute and its layer),
