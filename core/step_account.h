@@ -85,7 +85,7 @@ struct StageFacts {
     int64_t late_gradient_bytes = 0;     // StepAccount::late_gradients when it applies
     // planStages: a later stage with the blocks of the plan's first stage
     // (stage 0), neither holding the LM head, whose every stage-only term
-    // is at most stage 0's (withinFirstStage in estimate.cpp: then, with a
+    // is at most stage 0's (withinFirstStage in estimate_stages.h: then, with a
     // few checks per layout, no moment of it exceeds stage 0's peak).
     bool within_first = false;
 };
