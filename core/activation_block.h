@@ -90,12 +90,32 @@ private:
     }
     bool eager() const { return a_.profile == KernelProfile::Eager; }
     bool megatron() const { return a_.profile == KernelProfile::Megatron; }
+    bool compiled() const { return a_.profile == KernelProfile::Compile; }
+    // The Hugging Face modules' own code runs (eagerly or traced by torch.compile).
+    bool hfCode() const { return eager() || compiled(); }
     int64_t rows() const { return a_.tokens / a_.sp; }  // token rows of a replicated tensor
 
     void norm(std::string_view op, int64_t n, int64_t norm_rows, bool on_stream = true, int64_t view_storage = 0) {
+        if (compiled()) {
+            compiledNorm(op, n, norm_rows, on_stream);
+            return;
+        }
         normTensors(a_, op, n, norm_rows, [&](std::string_view o, std::string_view t, int64_t e, double b) {
             emit(o, t, e, b);
         }, on_stream, view_storage);
+    }
+
+    // torch.compile (AOTAutograd's min-cut partitioner, functorch 1.13,
+    // measured: validation/compile_truth.py): the norm's input and its fp32
+    // statistics are saved (a reduction is never worth recomputing: the 4x
+    // rule of ban_recomputation), the normalised tensor and its casts are
+    // recomputed from them (pointwise, fusible). `on_stream`: the input is the
+    // residual stream (fp32 under AMP), else a matmul output in the compute
+    // dtype. LayerNorm keeps mean and rstd (native_layer_norm's outputs).
+    void compiledNorm(std::string_view op, int64_t n, int64_t norm_rows, bool on_stream, bool keep_input = true) {
+        const bool ln = a_.norm == NormKind::LayerNorm;
+        if (keep_input) emit(op, on_stream ? "input" : "input (a matmul output)", n, on_stream ? a_.stream_bytes : a_.act_bytes);
+        emit(op, ln ? "mean and rstd (fp32)" : "rstd (fp32)", ln ? 2 * norm_rows : norm_rows, 4.0);
     }
 
     // The input of linears that read the norm output (or the tokens gathered
@@ -109,7 +129,13 @@ private:
         const ActivationShape& a = a_;
         const int64_t modules = linears > 0 ? linears : a.roleCount(roles);
         const int64_t adapted = std::min(a.roleCount(roles & a.lora_roles), modules);
-        if (!a.amp) {
+        if (compiled()) {
+            // One tensor whatever the number of linears: the matmuls' weight
+            // gradients need it (compute-intensive users in backward), and
+            // under AMP the traced graph casts it once (CSE), not per linear.
+            if (a.keepsInput(roles)) emit(op, a.amp ? "input cast to compute dtype (one for all linears)" : what, in,
+                                          a.linear_in_bytes);
+        } else if (!a.amp) {
             if (a.keepsInput(roles)) emit(op, what, in, a.linear_in_bytes);
         } else {
             int64_t casts = a.frozen_base ? 0 : modules;
@@ -180,7 +206,8 @@ private:
         }
         adapters("o_proj", kO, 0, out, T);
         if (a.hidden_dropout > 0) emit("attention output dropout", "mask", n, 1);
-        if (a.norms_per_block >= 4) norm("post_attention_layernorm", n, rows());
+        // (Under compile its input is o_proj's output, a matmul output.)
+        if (a.norms_per_block >= 4) norm("post_attention_layernorm", n, rows(), /*on_stream=*/!compiled());
         // OLMo 2: the norm reads o_proj's output, not the residual stream.
         if (a.post_norm) norm("post_attention_layernorm", n, rows(), /*on_stream=*/false);
     }
@@ -190,6 +217,11 @@ private:
     // fp32 input (a copy, or in fp32 the rotary's own output), rsqrt its
     // result, one per head and token.
     void l2Norm(std::string_view op, int64_t n, int64_t norm_rows) {
+        // Compile: the fp32 copy is a cast, recomputed; its source is kept.
+        if (compiled()) {
+            compiledNorm(op, n, norm_rows, /*on_stream=*/false);
+            return;
+        }
         emit(op, "input as fp32", n, 4.0);
         emit(op, "rstd (fp32)", norm_rows, 4.0);
     }
@@ -223,7 +255,10 @@ private:
             // softmax(w, dtype=float32).to(query.dtype): the fp32 output is kept
             // by softmax; its 16-bit cast by the matmul with the values, unless
             // dropout comes between (then the dropout output is kept instead).
-            emit("attention softmax", "output (fp32)", scores, 4, true);
+            // Compile, 16-bit, soft-capped: the min cut recomputes the fp32
+            // softmax from the kept tanh output (measured, Gemma 2).
+            if (!(compiled() && a.attn_softcap && !a.fp32_compute))
+                emit("attention softmax", "output (fp32)", scores, 4, true);
             if (!a.fp32_compute && a.attention_dropout <= 0)
                 emit("attention softmax", "probabilities cast to compute dtype", scores, a.act_bytes, true);
         } else {
@@ -291,14 +326,26 @@ private:
     void mlpHalf() {
         const ActivationShape& a = a_;
         const int64_t n = a.hiddenTokens();
-        if (!a.post_norm)
+        if (compiled() && !a.post_norm && a.norms_per_block >= 4) {
+            // Sandwich norms: the residual sum this norm reads is recomputed
+            // from the block input and the post-attention norm; only rstd stays.
+            compiledNorm("pre_feedforward_layernorm", n, rows(), true, /*keep_input=*/false);
+        } else if (compiled() && !a.post_norm) {
+            // The min-cut keeps o_proj's output (compute dtype) and recomputes
+            // the residual sum from it and the block input, which the first
+            // norm keeps anyway: equal bytes in fp32 and bf16, half under AMP.
+            // With dropout on that branch the sum itself is kept (the stream's
+            // dtype): the dropout is random, never recomputed (measured, GPT-2).
+            compiledNorm("post_attention_layernorm", n, rows(), /*on_stream=*/a.hidden_dropout > 0);
+        } else if (!a.post_norm) {
             norm(a.norms_per_block >= 4 ? "pre_feedforward_layernorm" : "post_attention_layernorm", n, rows());
+        }
         if (a.moe)
             moe();
         else
             mlp(kDenseMlpOps, a.tokens, a.ffn, /*input_listed=*/false, /*input_is_norm_output=*/true);
         if (a.hidden_dropout > 0) emit("mlp output dropout", "mask", n, 1);
-        if (a.norms_per_block >= 4) norm("post_feedforward_layernorm", n, rows());
+        if (a.norms_per_block >= 4) norm("post_feedforward_layernorm", n, rows(), /*on_stream=*/!compiled());
         if (a.post_norm) norm("post_feedforward_layernorm", n, rows(), /*on_stream=*/false);
     }
 
@@ -327,6 +374,13 @@ private:
             else
                 emit(op.act, "fc1 output (GeLU input)", mid, a.act_bytes);
             if (a.keepsInput(kDown)) emit(op.down, "input (activation output)", mid, a.linear_in_bytes);
+        } else if (compiled() && !gated) {
+            // fc1's output is kept (compute-intensive, and the activation's
+            // backward reads it); gelu_new's tanh output too (its chain is
+            // fp32 under AMP); fc2's input is recomputed from them (pointwise).
+            // ReLU keeps its output instead of its input (threshold_backward).
+            emit(op.act, a.act == ActivationFn::Relu ? "act_fn output" : "fc1 output (act_fn input)", mid, a.act_bytes);
+            if (a.act == ActivationFn::GeluNew) emit(op.act, "tanh output", mid, a.amp ? 4.0 : a.act_bytes);
         } else if (gated) {
             if (eager()) {
                 activationFn(op.act, mid);
@@ -334,6 +388,9 @@ private:
             } else {
                 // Liger LigerSiLUMulFunction / LigerGELUMulFunction keep the gate
                 // and up projections and recompute the activation in backward.
+                // Compile: the same two matmul outputs (compute-intensive, never
+                // recomputed); act_fn(gate) is recomputed (pointwise), the
+                // product is kept for down_proj's weight gradient (measured).
                 emit(op.act, "gate projection", mid, a.act_bytes);
             }
             emit(op.mul, "up projection", mid, a.act_bytes);
@@ -385,7 +442,7 @@ private:
         const bool shared_keeps = shared && a.keepsInput(a.mlp == MlpKind::Gated ? (kGate | kUp) : kUp);
         // DeepSeek's router runs F.linear(x.float(), weight.float()): its own
         // fp32 copy of the input unless that already is fp32.
-        const bool own_router_copy = a.amp || (eager() && a.fp32_router && !a.fp32_compute);
+        const bool own_router_copy = a.amp || (hfCode() && a.fp32_router && !a.fp32_compute);
         if (own_router_copy) {
             if (router_keeps) emit("router", a.amp ? "input cast to compute dtype" : "input cast to fp32", n,
                                    a.amp ? a.act_bytes : 4.0);
@@ -396,7 +453,7 @@ private:
         // linear 16-bit; Mixtral's softmax(dtype=float) and DeepSeek-V2's
         // softmax(dtype=torch.float32) are fp32 always.
         const double scores = a.fp32_router && a.amp && !a.sorted_dispatch ? a.act_bytes : 4.0;
-        if (eager() && a.topk_softmax_router) {
+        if (hfCode() && a.topk_softmax_router) {
             gptOssExperts(routed);
             return;
         }
@@ -405,7 +462,7 @@ private:
             if (shared) mlp(kSharedExpertOps, a.tokens, a.shared_ffn, /*input_listed=*/!own_router_copy, true);
             return;
         }
-        if (eager()) {
+        if (hfCode()) {
             // modeling_mixtral.py MixtralSparseMoeBlock: softmax(dtype=float),
             // topk, in-place renormalisation, then a loop over the experts
             // gathering their tokens with torch.where indices. DeepSeek-V3
@@ -437,7 +494,7 @@ private:
             emit("router top-k", "probabilities (fp32)", T * a.top_k, 4);
         }
         mlp(kRoutedExpertOps, routed, a.expert_ffn, false, false);
-        if (eager() && a.sorted_dispatch) {
+        if (hfCode() && a.sorted_dispatch) {
             sortedCombine(routed);
         } else {
             indexAddCombine(routed, scores);
@@ -474,10 +531,10 @@ private:
         // Mixtral casts the routing weights to the hidden states' dtype (fp32
         // under AMP); DeepSeek keeps its scores' dtype, and so do its weighted outputs.
         const double weights = a.fp32_router ? scores : a.stream_bytes;
-        emit("expert combine", "routing weight per token", routed, eager() ? weights : a.act_bytes);
+        emit("expert combine", "routing weight per token", routed, hfCode() ? weights : a.act_bytes);
         // index_add_'s derivative for its source reads source.dim() and
         // expand_as(source), so autograd keeps the weighted expert output too.
-        if (eager()) emit("expert combine", "weighted expert output (index_add_ source)", routed * a.h, weights);
+        if (hfCode()) emit("expert combine", "weighted expert output (index_add_ source)", routed * a.h, weights);
     }
 
     // gpt-oss, eager (modeling_gpt_oss.py GptOssTopKRouter and GptOssExperts'

@@ -129,13 +129,37 @@ EndActivations endsWithoutOffloading(const ModelConfig& model, const TrainingCon
         }
         return e;
     }
-    if (megatron) {
-        // Megatron's vocab-parallel cross-entropy upcasts the logits and turns
-        // them into the softmax in place (4sbv/t, Korthikanti §4.3); backward
-        // writes the gradient into that buffer and casts it to 16 bits.
-        e.logits_saved = 4 * TV;
-        e.loss_peak = tensorBytes(TV, act) + 4 * TV;
-        e.loss_backward_peak = 4 * TV + tensorBytes(TV, act);
+    if (training.loss == LossImpl::VocabParallel || (megatron && training.loss == LossImpl::Standard)) {
+        // Megatron-LM's vocab-parallel cross-entropy (megatron/core/tensor_parallel/
+        // cross_entropy.py; with --cross-entropy-loss-fusion the same steps in
+        // megatron/core/fusions/fused_cross_entropy.py, core_v0.15.0rc7-2333):
+        // .float() copies the logits to fp32 (no copy when they are fp32),
+        // max, exp and the division by the sum run in place on that copy, so
+        // the softmax is the one V-wide buffer kept for backward, beside the
+        // bool target mask and the int64 masked targets. The 16-bit logits
+        // die with the model's forward. Backward writes the gradient into the
+        // softmax buffer and casts it to the logits' dtype (the fused path in
+        // its own code, the unfused one in autograd's engine), both alive.
+        // Under kernels=megatron, `standard` is this loss (the profile's own
+        // before the loss was a key).
+        const int64_t logits16 = a.fp32_compute ? 0 : tensorBytes(TV, act);  // beside their fp32 copy
+        const int64_t targets = T + 8 * T;  // target_mask, masked_target_1d
+        e.logits_saved = 4 * TV + targets;
+        e.loss_peak = e.logits_saved + logits16;
+        // Backward: the fp32 gradient written over the softmax and its cast
+        // to 16 bits, both alive (the head's matmul backward after it holds
+        // less: a*T*V + a*T*h, its weight gradient counted with the
+        // gradients). With fp32 logits there is no cast: the softmax buffer
+        // is the logits' gradient and lives through the head's matmul
+        // backward, beside its input's gradient and, when the head trains,
+        // its weight's (counted here even where gradients already exist:
+        // high by V*h*g then).
+        if (a.fp32_compute) {
+            e.loss_backward_peak = 4 * TV + tensorBytes(n, act);
+            if (!a.frozen_base) e.loss_backward_peak += tensorBytes(V * a.h, bytesOf(planPrecision(training).gradients));
+        } else {
+            e.loss_backward_peak = e.logits_saved + logits16;
+        }
         return e;
     }
     // transformers ForCausalLMLoss: logits.float(), then cross_entropy, whose

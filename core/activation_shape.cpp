@@ -87,7 +87,8 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
     const PrecisionPlan plan = planPrecision(tr);
     a.act_bytes = bytesOf(plan.activations);
     a.fp32_compute = plan.activations == DType::Fp32;
-    a.amp = a.profile == KernelProfile::Eager &&
+    // torch.compile traces the same modules under the same autocast policy.
+    a.amp = (a.profile == KernelProfile::Eager || a.profile == KernelProfile::Compile) &&
             (tr.precision == Precision::AmpBf16 || tr.precision == Precision::AmpFp16);
     a.stream_bytes = a.amp ? 4.0 : a.act_bytes;
     // Transformer Engine keeps the fp8 cast of every matmul input for the
@@ -118,7 +119,8 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
         a.fp32_router = family.fp32_router;
         a.topk_softmax_router = family.router_topk_softmax;
         a.clamped_swiglu = family.clamped_swiglu;
-        a.every_expert = family.every_expert_every_token && a.profile == KernelProfile::Eager;
+        a.every_expert = family.every_expert_every_token &&
+                         (a.profile == KernelProfile::Eager || a.profile == KernelProfile::Compile);
         a.capacity = e.capacity_factor > 0 ? e.capacity_factor : 1.0;
     }
     if (m.mla) {

@@ -62,7 +62,7 @@ struct ActivationShape {
     int64_t sp = 1;         // divisor of the replicated b*s*h tensors: t with sequence parallelism
 
     double act_bytes = 2;     // a saved activation element (compute dtype)
-    // torch.autocast (AMP) with the Eager profile: fp32 weights make the
+    // torch.autocast (AMP) with the Eager or Compile profile: fp32 weights make the
     // residual stream, the norms and their outputs fp32; every matmul keeps
     // its own 16-bit cast of an fp32 input (autocast caches only leaf weights).
     bool amp = false;

@@ -50,7 +50,8 @@ double backwardTransient(const ActivationShape& a) {
                                              : T * static_cast<double>(a.top_k) * a.capacity;
         const double width = static_cast<double>(a.expert_ffn);
         // The HF loop runs one expert's backward at a time; grouped GEMMs all at once.
-        const double per_expert = a.profile == KernelProfile::Eager && a.experts > 0 && !a.every_expert
+        const bool hf_loop = a.profile == KernelProfile::Eager || a.profile == KernelProfile::Compile;
+        const double per_expert = hf_loop && a.experts > 0 && !a.every_expert
                                       ? routed / static_cast<double>(a.experts) : routed;
         mlp = mid * act * per_expert * width + act * routed * static_cast<double>(a.h);
         mlp = std::max(mlp, mid * act * T * static_cast<double>(a.shared_ffn));

@@ -11,12 +11,11 @@
 
 #include "core/batch.h"
 #include "core/step_account.h"
+#include "core/step_moments.h"
+#include "core/estimate_stages.h"
 
 namespace trainmem {
 namespace {
-
-// Saturating: past 2^62 the estimate is "too large to represent" (byte_count.h).
-int64_t roundBytes(double b) { return roundedBytes(b); }
 
 // PyTorch's caching allocator maps large blocks in 2 MiB pages
 // (c10/cuda/CUDACachingAllocator.cpp, kRoundLarge).
@@ -162,75 +161,6 @@ StageEstimate toStageEstimate(const Scenario& s, const StepAccount& acc) {
     return toStageEstimate(acc, m, deviceTotals(s, acc, m));
 }
 
-// Stages that can be the heaviest, in increasing order (the first of equal
-// peaks is the estimate's). Stages between the first and the last with the
-// same blocks (as many, as many MoE blocks, the same kind first) differ
-// only in how many micro-batches they keep in flight, which does not grow
-// with the index under any schedule; every moment of a later one is at most
-// a moment of the earlier one (a later stage can hold the gradients at its
-// forward peak, m > in flight, but then the earlier one's last backward
-// holds them too with at least as many activations), so only the first of
-// each kind counts. Uniform models: 0, 1, the first stage with an extra
-// block, and the last. Models whose blocks differ along the depth (leading
-// dense blocks, a layer frequency) have a few kinds of stages more.
-// Every-k checkpointing (and Megatron's block and torchtitan's layer
-// policies) recomputes blocks by depth, so there stages are
-// compared one by one unless every block is alike and p > 4 (the rule above).
-template <class F>
-void forEachCandidateStage(const Scenario& s, const PreparedScenario& prep, F&& visit) {
-    const int64_t p = s.parallelism.pipeline;
-    const int64_t layers = s.model.num_layers;
-    const int64_t extra = layers % p;
-    if (checkpointsSomeLayers(s.training.checkpointing)) {
-        if (!prep.uniform_blocks || p <= 4) {
-            for (int64_t i = 0; i < p; ++i) visit(i);
-            return;
-        }
-        visit(0);
-        visit(1);
-        if (extra > 0 && p - extra > 1 && p - extra < p - 1) visit(p - extra);
-        visit(p - 1);
-        return;
-    }
-    visit(0);
-    if (p == 1) return;
-    if (prep.uniform_blocks) {
-        if (p > 2) visit(1);
-        if (extra > 0 && p - extra > 1 && p - extra < p - 1) visit(p - extra);
-        visit(p - 1);
-        return;
-    }
-    // Kinds of middle stages seen so far: (blocks, MoE blocks, NoPE blocks,
-    // NoPE MoE blocks, first is MoE, first is NoPE).
-    struct Kind {
-        int64_t layers, moe, nope, nope_moe;
-        bool first_moe, first_nope;
-    };
-    constexpr int kKinds = 32;
-    Kind seen[kKinds];
-    int count = 0;
-    const int64_t base = layers / p;
-    for (int64_t i = 1; i < p - 1; ++i) {
-        const int64_t first = i * base + std::max<int64_t>(0, i - (p - extra));
-        const int64_t n = base + (i >= p - extra ? 1 : 0);
-        const Kind k{n,
-                     moeLayersIn(s.model, first, n),
-                     nopeLayersIn(s.model, first, n),
-                     nopeMoeLayersIn(s.model, first, n),
-                     s.model.isMoeLayer(first),
-                     !s.model.isRopeLayer(first)};
-        bool known = false;
-        for (int j = 0; j < count && !known; ++j)
-            known = seen[j].layers == k.layers && seen[j].moe == k.moe && seen[j].nope == k.nope &&
-                    seen[j].nope_moe == k.nope_moe && seen[j].first_moe == k.first_moe &&
-                    seen[j].first_nope == k.first_nope;
-        if (known) continue;
-        if (count < kKinds) seen[count++] = k;  // past that, visiting more stages is only slower
-        visit(i);
-    }
-    visit(p - 1);
-}
-
 // The estimate from its candidate stages' accounts, given in stage order.
 // Each account is written into a slot the heaviest stage so far does not
 // hold, so the heaviest one is still there at the end: its StageEstimate
@@ -284,6 +214,91 @@ private:
     bool first_ = true;
 };
 
+// The same from the moments' totals alone, for the recipes whose moments
+// are as their terms make them (momentsAsTermsMakeThem): per candidate
+// stage its terms and eight sums; the one breakdown the estimate reports,
+// the heaviest stage's peak moment, is built at the end (momentBreakdown),
+// so it is the full account's moment by construction. The terms go into a
+// slot the heaviest stage so far does not hold, as in HeaviestStage.
+class HeaviestByTotals {
+public:
+    explicit HeaviestByTotals(Estimate& est) : est_(est) {}
+    MomentTerms& next() { return slots_.terms[free_]; }
+    int free() const { return free_; }
+    // Takes the terms just written into next(), of the stage `facts`
+    // (which must outlive finish()). False when a term is too large for
+    // plain sums (2^56 bytes): then the full accounts give the estimate.
+    bool take(const StageFacts& facts, const LayoutActivations& act) {
+        const MomentTerms& t = slots_.terms[free_];
+        int64_t totals[kMomentCount];
+        if (!momentTotals(facts, t, totals)) return false;
+        int best = 0;
+        for (int i = 1; i < kMomentCount; ++i)
+            if (totals[i] > totals[best]) best = i;
+        if (first_ || totals[best] > totals_[best_]) {
+            std::memcpy(totals_, totals, sizeof totals);
+            best_ = best;
+            best_facts_ = &facts;
+            free_ = 1 - free_;
+        }
+        // The stage's weights and its moments' components are below 2^56
+        // (momentTotals), so the only too-large count left is the host's.
+        const int64_t host = addBytes(facts.states.host_bytes, act.offloads_to_host ? offloadedActivationHostBytes(
+                                                                                         act.kinds, act.ends, t.stage)
+                                                                                   : 0);
+        est_.host_bytes = std::max(est_.host_bytes, host);
+        est_.too_large = est_.too_large || host >= kTooLargeBytes;
+        first_ = false;
+        return true;
+    }
+    // The heaviest stage into the estimate (after every take()), as
+    // HeaviestStage::finish and toStageEstimate make it from the account.
+    void finish(const Scenario& s) {
+        if (first_) return;  // no stage
+        const StageFacts& f = *best_facts_;
+        const MomentTerms& t = slots_.terms[1 - free_];
+        StageEstimate& e = est_.peak;
+        e.stage = t.stage.index;
+        e.first_layer = t.stage.first_layer;
+        e.num_layers = t.stage.num_layers;
+        e.in_flight_microbatches = t.stage.in_flight;
+        e.model_states = f.states.gpu;
+        e.peak_phase = kMomentPhases[best_];
+        e.at_peak = momentBreakdown(f, t, best_);
+        e.allocated_bytes = totals_[best_];
+        // Every moment holds the same workspace, so leaving it out moves no
+        // peak; the moments that do not happen (zero) leave their phase alone.
+        const int64_t workspace = f.resident[Component::Workspace];
+        e.exact_allocated_bytes = totals_[best_] - e.at_peak[Component::Workspace];
+        for (int i = 0; i < kMomentCount; ++i) {
+            if (i == kLoss && !t.stage.has_lm_head) continue;  // no loss on this stage
+            if (i == kBackwardRecompute || (i == kBackwardNext && !t.backward_next)) continue;
+            int64_t& slot = e.exact_phase_bytes[static_cast<size_t>(kMomentPhases[i])];
+            slot = std::max(slot, totals_[i] - workspace);
+        }
+        e.reserved_bytes = reservedAt(s.hardware.overheads, e.allocated_bytes);
+        e.device_bytes = deviceAt(s, e.reserved_bytes, f.states.managed_bytes);
+        e.managed_bytes = f.states.managed_bytes;
+        e.too_large = e.device_bytes >= kTooLargeBytes || e.reserved_bytes >= kTooLargeBytes ||
+                      e.allocated_bytes >= kTooLargeBytes;
+        est_.activations_without_recompute = roundBytes(t.act.no_recompute * t.stage.in_flight);
+        est_.recompute_fraction = t.act.recompute_fraction;
+        est_.too_large = est_.too_large || e.too_large;
+    }
+
+private:
+    Estimate& est_;
+    union Slots {  // left unset: momentTerms writes each whole
+        Slots() {}
+        MomentTerms terms[2];
+    } slots_;
+    int64_t totals_[kMomentCount];
+    const StageFacts* best_facts_ = nullptr;
+    int best_ = 0;
+    int free_ = 0;
+    bool first_ = true;
+};
+
 Estimate beginEstimate(const Scenario& s, const PreparedScenario& prep, int64_t m) {
     Estimate est;
     est.parameters = prep.parameters;
@@ -329,6 +344,8 @@ void planStages(const Scenario& s, const PreparedScenario& prep, StagePlan& plan
     plan.stages.clear();
     plan.every_k = checkpointsSomeLayers(s.training.checkpointing);
     forEachCandidateStage(s, prep, [&](int64_t i) { plan.stages.push_back(stageFacts(s, prep, i)); });
+    for (size_t j = 1; j < plan.stages.size(); ++j)
+        plan.stages[j].within_first = stageOnlyWithinFirst(plan.stages[0], plan.stages[j]);
 }
 
 Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
@@ -336,7 +353,33 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
     // A plan for the other candidate rule would skip stages.
     if (plan.every_k != checkpointsSomeLayers(s.training.checkpointing)) return estimatePrepared(s, prep);
     const int64_t m = microbatchesPerStep(s);
-    Estimate est = beginEstimate(s, prep, m);
+    Estimate est = beginEstimate(s, prep, m);  // one Estimate, returned in place
+    if (momentsAsTermsMakeThem(s, act, m)) {
+        HeaviestByTotals heaviest(est);
+        bool sums = true;
+        // What withinFirstStage reads of stage 0's terms (their slot may be reused).
+        FirstStageTerms first;
+        // The last stage's activations, reused by a later stage with the
+        // same blocks (stageActivations depends on the kinds' counts only).
+        const StageFacts* last = nullptr;
+        StageActivations last_act;
+        for (size_t i = 0; i < plan.stages.size() && sums; ++i) {
+            const StageFacts& f = plan.stages[i];
+            if (i > 0 && withinFirstStage(s, prep, m, first, f)) continue;
+            const bool same_blocks = last && sameBlocks(last->stage, f.stage);
+            momentTerms(s, prep, act, m, f, heaviest.next(), same_blocks ? &last_act : nullptr);
+            if (i == 0) first = FirstStageTerms(heaviest.next());
+            last = &f;
+            last_act = heaviest.next().act;
+            sums = heaviest.take(f, act);
+        }
+        if (sums) {
+            heaviest.finish(s);
+            finishEstimate(s, prep, m, est);
+            return est;
+        }
+        est = beginEstimate(s, prep, m);  // a term of 2^56 bytes or more: the full accounts
+    }
     HeaviestStage heaviest(est);
     for (const StageFacts& facts : plan.stages) {
         accountStep(s, prep, act, m, facts, heaviest.next());
@@ -374,6 +417,25 @@ bool deviceBytesAtLeast(const Scenario& s, const PreparedScenario& prep, const L
 Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
     const LayoutActivations act = layoutActivations(s);
     const int64_t m = microbatchesPerStep(s);
+    if (momentsAsTermsMakeThem(s, act, m)) {
+        Estimate est = beginEstimate(s, prep, m);
+        HeaviestByTotals heaviest(est);
+        // The heaviest stage's facts stay in the slot its terms hold.
+        StageFacts facts[2];
+        bool sums = true;
+        forEachCandidateStage(s, prep, [&](int64_t i) {
+            if (!sums) return;
+            StageFacts& f = facts[heaviest.free()];
+            f = stageFacts(s, prep, i);
+            momentTerms(s, prep, act, m, f, heaviest.next());
+            sums = heaviest.take(f, act);
+        });
+        if (sums) {
+            heaviest.finish(s);
+            finishEstimate(s, prep, m, est);
+            return est;
+        }
+    }
     Estimate est = beginEstimate(s, prep, m);
     HeaviestStage heaviest(est);
     forEachCandidateStage(s, prep, [&](int64_t i) {

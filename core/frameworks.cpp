@@ -48,12 +48,19 @@ std::vector<FrameworkSpec> buildCatalogue() {
     rows.push_back(tune);
 
     FrameworkSpec megatron = row(Framework::MegatronLm,
-                                 "Megatron-LM d98e8a64dd: megatron/training/arguments.py, "
-                                 "megatron/core/optimizer/__init__.py, megatron/core/transformer/transformer_config.py");
+                                 "Megatron-LM d98e8a64dd: megatron/training/arguments.py, megatron/core/model_parallel_config.py, "
+                                 "megatron/core/optimizer/__init__.py, megatron/core/transformer/transformer_config.py, "
+                                 "megatron/core/models/common/language_module/language_module.py");
+    // arguments.py: `args.params_dtype = torch.float` unless --fp16 or --bf16
+    // (ModelParallelConfig: bf16 = False, fp16 = False).
+    megatron.precision = Precision::Fp32;
     megatron.grad_dtype = DType::Fp32;
     megatron.optimizer = OptimizerKind::Adam;
     megatron.optimizer_impl = OptimizerImpl::Fused;
     megatron.checkpointing = Checkpointing::None;
+    // compute_language_model_loss: vocab_parallel_cross_entropy, or with
+    // --cross-entropy-loss-fusion (native) its fused copy; the same bytes.
+    megatron.loss = LossImpl::VocabParallel;
     rows.push_back(megatron);
 
     FrameworkSpec deepspeed = row(Framework::Deepspeed,

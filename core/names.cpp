@@ -69,17 +69,19 @@ constexpr std::array<EnumName<AttentionImpl>, 2> kAttention{{
     {AttentionImpl::Eager, "eager"},
 }};
 
-constexpr std::array<EnumName<KernelProfile>, 3> kKernels{{
+constexpr std::array<EnumName<KernelProfile>, 4> kKernels{{
     {KernelProfile::Eager, "eager"},
     {KernelProfile::Fused, "fused"},
     {KernelProfile::Megatron, "megatron"},
+    {KernelProfile::Compile, "compile"},
 }};
 
-constexpr std::array<EnumName<LossImpl>, 4> kLosses{{
+constexpr std::array<EnumName<LossImpl>, 5> kLosses{{
     {LossImpl::Standard, "standard"},
     {LossImpl::Chunked, "chunked"},
     {LossImpl::ChunkedOutput, "chunked_output"},
     {LossImpl::FusedLinear, "fused_linear"},
+    {LossImpl::VocabParallel, "vocab_parallel"},
 }};
 
 constexpr std::array<EnumName<Framework>, 7> kFrameworks{{

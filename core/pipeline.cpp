@@ -5,29 +5,6 @@
 
 namespace trainmem {
 
-double inFlightMicrobatches(PipelineSchedule schedule, int64_t p, int64_t v, int64_t m, int64_t i) {
-    if (p <= 1) return 1;
-    switch (schedule) {
-        case PipelineSchedule::OneFOneB:
-            return static_cast<double>(std::min(p - i, m));
-        case PipelineSchedule::Interleaved1F1B: {
-            const int64_t chunks = std::min(2 * (p - i - 1) + (v - 1) * p + 1, m * v);
-            return static_cast<double>(chunks) / static_cast<double>(v);
-        }
-        case PipelineSchedule::GPipe:
-            return static_cast<double>(m);
-    }
-    return 1;
-}
-
-void setStageInFlight(PipelineStage& s, const ParallelConfig& par, int64_t m) {
-    const int64_t p = std::max<int64_t>(par.pipeline, 1);
-    s.in_flight = inFlightMicrobatches(par.schedule, p, std::max<int64_t>(par.virtual_stages, 1), m, s.index);
-    // The loss is computed once per micro-batch on the last stage; with 1F1B
-    // its backward follows at once, with GPipe all m are kept until the flush.
-    s.head_in_flight = (par.schedule == PipelineSchedule::GPipe && p > 1) ? static_cast<double>(m) : 1.0;
-}
-
 int64_t moeLayersIn(const ModelConfig& model, int64_t first, int64_t count) {
     if (!model.isMoe() || count <= 0) return 0;
     const int64_t f = model.moe->first_dense_layers;

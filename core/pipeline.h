@@ -1,6 +1,7 @@
 #pragma once
 // Which blocks a pipeline rank holds and how many micro-batches of
 // activations it keeps in flight under each schedule.
+#include <algorithm>
 #include <cstdint>
 
 #include "core/model_config.h"
@@ -27,9 +28,6 @@ struct PipelineStage {
 PipelineStage pipelineStage(const ModelConfig& model, const ParallelConfig& parallel, int64_t microbatches,
                             int64_t stage);
 
-// Sets in_flight and head_in_flight of a stage for the schedule and `m`
-// micro-batches per step (pipelineStage does the same).
-void setStageInFlight(PipelineStage& stage, const ParallelConfig& parallel, int64_t microbatches);
 
 // MoE blocks among blocks [first, first + count), counted arithmetically
 // (ModelConfig::isMoeLayer: every layer_frequency-th block after the
@@ -47,6 +45,30 @@ int64_t nopeMoeLayersIn(const ModelConfig& model, int64_t first, int64_t count);
 //  interleaved 1F1B with v chunks (Megatron-LM warm-up count + 1):
 //    min(2(p - i - 1) + (v - 1)p + 1, m v) chunks of 1/v of the stage
 //  GPipe (Huang et al. 2019): m
-double inFlightMicrobatches(PipelineSchedule schedule, int64_t p, int64_t v, int64_t m, int64_t stage);
+// Inline: the account sets it for every candidate stage of every layout.
+inline double inFlightMicrobatches(PipelineSchedule schedule, int64_t p, int64_t v, int64_t m, int64_t i) {
+    if (p <= 1) return 1;
+    switch (schedule) {
+        case PipelineSchedule::OneFOneB:
+            return static_cast<double>(std::min(p - i, m));
+        case PipelineSchedule::Interleaved1F1B: {
+            const int64_t chunks = std::min(2 * (p - i - 1) + (v - 1) * p + 1, m * v);
+            return static_cast<double>(chunks) / static_cast<double>(v);
+        }
+        case PipelineSchedule::GPipe:
+            return static_cast<double>(m);
+    }
+    return 1;
+}
+
+// Sets in_flight and head_in_flight of a stage for the schedule and `m`
+// micro-batches per step (pipelineStage does the same).
+inline void setStageInFlight(PipelineStage& s, const ParallelConfig& par, int64_t m) {
+    const int64_t p = std::max<int64_t>(par.pipeline, 1);
+    s.in_flight = inFlightMicrobatches(par.schedule, p, std::max<int64_t>(par.virtual_stages, 1), m, s.index);
+    // The loss is computed once per micro-batch on the last stage; with 1F1B
+    // its backward follows at once, with GPipe all m are kept until the flush.
+    s.head_in_flight = (par.schedule == PipelineSchedule::GPipe && p > 1) ? static_cast<double>(m) : 1.0;
+}
 
 }  // namespace trainmem

@@ -19,6 +19,7 @@
 #include <array>
 #include <string>
 
+#include "core/activations.h"
 #include "core/block_linears.h"
 #include "core/byte_count.h"
 #include "core/byte_round.h"
@@ -80,9 +81,19 @@ double qloraGatheredBlockBytes(const ParameterLayout& lay, int64_t t, int64_t e,
     return bytes;
 }
 
-double qloraKeptInputBytes(const Scenario& s) {
+namespace {
+
+// One block's kept inputs per micro-batch: all of them, and the part that
+// is the MLP's inner input (down_proj's, freed by the first backward op of
+// the block).
+struct KeptInputs {
+    double block = 0;
+    double mlp_inner = 0;
+};
+
+KeptInputs keptInputs(const Scenario& s) {
     const TrainingConfig& tr = s.training;
-    if (tr.finetuning != Finetuning::Qlora || tr.qlora_backend != QloraBackend::BnbLegacy) return 0;
+    if (tr.finetuning != Finetuning::Qlora || tr.qlora_backend != QloraBackend::BnbLegacy) return {};
     const ModelConfig& m = s.model;
     const int64_t hidden = m.hidden_size;
     std::array<int64_t, static_cast<size_t>(InputSlot::Count)> width{};
@@ -96,46 +107,103 @@ double qloraKeptInputBytes(const Scenario& s) {
         if (adapter_saves_input && loraAdapts(l, tr.lora_targets)) shared[slot] = true;
     }
     const int64_t t = s.parallelism.tensor;
-    double per_token = 0;
+    const double tokens = static_cast<double>(tr.micro_batch_size) *
+                          static_cast<double>(tr.sequence_length / s.parallelism.context);
+    const double bytes = tokens * bytesOf(planPrecision(tr).activations);
+    KeptInputs k;
     for (size_t i = 0; i < width.size(); ++i) {
         if (shared[i]) continue;
         // Row-parallel inputs (the attention output, the MLP's inner width)
         // are split over the tensor ranks; the others are whole.
-        const bool row_parallel = i == static_cast<size_t>(InputSlot::AttentionOut) ||
-                                  i == static_cast<size_t>(InputSlot::MlpInner);
-        per_token += static_cast<double>(row_parallel ? width[i] / t : width[i]);
+        const bool inner = i == static_cast<size_t>(InputSlot::MlpInner);
+        const bool row_parallel = inner || i == static_cast<size_t>(InputSlot::AttentionOut);
+        const double slot = static_cast<double>(row_parallel ? width[i] / t : width[i]) * bytes;
+        k.block += slot;
+        if (inner) k.mlp_inner = slot;
     }
-    const double tokens = static_cast<double>(tr.micro_batch_size) *
-                          static_cast<double>(tr.sequence_length / s.parallelism.context);
-    return per_token * tokens * bytesOf(planPrecision(tr).activations);
+    return k;
 }
+
+}  // namespace
+
+double qloraKeptInputBytes(const Scenario& s) { return keptInputs(s).block; }
+
+namespace {
+
+// How a checkpointing policy treats one block's kept 4-bit inputs: kept from
+// its forward to its backward (not checkpointed: none, selective, whose
+// recomputed attention core has no Linear, and the blocks every-k,
+// megatron-block, torchtitan-layer leave alone), or made again by the
+// block's replay (checkpointed), together with the layers replayed with it
+// (megatron-uniform: its chunk's layers up to it).
+struct KeptInputPolicy {
+    const TrainingConfig& training;
+    int64_t first = 0;
+
+    bool kept(int64_t layer) const {
+        if (training.checkpointing == Checkpointing::None || training.checkpointing == Checkpointing::Selective)
+            return true;
+        if (training.checkpointing == Checkpointing::Full) return false;
+        return !checkpointsLayer(training, layer, first);
+    }
+    // Blocks whose inputs exist again while `layer` runs backward.
+    double replayed(int64_t layer) const {
+        if (kept(layer)) return 0;
+        if (training.checkpointing != Checkpointing::MegatronUniform) return 1;
+        const int64_t k = std::max<int64_t>(training.checkpoint_every, 1);
+        return static_cast<double>((layer - first) % k + 1);
+    }
+};
+
+}  // namespace
 
 void applyQloraKeptInputs(const Scenario& s, double per_block, StepAccount& acc) {
     if (per_block <= 0) return;
-    const double layers = static_cast<double>(acc.stage.num_layers);
-    const double in_flight = acc.stage.in_flight;
+    // The block running backward, at its worst, no longer holds its MLP's
+    // inner input: down_proj's backward runs first and frees it (measured:
+    // validation/qlora_legacy_truth.py).
+    const double running = per_block - keptInputs(s).mlp_inner;
+    const PipelineStage& st = acc.stage;
+    const KeptInputPolicy policy{s.training, st.first_layer};
+    const int64_t end = st.first_layer + st.num_layers;
+    double kept_layers = 0, largest_replay = 0;
+    for (int64_t l = st.first_layer; l < end; ++l) {
+        if (policy.kept(l)) kept_layers += 1;
+        largest_replay = std::max(largest_replay, policy.replayed(l));
+    }
+    // Block `l`'s own inputs while it runs backward: kept, or made again by
+    // its replay with the chunk's layers below it.
+    auto own = [&](int64_t l) {
+        const double replayed = policy.kept(l) ? 1.0 : policy.replayed(l);
+        return (replayed - 1.0) * per_block + running;
+    };
+    const double in_flight = st.in_flight;
     const ParallelConfig& par = s.parallelism;
     const double v = par.schedule == PipelineSchedule::Interleaved1F1B ? static_cast<double>(par.virtual_stages) : 1.0;
     const double others = std::max(0.0, in_flight - 1.0 / v);
     auto add = [](MemoryBreakdown& m, double bytes) {
-        m[Component::Activations] = addBytes(m[Component::Activations], roundedBytes(bytes));
+        if (bytes > 0) m[Component::Activations] = addBytes(m[Component::Activations], roundedBytes(bytes));
     };
-    acc.activations_no_recompute += per_block * layers * in_flight;
-    if (s.training.checkpointing == Checkpointing::None) {
-        // Every block keeps its inputs until its backward.
-        acc.activations_one_microbatch += per_block * layers;
-        for (MemoryBreakdown* m : {&acc.forward, &acc.loss, &acc.backward_head, &acc.backward_start})
-            add(*m, per_block * layers * in_flight);
-        // The first block's backward: the other micro-batches' blocks and its own.
-        add(acc.backward_end, per_block * (layers * others + 1.0));
-        if (acc.backward_next.total() > 0) add(acc.backward_next, per_block * (layers * others + 1.0));
-        return;
+    const double kept = per_block * kept_layers;  // one micro-batch's, from forward to backward
+    acc.activations_no_recompute += per_block * static_cast<double>(st.num_layers) * in_flight;
+    acc.activations_one_microbatch += kept;
+    acc.recompute_block += per_block * largest_replay;
+    for (MemoryBreakdown* m : {&acc.forward, &acc.loss, &acc.backward_head}) add(*m, kept * in_flight);
+    if (st.num_layers == 0) return;
+    // The stage's last block's backward: the blocks below it keep theirs.
+    const double last_kept = policy.kept(end - 1) ? per_block : 0.0;
+    add(acc.backward_start, kept * in_flight - last_kept + own(end - 1));
+    // A recomputed block between the last and the first: the blocks below it
+    // still keep theirs, those above have run backward.
+    if (acc.backward_recompute_layer >= 0 && acc.backward_recompute.total() > 0) {
+        double below = 0;
+        for (int64_t l = st.first_layer; l < acc.backward_recompute_layer; ++l)
+            if (policy.kept(l)) below += per_block;
+        add(acc.backward_recompute, kept * (in_flight - 1.0) + below + own(acc.backward_recompute_layer));
     }
-    // Full checkpointing: only the block being recomputed keeps them.
-    acc.recompute_block += per_block;
-    add(acc.backward_start, per_block);
-    add(acc.backward_end, per_block);
-    if (acc.backward_next.total() > 0) add(acc.backward_next, per_block);
+    // The stage's first block's backward: its own and the other micro-batches'.
+    add(acc.backward_end, kept * others + own(st.first_layer));
+    if (acc.backward_next.total() > 0) add(acc.backward_next, kept * others + own(st.first_layer));
 }
 
 Status validateQloraBackend(const Scenario& s) {
@@ -150,10 +218,11 @@ Status validateQloraBackend(const Scenario& s) {
     if (t.qlora_backend != QloraBackend::BnbLegacy) return ok();
     if (s.model.isMoe() || s.model.mla)
         return Error{field, "bnb-legacy's kept layer inputs are modelled for dense blocks with standard attention "
-                            "(not mixture-of-experts or latent attention)"};
-    if (t.checkpointing != Checkpointing::None && t.checkpointing != Checkpointing::Full)
-        return Error{field, "bnb-legacy's kept layer inputs are modelled with training.activation_checkpointing none "
-                            "or full (got " + std::string(checkpointingName(t.checkpointing)) + ")"};
+                            "(not mixture-of-experts or latent attention): use bnb or torchao-nf4 for this model"};
+    if (t.checkpointing == Checkpointing::Op)
+        return Error{field, "bnb-legacy's kept layer inputs are modelled with training.activation_checkpointing none, "
+                            "selective, full, every-k, megatron-block, torchtitan-layer or megatron-uniform (not op: "
+                            "whether a save list keeps a 4-bit layer's input was not read)"};
     return ok();
 }
 

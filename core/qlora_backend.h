@@ -40,9 +40,12 @@ double qloraGatheredBlockBytes(const ParameterLayout& layout, int64_t tensor, in
 // lora_dropout is 0, are not counted twice). 0 for the other backends.
 double qloraKeptInputBytes(const Scenario& scenario);
 
-// Adds the kept inputs to the account's activations: every block of every
-// micro-batch in flight without checkpointing, the recomputed block with
-// full checkpointing.
+// Adds the kept inputs to the account's activations: a block that is not
+// checkpointed (none, selective, and the blocks every-k, megatron-block and
+// torchtitan-layer leave alone) keeps them from its forward to its
+// backward, in every micro-batch in flight; a checkpointed block has them
+// again only while it is replayed (megatron-uniform: with its chunk's
+// layers below it). Dense blocks only (validateQloraBackend).
 void applyQloraKeptInputs(const Scenario& scenario, double per_block, StepAccount& acc);
 
 // training.qlora_backend and its combinations (docs/scenario-format.md).

@@ -77,6 +77,10 @@ Status validateCheckpointPolicy(const Scenario& s) {
     if (t.checkpointing != Checkpointing::Op) return ok();
     constexpr const char* policy = "training.activation_checkpointing";
     const std::string why = "op-level checkpointing (\"op\") is modelled for ";
+    if (t.kernels == KernelProfile::Compile)
+        return Error{policy, why + "training.kernels = eager only (under compile the save list's tags are read by "
+                                   "AOTAutograd's partitioner, which is not modelled: docs/frameworks.md); got kernels "
+                                   "= compile"};
     if (t.kernels != KernelProfile::Eager)
         return Error{policy, why + "training.kernels = eager only (fused kernels are autograd functions the save "
                                    "list does not see into); got kernels = " + std::string(kernelProfileName(t.kernels))};

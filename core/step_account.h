@@ -37,6 +37,9 @@ struct LayoutActivations {
     BlockKindActivations kinds;  // dense / MoE, rotary / NoPE blocks
     EndActivations ends;
     double qlora_kept_inputs = 0;  // per block and micro-batch (core/qlora_backend.h)
+    // Some block or end offloads to the host (offloadedActivationHostBytes
+    // is 0 otherwise): the account looks for host copies only then.
+    bool offloads_to_host = false;
 };
 LayoutActivations layoutActivations(const Scenario& scenario);
 
@@ -65,6 +68,26 @@ struct StageFacts {
     // where one more additive term on a stage's resident bytes goes).
     MemoryBreakdown resident;
     int64_t resident_bytes = 0;  // resident.total()
+    // resident's components and every stage-only term below that a moment
+    // may hold, OR'ed: the moments' totals check them (core/step_moments.h).
+    uint64_t stage_bits = 0;
+    // The terms of the moments that depend on the stage and the recipe only
+    // (not on the schedule, micro-batches, their size or checkpointing), so
+    // once per stage too (core/step_moments.h):
+    int64_t step_transient_bytes = 0;    // step_transient, rounded
+    int64_t autocast_copies = 0;         // AMP's casts of one micro-batch's graph
+    int64_t fp8_copies = 0;              // Transformer Engine's fp8 weights and transposes
+    int64_t lasting_copies = 0;          // fp8_copies + QLoRA's dequantised matrix
+    double gathered_units = 0;           // ZeRO-3 / FSDP: the gathered units before rounding
+    int64_t gathered = 0;                // ... rounded
+    int64_t scatter = 0;                 // one unit's unsharded gradient before reduce-scatter
+    int64_t head_gradient_bytes = 0;     // the LM head's weight gradient (StepAccount::head_gradients when it applies)
+    int64_t late_gradient_bytes = 0;     // StepAccount::late_gradients when it applies
+    // planStages: a later stage with the blocks of the plan's first stage
+    // (stage 0), neither holding the LM head, whose every stage-only term
+    // is at most stage 0's (withinFirstStage in estimate_stages.h: then, with a
+    // few checks per layout, no moment of it exceeds stage 0's peak).
+    bool within_first = false;
 };
 StageFacts stageFacts(const Scenario& scenario, const PreparedScenario& prepared, int64_t stage);
 

@@ -38,6 +38,7 @@ enum class KernelProfile {
     Eager,     // plain PyTorch as in Hugging Face modeling files (fp32 RMSNorm upcast, separate ops)
     Fused,     // fused norm, activation and cross-entropy kernels (Liger / Apex / TE style)
     Megatron,  // Megatron-LM as accounted by Korthikanti et al. 2022, Table 2
+    Compile,   // torch.compile per block: what AOTAutograd's min-cut partitioner keeps (functorch 1.13, measured)
 };
 // The loss over the LM head, apart from the kernel profile (docs/memory-model.md §Loss).
 enum class LossImpl {
@@ -45,6 +46,7 @@ enum class LossImpl {
     Chunked,        // cross-entropy over the full logits, upcast one chunk of the sequence at a time
     ChunkedOutput,  // torchtune CEWithChunkedOutputLoss: the output projection and the loss chunk by chunk
     FusedLinear,    // Liger / Cut Cross-Entropy fused linear cross-entropy: the logits never exist in full
+    VocabParallel,  // Megatron-LM's vocab-parallel cross-entropy, fused (--cross-entropy-loss-fusion) or not: same bytes
 };
 enum class Finetuning { Full, Lora, Qlora };
 // QLoRA's 4-bit base (core/qlora_backend.h): bitsandbytes from 0.43.2,

@@ -70,14 +70,16 @@ Choices<AttentionImpl> attentionChoices() {
 Choices<KernelProfile> kernelChoices() {
     return {{QStringLiteral("Eager PyTorch (HF)"), KernelProfile::Eager},
             {QStringLiteral("Fused kernels (Liger/TE)"), KernelProfile::Fused},
-            {QStringLiteral("Megatron-LM"), KernelProfile::Megatron}};
+            {QStringLiteral("Megatron-LM"), KernelProfile::Megatron},
+            {QStringLiteral("torch.compile (per block)"), KernelProfile::Compile}};
 }
 
 Choices<LossImpl> lossChoices() {
     return {{QStringLiteral("Standard cross-entropy"), LossImpl::Standard},
             {QStringLiteral("Chunked cross-entropy"), LossImpl::Chunked},
             {QStringLiteral("Chunked output + cross-entropy (torchtune)"), LossImpl::ChunkedOutput},
-            {QStringLiteral("Fused linear cross-entropy (Liger)"), LossImpl::FusedLinear}};
+            {QStringLiteral("Fused linear cross-entropy (Liger)"), LossImpl::FusedLinear},
+            {QStringLiteral("Megatron vocab-parallel cross-entropy"), LossImpl::VocabParallel}};
 }
 
 Choices<Finetuning> finetuningChoices() {

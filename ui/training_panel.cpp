@@ -162,7 +162,8 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                                [](Scenario& s, AttentionImpl v) { s.training.attention = v; });
     f.addChoice<KernelProfile>({tr("Kernels"), {"training.kernels"},
                                 tr("What the block's other ops save: eager PyTorch (HF modeling files, fp32 norm upcasts), "
-                                   "fused kernels (Liger, Apex, Transformer Engine), or Megatron-LM's accounting. "
+                                   "fused kernels (Liger, Apex, Transformer Engine), Megatron-LM's accounting, or torch.compile "
+                                   "per block (what AOTAutograd's min-cut partitioner keeps). "
                                    "The loss is chosen apart (Loss).")},
                                kernelChoices(), [](const Scenario& s) { return s.training.kernels; },
                                [](Scenario& s, KernelProfile v) { s.training.kernels = v; });
@@ -170,7 +171,9 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                            tr("Standard cross-entropy materialises fp32 logits (4 x seq x batch x vocab bytes); "
                               "chunked cross-entropy works on sequence chunks; torchtune's chunked output runs the "
                               "LM head and the loss chunk by chunk; Liger's fused linear cross-entropy never "
-                              "materialises the logits. Independent of the kernel profile.")},
+                              "materialises the logits; Megatron-LM's vocab-parallel cross-entropy (fused or not) "
+                              "keeps one fp32 softmax. Independent of the kernel profile, but for Standard under "
+                              "Megatron-LM's, which is Megatron's loss.")},
                           lossChoices(), [](const Scenario& s) { return s.training.loss; },
                           [](Scenario& s, LossImpl v) { s.training.loss = v; });
     loss_chunks_ = f.addInteger({tr("  chunks"), {"training.loss_chunks"}, tr("Sequence chunks of the chunked losses (torchtune: 8).")},

@@ -28,6 +28,7 @@ Needs only PyTorch (Debian's python3-torch 1.13); downloads nothing.
 """
 import argparse
 import copy
+import gc
 import json
 import os
 import platform
@@ -76,6 +77,8 @@ def load_cases(path=CASES):
         case = {"scenario": scenario}
         if "cpu_differs" in row:
             case["cpu_differs"] = row["cpu_differs"]
+        if "loss_variant" in row:  # step_truth_losses.head_loss: which code of the loss runs
+            case["loss_variant"] = row["loss_variant"]
         cases.append(case)
     return cases
 
@@ -208,7 +211,7 @@ class OptimizerInBackward:
         pass
 
 
-def build(scenario, cli):
+def build(scenario, cli, loss_variant=None):
     # The recipe, the optimizer and the master-weight wrapper are those of the
     # GPU harness (harness_plan.py, harness_torch.py); checkpointing is applied
     # block by block here, so the plan is asked without it.
@@ -216,6 +219,7 @@ def build(scenario, cli):
     for_plan["training"]["activation_checkpointing"] = "none"
     for_plan["training"].pop("checkpoint_save_ops", None)  # step_truth_policies.py
     for_plan["training"]["loss"] = "standard"  # the loss is step_truth_losses.py's
+    for_plan["training"]["kernels"] = "eager"  # compile: the same modules, compiled below
     for_plan["training"].pop("optimizer_in_backward", None)  # OptimizerInBackward below
     for_plan["training"].pop("activation_offloading", None)  # step_truth_offload.py
     for_plan["training"].pop("deepspeed_partition_activations", None)  # (tensor parallelism 1: nothing to do)
@@ -236,8 +240,15 @@ def build(scenario, cli):
                     if not p.requires_grad:
                         p.data = p.data.to(torch_dtype(plan.recipe.autocast))
     apply_checkpointing(model, scenario["training"])
+    if scenario["training"]["kernels"] == "compile":
+        # torch.compile per block as compile_truth.py measures it: AOTAutograd's
+        # min-cut partitioner (functorch 1.13), no-op compilers.
+        if scenario["training"]["activation_checkpointing"] != "none":
+            raise Unsupported("training.kernels: compile is measured without checkpointing here")
+        from compile_truth import compile_blocks  # functorch.compile; needs networkx
+        compile_blocks(model, lambda: None)
     offload = apply_offloading(model, scenario["training"]) or apply_deepspeed_checkpointing(model, scenario["training"])
-    model.head_loss = head_loss(scenario["training"])
+    model.head_loss = head_loss(scenario["training"], loss_variant)
     if model.head_loss is not None and scenario["model"].get("final_logit_softcapping"):
         raise Unsupported("training.loss: the losses of step_truth_losses.py take no logit soft-capping")
     if scenario["training"]["loss"] == "fused_linear" and plan.recipe.autocast:
@@ -278,10 +289,13 @@ def live_curve(events):
     return curve
 
 
-def measure(scenario, cli, measured_steps=1):
+def measure(scenario, cli, measured_steps=1, loss_variant=None):
     t = scenario["training"]
+    # A previous case's compiled blocks (kernels = compile) sit in reference
+    # cycles: collected now, not as negative [memory] events inside this profile.
+    gc.collect()
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        plan, model, optimizer = build(scenario, cli)
+        plan, model, optimizer = build(scenario, cli, loss_variant)
         g = torch.Generator().manual_seed(0)
         vocab = scenario["model"].get("vocab_size")
         batches = [torch.randint(0, vocab, (t["micro_batch_size"], t["sequence_length"]), generator=g)
@@ -345,6 +359,15 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
+def compile_available():
+    try:
+        import functorch.compile  # noqa: F401
+        import networkx  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", default=CASES)
@@ -360,8 +383,12 @@ def main(argv=None):
         scenario = case["scenario"]
         if args.only and args.only not in scenario["name"]:
             continue
+        if scenario["training"]["kernels"] == "compile" and not compile_available():
+            print(f"{scenario['name']:48s} skipped: AOTAutograd's min-cut partitioner needs functorch.compile "
+                  "and networkx", flush=True)
+            continue
         t0 = time.time()
-        m = measure(scenario, args.cli)
+        m = measure(scenario, args.cli, loss_variant=case.get("loss_variant"))
         results.append({**case, "measured": m})
         print(f"{scenario['name']:48s} {m['peak_bytes']:>10d} {m['peak_phase']:14s} {time.time() - t0:5.1f} s",
               flush=True)

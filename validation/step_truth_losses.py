@@ -20,6 +20,20 @@ unshifted labels, and returns the mean loss over the predicted tokens.
   allocates a weight-sized temporary per chunk that no GPU run has).
   grad_input and grad_weight are what forward saves; backward only scales
   them. Labels as transformers' ForCausalLMLoss pads and shifts them.
+- vocab_parallel: Megatron-LM's vocab-parallel cross-entropy, on one tensor
+  rank (read at core_v0.15.0rc7-2333-gd98e8a64dd), op for op:
+  "unfused" is megatron/core/tensor_parallel/cross_entropy.py
+  (_VocabParallelCrossEntropy: its backward returns the fp32 gradient, which
+  autograd's engine casts to the logits' dtype), "fused" is
+  megatron/core/fusions/fused_cross_entropy.py (--cross-entropy-loss-fusion
+  with the default native implementation: the same steps, the gradient cast
+  to bf16 in its own backward). Its jit_fuser is torch.compile on PyTorch >=
+  2.2 (megatron/core/jit.py), which this PyTorch lacks: the steps run eager.
+  The all-reduces over one rank are no-ops and are left out. The logits come
+  from the LM head in the model's layout, the labels are the tokens as they
+  are (Megatron's data loader shifts them; same bytes), and the per-token
+  loss is summed and divided by the token count as pretrain_gpt.py's
+  loss_func does with --calculate-per-token-loss.
 """
 import torch
 import torch.nn.functional as F
@@ -103,7 +117,113 @@ def fused_linear_ce(lm_head, x, labels):
     return FusedLinearCrossEntropy.apply(x.view(-1, x.shape[-1]), lm_head.weight, shift_labels.view(-1))
 
 
-def head_loss(training):
+class _MegatronCrossEntropy:
+    """The helpers of VocabParallelCrossEntropy (cross_entropy.py), vocab
+    range [0, V) on one rank."""
+
+    @staticmethod
+    def logits_max(logits):
+        logits = logits.float()  # a copy unless already fp32
+        return logits, torch.max(logits, dim=-1)[0]
+
+    @staticmethod
+    def predicted_logits(logits, target, logits_max, start, end):
+        logits -= logits_max.unsqueeze(dim=-1)
+        target_mask = (target < start) | (target >= end)
+        masked_target = target.clone() - start
+        masked_target[target_mask] = 0
+        logits_2d = logits.view(-1, logits.size()[-1])
+        masked_target_1d = masked_target.view(-1)
+        arange_1d = torch.arange(start=0, end=logits_2d.size()[0])
+        predicted_1d = logits_2d[arange_1d, masked_target_1d]
+        predicted_1d = predicted_1d.clone().contiguous()
+        predicted = predicted_1d.view_as(target)
+        predicted[target_mask] = 0.0
+        exp_logits = logits
+        torch.exp(logits, out=exp_logits)
+        sum_exp_logits = exp_logits.sum(dim=-1)
+        return target_mask, masked_target_1d, predicted, sum_exp_logits, exp_logits
+
+    @staticmethod
+    def loss(exp_logits, predicted, sum_exp_logits):
+        loss = torch.log(sum_exp_logits) - predicted
+        exp_logits.div_(sum_exp_logits.unsqueeze(dim=-1))
+        return exp_logits, loss
+
+    @staticmethod
+    def gradients(softmax, target_mask, masked_target_1d, grad_output):
+        grad_input = softmax
+        grad_2d = grad_input.view(-1, softmax.size()[-1])
+        arange_1d = torch.arange(start=0, end=grad_2d.size()[0])
+        softmax_update = 1.0 - target_mask.view(-1).float()
+        grad_2d[arange_1d, masked_target_1d] -= softmax_update
+        grad_input.mul_(grad_output.unsqueeze(dim=-1))
+        return grad_input
+
+
+class VocabParallelCrossEntropy(torch.autograd.Function):
+    """cross_entropy.py's _VocabParallelCrossEntropy (no label smoothing)."""
+
+    @staticmethod
+    def forward(ctx, logits, target):
+        M = _MegatronCrossEntropy
+        logits, logits_max = M.logits_max(logits)
+        V = logits.size()[-1]
+        target_mask, masked_target_1d, predicted, sum_exp, exp_logits = M.predicted_logits(
+            logits, target, logits_max, 0, V)
+        exp_logits, loss = M.loss(exp_logits, predicted, sum_exp)
+        ctx.save_for_backward(exp_logits, target_mask, masked_target_1d)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        softmax, target_mask, masked_target_1d = ctx.saved_tensors
+        return _MegatronCrossEntropy.gradients(softmax, target_mask, masked_target_1d, grad_output), None
+
+
+class FusedVocabParallelCrossEntropy(torch.autograd.Function):
+    """fused_cross_entropy.py's _VocabParallelCrossEntropy: predicted logits
+    and the sum of exponentials concatenated for one all-reduce, the
+    gradient cast to bf16 inside backward."""
+
+    @staticmethod
+    def forward(ctx, logits, target):
+        M = _MegatronCrossEntropy
+        logits, logits_max = M.logits_max(logits)
+        V = logits.size()[-1]
+        target_mask, masked_target_1d, predicted, sum_exp, exp_logits = M.predicted_logits(
+            logits, target, logits_max, 0, V)
+        predicted_sum_exp = torch.cat((predicted, sum_exp))
+        split = predicted_sum_exp.size()[0] // 2
+        predicted, sum_exp = torch.split(predicted_sum_exp, split)
+        exp_logits, loss = M.loss(exp_logits, predicted, sum_exp)
+        ctx.save_for_backward(exp_logits, target_mask, masked_target_1d)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        softmax, target_mask, masked_target_1d = ctx.saved_tensors
+        grad_input = _MegatronCrossEntropy.gradients(softmax, target_mask, masked_target_1d, grad_output)
+        return grad_input.to(torch.bfloat16), None
+
+
+def vocab_parallel_ce(lm_head, x, labels, fused):
+    # Megatron's tensors are [s, b, ...] and compute_language_model_loss
+    # copies the labels into that layout (labels.transpose(0, 1).contiguous())
+    # and the loss back ([s b] => [b s]); here the model's layout is [b, s],
+    # so the two copies are clones of the same bytes.
+    logits = lm_head(x)
+    target = labels.clone()
+    fn = FusedVocabParallelCrossEntropy if fused else VocabParallelCrossEntropy
+    loss = fn.apply(logits, target)
+    del logits, target
+    loss = loss.clone()
+    losses = loss.view(-1).float()
+    loss_mask = torch.ones_like(losses)
+    return torch.sum(losses * loss_mask) / loss_mask.sum()
+
+
+def head_loss(training, variant=None):
     """The callable CausalLM uses for training.loss, or None for its own
     ForCausalLMLoss."""
     loss = training["loss"]
@@ -118,5 +238,12 @@ def head_loss(training):
         def run(lm_head, x, labels):
             with record_function(RANGE):
                 return fused_linear_ce(lm_head, x, labels)
+        return run
+    if loss == "vocab_parallel":
+        if variant not in (None, "fused", "unfused"):
+            raise ValueError(f"loss_variant: {variant!r} (fused or unfused)")
+        def run(lm_head, x, labels):
+            with record_function(RANGE):
+                return vocab_parallel_ce(lm_head, x, labels, variant != "unfused")
         return run
     raise ValueError(f"training.loss: {loss!r} is not run by step_truth.py")

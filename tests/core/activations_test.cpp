@@ -119,9 +119,12 @@ TEST(KorthikantiTable2, PaperSection4Point1Breakdown) {
 TEST(KorthikantiSection4Point3, OutputLayerAndEmbeddingDropout) {
     // Output layer: 4sbh/t (LayerNorm and projection inputs) + 4sbv/t
     // (fp32 cross-entropy); the embedding keeps its dropout mask, sbh/t.
+    // The paper leaves out what the cross-entropy saves beside its softmax:
+    // Megatron's cross_entropy.py `ctx.save_for_backward(exp_logits,
+    // target_mask, masked_target_1d)`, a bool and an int64 per token (9sb).
     const double v = 51200;
     const EndActivations e = endActivations(gpt3_175b(), megatronTraining(), tensorParallel(8, true));
-    EXPECT_EQ(e.final_norm_saved + e.logits_saved, static_cast<int64_t>(4 * sbh / t * (1 + v / h)));
+    EXPECT_EQ(e.final_norm_saved + e.logits_saved, static_cast<int64_t>(4 * sbh / t * (1 + v / h) + 9 * s * b));
     EXPECT_EQ(e.embedding_saved, static_cast<int64_t>(sbh / t));
 }
 

@@ -78,11 +78,14 @@ TEST(QloraBackend, OlderBitsandbytesKeepsTheInputsNoAdapterSaves) {
     const StepAccount all_now = with({"training.lora_targets=all-linear"});
     const StepAccount all_legacy = with({"training.lora_targets=all-linear", "training.qlora_backend=bnb-legacy"});
     EXPECT_EQ(all_legacy.forward[Component::Activations], all_now.forward[Component::Activations]);
-    // Full checkpointing: only the block being recomputed keeps them.
+    // Full checkpointing: only the block being recomputed keeps them, and at
+    // its backward's worst down_proj's 14336-wide input is already freed
+    // (its backward runs first; measured: validation/qlora_legacy_truth.py).
     const StepAccount full = with({"training.activation_checkpointing=full"});
     const StepAccount full_legacy = with({"training.activation_checkpointing=full", "training.qlora_backend=bnb-legacy"});
     EXPECT_EQ(full_legacy.forward[Component::Activations], full.forward[Component::Activations]);
-    EXPECT_EQ(full_legacy.backward_end[Component::Activations] - full.backward_end[Component::Activations], per_block);
+    EXPECT_EQ(full_legacy.backward_end[Component::Activations] - full.backward_end[Component::Activations],
+              4096 * 2048LL * 2);
 }
 
 TEST(QloraBackend, RefusedWhereItMeansNothing) {
@@ -93,13 +96,17 @@ TEST(QloraBackend, RefusedWhereItMeansNothing) {
     ASSERT_FALSE(v.ok());
     EXPECT_EQ(v.error().field, "training.qlora_backend");
     EXPECT_NE(v.error().message.find("training.finetuning"), std::string::npos) << v.error().message;
-    ASSERT_TRUE(applySettings(*s, {"training.finetuning=qlora", "training.precision=amp-bf16",
-                                   "training.qlora_backend=bnb-legacy", "training.activation_checkpointing=selective"})
+    // bnb-legacy's kept inputs are modelled for dense blocks: a mixture of
+    // experts is refused, naming the backend and what is allowed.
+    Expected<Scenario> moe = loadPreset("mixtral-8x7b");
+    ASSERT_TRUE(moe.ok());
+    ASSERT_TRUE(applySettings(*moe, {"training.finetuning=qlora", "training.precision=amp-bf16",
+                                     "training.qlora_backend=bnb-legacy"})
                     .ok());
-    v = validate(*s);
+    v = validate(*moe);
     ASSERT_FALSE(v.ok());
     EXPECT_EQ(v.error().field, "training.qlora_backend");
-    EXPECT_NE(v.error().message.find("activation_checkpointing"), std::string::npos) << v.error().message;
+    EXPECT_NE(v.error().message.find("mixture-of-experts"), std::string::npos) << v.error().message;
 }
 
 TEST(PagedOptimizer, TheStatesOfLargeTensorsLeaveTheAllocatorForTheDeviceTotal) {

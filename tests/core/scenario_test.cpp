@@ -58,8 +58,8 @@ TEST(ScenarioNames, EnumSpellingsAreTheDocumentedOnes) {
     EXPECT_EQ(allowedNames<OptimizerImpl>(), "foreach, fused, for-loop");
     EXPECT_EQ(allowedNames<Checkpointing>(), "none, selective, full, every-k, op, megatron-block, torchtitan-layer, megatron-uniform");
     EXPECT_EQ(allowedNames<AttentionImpl>(), "flash, eager");
-    EXPECT_EQ(allowedNames<KernelProfile>(), "eager, fused, megatron");
-    EXPECT_EQ(allowedNames<LossImpl>(), "standard, chunked, chunked_output, fused_linear");
+    EXPECT_EQ(allowedNames<KernelProfile>(), "eager, fused, megatron, compile");
+    EXPECT_EQ(allowedNames<LossImpl>(), "standard, chunked, chunked_output, fused_linear, vocab_parallel");
     EXPECT_EQ(allowedNames<Finetuning>(), "full, lora, qlora");
     EXPECT_EQ(allowedNames<PipelineSchedule>(), "1f1b, interleaved-1f1b, gpipe");
     EXPECT_EQ(allowedNames<DType>(), "fp32, bf16, fp16, fp8, int8, nf4");

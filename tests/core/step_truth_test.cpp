@@ -96,7 +96,7 @@ TEST(StepGroundTruth, FileCoversTheGrid) {
                                                     "selective", "torchtitan-layer"}));
     EXPECT_EQ(finetuning, (std::set<std::string>{"full", "lora"}));
     EXPECT_EQ(attention, (std::set<std::string>{"eager", "flash"}));
-    EXPECT_EQ(losses, (std::set<std::string>{"chunked_output", "fused_linear", "standard"}));
+    EXPECT_EQ(losses, (std::set<std::string>{"chunked_output", "fused_linear", "standard", "vocab_parallel"}));
     EXPECT_GE(families.size(), 4u);
     EXPECT_GE(accumulation, 2);
     EXPECT_GE(step_in_backward, 2);
