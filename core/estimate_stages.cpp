@@ -19,7 +19,7 @@ bool stageOnlyWithinFirst(const StageFacts& first, const StageFacts& f) {
            f.resident_bytes <= first.resident_bytes && g <= g0 &&
            g - f.late_gradient_bytes <= g0 - first.late_gradient_bytes && f.fp8_copies <= first.fp8_copies &&
            f.step_transient_bytes <= first.step_transient_bytes && f.autocast_copies <= first.autocast_copies &&
-           f.lasting_copies <= first.lasting_copies && f.gathered <= first.gathered && f.scatter <= first.scatter &&
+           f.lasting_copies <= first.lasting_copies && f.gathered <= first.gathered && f.scatter <= first.scatter && f.ends.atMost(first.ends) &&
            f.states.host_bytes <= first.states.host_bytes;
 }
 

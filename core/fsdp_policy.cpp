@@ -27,6 +27,7 @@
 //    8B_full.yaml: tok_embeddings, output) as units of their own.
 #include "core/fsdp_policy.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -164,25 +165,40 @@ double fsdpGatheredAtBackwardEnd(const ParallelConfig& par, const FsdpStageBytes
     return b.units;
 }
 
-void applyFsdpPolicy(const ParallelConfig& par, const FsdpStageBytes& b, StepAccount& acc) {
+void applyFsdpPolicy(const ParallelConfig& par, const FsdpStageBytes& b, int64_t units_bytes,
+                     const EndsGradients& ends_gradient, StepAccount& acc) {
     const double kept = fsdpKeptAfterForward(par, b);
     const double end = fsdpGatheredAtBackwardEnd(par, b);
     const bool defer = fsdpDefersGradients(par, b);
     if (kept == b.units && end == b.units && !defer) return;  // today's per-unit account
     const int64_t kept_bytes = bytesOfDouble(kept), end_bytes = bytesOfDouble(end);
+    // A whole stage unsharded (S) holds the ends already; beside the units
+    // (and the int form's 1/n copies) the moment keeps the ends' own terms.
+    const bool kept_whole = !par.reshard_after_forward, end_whole = defer;
+    auto gathered = [&](MemoryBreakdown& m, int64_t value, bool whole) {
+        const int64_t ends_here = std::max<int64_t>(0, m[Component::GatheredWeights] - units_bytes);
+        m[Component::GatheredWeights] = whole ? value : value + ends_here;
+    };
     for (MemoryBreakdown* m : {&acc.forward, &acc.loss, &acc.backward_head, &acc.backward_start})
-        (*m)[Component::GatheredWeights] = kept_bytes;
-    if (acc.backward_recompute_layer >= 0) acc.backward_recompute[Component::GatheredWeights] = kept_bytes;
-    acc.backward_end[Component::GatheredWeights] = end_bytes;
-    if (acc.backward_next.total() > 0) acc.backward_next[Component::GatheredWeights] = end_bytes;
+        gathered(*m, kept_bytes, kept_whole);
+    if (acc.backward_recompute_layer >= 0) gathered(acc.backward_recompute, kept_bytes, kept_whole);
+    gathered(acc.backward_end, end_bytes, end_whole);
+    if (acc.backward_next.total() > 0) gathered(acc.backward_next, end_bytes, end_whole);
     if (!defer || b.stage_gradients <= 0) return;
     // Wherever the account holds the (sharded) gradients during the step,
     // the rank holds the unsharded ones instead, accumulated in the reduce
     // dtype; the sharded ones exist from the last reduce-scatter (the step).
+    // They include the head's, so its own unsharded gradient goes.
     const int64_t unsharded = bytesOfDouble(b.stage_gradients);
-    for (MemoryBreakdown* m : {&acc.forward, &acc.loss, &acc.backward_head, &acc.backward_start,
-                               &acc.backward_recompute, &acc.backward_end, &acc.backward_next})
-        if ((*m)[Component::Gradients] > 0) (*m)[Component::Gradients] = unsharded;
+    const std::pair<MemoryBreakdown*, int64_t> moments[] = {
+        {&acc.forward, 0}, {&acc.loss, 0}, {&acc.backward_head, ends_gradient.head_backward},
+        {&acc.backward_start, ends_gradient.backward_start}, {&acc.backward_recompute, ends_gradient.backward_start},
+        {&acc.backward_end, ends_gradient.backward_end}, {&acc.backward_next, ends_gradient.backward_next}};
+    for (const auto& [m, head] : moments)
+        if ((*m)[Component::Gradients] > 0) {
+            (*m)[Component::Gradients] = unsharded;
+            (*m)[Component::CommBuffers] -= std::min(head, (*m)[Component::CommBuffers]);
+        }
 }
 
 Status validateFsdpPolicy(const Scenario& s) {

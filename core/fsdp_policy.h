@@ -67,8 +67,15 @@ bool fsdpKeepsUnshardedGradients(const Scenario& scenario, int64_t microbatches)
 
 // Rewrites the account's gathered weights and gradients by the policy; the
 // account was built with today's per-unit FSDP (true, every micro-batch),
-// which this leaves unchanged.
-void applyFsdpPolicy(const ParallelConfig& par, const FsdpStageBytes& b, StepAccount& acc);
+// which this leaves unchanged, with the ends' terms (fsdpEndsTerms) beside
+// `units_bytes` (the units, rounded) in its gathered weights and their
+// gradient in its communication buffers (`ends_gradient`, per moment as
+// StepAccount names them: head backward, backward start, backward end, next).
+struct EndsGradients {
+    int64_t head_backward = 0, backward_start = 0, backward_end = 0, backward_next = 0;
+};
+void applyFsdpPolicy(const ParallelConfig& par, const FsdpStageBytes& b, int64_t units_bytes,
+                     const EndsGradients& ends_gradient, StepAccount& acc);
 
 // The model's ends on one rank of a stage under ZeRO-3 (parallelism.fsdp_ends),
 // unsharded, in the compute dtype (MixedPrecisionPolicy.param_dtype): what

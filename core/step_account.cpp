@@ -63,6 +63,16 @@ inline void resetAccount(StepAccount& a) {
 }
 
 void applyStepInBackward(const Scenario& s, const PreparedScenario& prep, StepAccount& acc);
+
+// The ends' unsharded gradient at the backward moments, as momentBreakdown
+// counts it (StageFacts::ends; the next chunk as gatheredEndsAt takes it).
+EndsGradients endsGradients(const Scenario& s, const StageFacts& f) {
+    const StageFacts::GatheredEnds& e = f.ends;
+    const bool whole_chunks =
+        s.parallelism.schedule != PipelineSchedule::Interleaved1F1B || s.parallelism.virtual_stages == 1;
+    return {e.gradient_head_backward, e.gradient_backward_start, e.gradient_backward_end,
+            f.stage.has_lm_head && whole_chunks ? e.gradient_head_backward : e.gradient_backward_end};
+}
 }  // namespace
 
 int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive) {
@@ -125,7 +135,8 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     if (t.backward_next) momentBreakdown(facts, t, kBackwardNext, acc.backward_next);
 
     if (par.zero_stage >= 3 || par.offload_parameters)
-        applyFsdpPolicy(par, fsdpStageBytes(s, facts.params, prep.plan, facts.gathered_units, microbatches), acc);
+        applyFsdpPolicy(par, fsdpStageBytes(s, facts.params, prep.plan, facts.gathered_units, microbatches),
+                        facts.gathered, endsGradients(s, facts), acc);
     applyQloraKeptInputs(s, blocks.qlora_kept_inputs, acc);
     if (t.step_in_backward) applyStepInBackward(s, prep, acc);
     momentBreakdown(facts, t, kStep, acc.step);

@@ -81,6 +81,19 @@ struct StageFacts {
     double gathered_units = 0;           // ZeRO-3 / FSDP: the gathered units before rounding
     int64_t gathered = 0;                // ... rounded
     int64_t scatter = 0;                 // one unit's unsharded gradient before reduce-scatter
+    // ZeRO-3 / FSDP: what the model's ends add (parallelism.fsdp_ends,
+    // fsdpEndsTerms in core/fsdp_policy.h, rounded): gathered weights, and
+    // their unsharded gradient in the communication buffers.
+    struct GatheredEnds {
+        int64_t forward = 0, loss = 0, head_backward = 0, backward_start = 0, backward_end = 0;
+        int64_t gradient_head_backward = 0, gradient_backward_start = 0, gradient_backward_end = 0;
+        bool atMost(const GatheredEnds& o) const {
+            return forward <= o.forward && loss <= o.loss && head_backward <= o.head_backward &&
+                   backward_start <= o.backward_start && backward_end <= o.backward_end &&
+                   gradient_head_backward <= o.gradient_head_backward &&
+                   gradient_backward_start <= o.gradient_backward_start && gradient_backward_end <= o.gradient_backward_end;
+        }
+    } ends;
     int64_t head_gradient_bytes = 0;     // the LM head's weight gradient (StepAccount::head_gradients when it applies)
     int64_t late_gradient_bytes = 0;     // StepAccount::late_gradients when it applies
     // planStages: a later stage with the blocks of the plan's first stage

@@ -7,6 +7,7 @@
 #include "core/batch.h"
 #include "core/optimizer_state.h"
 #include "core/qlora_backend.h"
+#include "core/fsdp_policy.h"
 #include "core/step_account.h"
 #include "core/step_moments.h"
 
@@ -101,6 +102,12 @@ void stageTerms(const Scenario& s, const PreparedScenario& prep, StageFacts& f) 
                                         : static_cast<double>(sp.largest_block) * bytesOf(plan.activations));
         f.gathered = roundBytes(f.gathered_units);
         if (full_ft) f.scatter = roundBytes(static_cast<double>(sp.largest_block) * bytesOf(plan.gradients));
+        // The model's ends, beside the blocks' units (core/fsdp_policy.h).
+        const FsdpEndsTerms e = fsdpEndsTerms(par, fsdpEndsBytes(s, lay, st, plan));
+        f.ends = {roundBytes(e.forward),        roundBytes(e.loss),
+                  roundBytes(e.head_backward),  roundBytes(e.backward_start),
+                  roundBytes(e.backward_end),   roundBytes(e.gradient_head_backward),
+                  roundBytes(e.gradient_backward_start), roundBytes(e.gradient_backward_end)};
     }
     // Weight copies. AMP: the 16-bit casts matmuls save for backward (none
     // under ZeRO-3, which gathers 16-bit units already), one set per
@@ -160,8 +167,10 @@ StageFacts stageFacts(const Scenario& s, const PreparedScenario& prep, int64_t s
     stageTerms(s, prep, f);
     for (int64_t b : f.resident.bytes) f.stage_bits |= static_cast<uint64_t>(b);
     const int64_t gradients = f.states.gpu.gradients;
+    const StageFacts::GatheredEnds& e = f.ends;
     for (int64_t b : {gradients, f.late_gradient_bytes, f.head_gradient_bytes, f.gathered, f.scatter, f.fp8_copies,
-                      f.step_transient_bytes})
+                      f.step_transient_bytes, e.forward, e.loss, e.head_backward, e.backward_start, e.backward_end,
+                      e.gradient_head_backward, e.gradient_backward_start, e.gradient_backward_end})
         f.stage_bits |= static_cast<uint64_t>(b);
     return f;
 }

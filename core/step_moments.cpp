@@ -230,6 +230,32 @@ void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutAc
                             : t.ends_backward_end;
 }
 
+namespace {
+
+// What the model's ends add under ZeRO-3 at moment m (StageFacts::ends):
+// gathered weights, and their unsharded gradient. The next backward chunk is
+// the next micro-batch's head backward with whole-stage chunks on the last
+// stage, else like the backward's end.
+struct EndsAt {
+    int64_t gathered = 0, gradient = 0;
+};
+EndsAt gatheredEndsAt(const StageFacts& f, const MomentTerms& t, int m) {
+    const StageFacts::GatheredEnds& e = f.ends;
+    switch (m) {
+        case kForward: return {e.forward, 0};
+        case kLoss: return {e.loss, 0};
+        case kBackwardHead: return {e.head_backward, e.gradient_head_backward};
+        case kBackwardStart: return {e.backward_start, e.gradient_backward_start};
+        case kBackwardEnd: return {e.backward_end, e.gradient_backward_end};
+        case kBackwardNext:
+            if (t.stage.has_lm_head && t.chunks == 1.0) return {e.head_backward, e.gradient_head_backward};
+            return {e.backward_end, e.gradient_backward_end};
+        default: return {};
+    }
+}
+
+}  // namespace
+
 MemoryBreakdown momentBreakdown(const StageFacts& f, const MomentTerms& t, int m) {
     MemoryBreakdown b;
     momentBreakdown(f, t, m, b);
@@ -241,6 +267,7 @@ void momentBreakdown(const StageFacts& f, const MomentTerms& t, int m, MemoryBre
     // workspace and comm buffers only (stageResident): the other components
     // are set here, comm buffers added to.
     b = f.resident;
+    const EndsAt ends = gatheredEndsAt(f, t, m);
     switch (m) {
         case kForward:
         case kLoss:
@@ -248,7 +275,8 @@ void momentBreakdown(const StageFacts& f, const MomentTerms& t, int m, MemoryBre
         case kBackwardStart:
             b[Component::Gradients] = t.gradients_forward;
             b[Component::WeightCopies] = t.weight_copies;
-            b[Component::GatheredWeights] = f.gathered;
+            b[Component::GatheredWeights] = f.gathered + ends.gathered;
+            b[Component::CommBuffers] += ends.gradient;
             b[Component::Activations] = t.activations_forward;
             if (m != kLoss) b[Component::CommBuffers] += t.all_to_all;  // not while the loss runs
             if (m == kForward) b[Component::LogitsLoss] = t.ends_forward;
@@ -271,8 +299,8 @@ void momentBreakdown(const StageFacts& f, const MomentTerms& t, int m, MemoryBre
                 return;
             }
             b[Component::Gradients] = f.states.gpu.gradients - t.late_gradients;
-            b[Component::GatheredWeights] = f.gathered;
-            b[Component::CommBuffers] += f.scatter + t.all_to_all;
+            b[Component::GatheredWeights] = f.gathered + ends.gathered;
+            b[Component::CommBuffers] += f.scatter + t.all_to_all + ends.gradient;
             b[Component::WeightCopies] = t.weight_copies_end;
             b[Component::Activations] = t.activations_backward_end;
             b[Component::LogitsLoss] = m == kBackwardEnd ? t.ends_backward_end : t.ends_backward_next;
@@ -291,7 +319,7 @@ bool momentTotals(const StageFacts& f, const MomentTerms& t, int64_t (&totals)[k
     const int64_t gradients = f.states.gpu.gradients;
     const int64_t gradients_end = gradients - t.late_gradients;
     const int64_t transient = t.optimizer_offloaded ? 0 : f.step_transient_bytes;
-    // Every term in [0, 2^56): a component is a sum of at most three terms
+    // Every term in [0, 2^56): a component is a sum of at most four terms
     // and a moment of eleven components, so nothing reaches 2^62 and the
     // plain sums are momentBreakdown's saturated totals (and no component of
     // a moment is negative or too large, the estimate's too_large check).
@@ -309,16 +337,22 @@ bool momentTotals(const StageFacts& f, const MomentTerms& t, int64_t (&totals)[k
     if ((bits >> 56) != 0) return false;
     // The moments as momentBreakdown makes them, summed.
     const int64_t held = f.resident_bytes + t.gradients_forward + t.weight_copies + f.gathered;
-    totals[kForward] = held + t.all_to_all + t.activations_forward + t.ends_forward;
-    totals[kLoss] = held + t.activations_forward + t.ends_loss;
-    totals[kBackwardHead] = held + t.all_to_all + f.scatter + t.activations_forward + t.ends_head_backward;
+    // The ends under ZeRO-3 (StageFacts::ends; in stage_bits): gathered + gradient.
+    auto ends = [&](int m) {
+        const EndsAt e = gatheredEndsAt(f, t, m);
+        return e.gathered + e.gradient;
+    };
+    totals[kForward] = held + t.all_to_all + t.activations_forward + t.ends_forward + ends(kForward);
+    totals[kLoss] = held + t.activations_forward + t.ends_loss + ends(kLoss);
+    totals[kBackwardHead] =
+        held + t.all_to_all + f.scatter + t.activations_forward + t.ends_head_backward + ends(kBackwardHead);
     totals[kBackwardStart] = held + t.head_gradients + t.all_to_all + f.scatter + t.activations_backward_start +
-                             t.ends_backward_start;
+                             t.ends_backward_start + ends(kBackwardStart);
     totals[kBackwardRecompute] = 0;
     const int64_t end = f.resident_bytes + gradients_end + f.gathered + f.scatter + t.all_to_all + t.weight_copies_end +
                         t.activations_backward_end;
-    totals[kBackwardEnd] = end + t.ends_backward_end;
-    totals[kBackwardNext] = t.backward_next ? end + t.ends_backward_next : 0;
+    totals[kBackwardEnd] = end + t.ends_backward_end + ends(kBackwardEnd);
+    totals[kBackwardNext] = t.backward_next ? end + t.ends_backward_next + ends(kBackwardNext) : 0;
     totals[kStep] = t.step_in_backward ? f.resident_bytes : f.resident_bytes + gradients + f.fp8_copies + transient;
     return true;
 }

@@ -24,6 +24,9 @@ namespace {
 constexpr int64_t kTotal = 8'030'261'248;
 constexpr int64_t kBlock = 218'112'000;
 constexpr int64_t kEmbedding = 128'256LL * 4'096;
+// The ends in the root unit (parallelism.fsdp_ends = root, the default):
+// embedding, head and final norm gathered in bf16 through forward and backward.
+constexpr int64_t kRootEnds = (2 * kEmbedding + 4'096) * 2;
 
 Scenario llama8b(const std::vector<std::string>& settings) {
     Expected<Scenario> s = loadPreset("llama-3.1-8b");
@@ -46,10 +49,17 @@ TEST(FsdpPolicy, TheCountsTheseTestsStandOn) {
 }
 
 TEST(FsdpPolicy, ReshardAfterForwardTrueGathersTheComputingAndThePrefetchedBlockInBf16) {
-    // PyTorch's default: today's account, one block computing and one prefetched.
+    // PyTorch's default: one block computing and one prefetched, beside the
+    // ends in the root unit.
     const StepAccount a = account(llama8b({"parallelism.data=8"}));
     for (const MemoryBreakdown* m : {&a.forward, &a.backward_start, &a.backward_end})
-        EXPECT_EQ((*m)[Component::GatheredWeights], 2 * kBlock * 2);
+        EXPECT_EQ((*m)[Component::GatheredWeights], 2 * kBlock * 2 + kRootEnds);
+    // With the ends in units of their own (torchtune's custom_sharded_layers)
+    // the blocks' units alone, but for the embedding prefetched for its backward.
+    const StepAccount own = account(llama8b({"parallelism.data=8", "parallelism.fsdp_ends=own-units"}));
+    EXPECT_EQ(own.forward[Component::GatheredWeights], 2 * kBlock * 2);
+    EXPECT_EQ(own.backward_start[Component::GatheredWeights], 2 * kBlock * 2);
+    EXPECT_EQ(own.backward_end[Component::GatheredWeights], 2 * kBlock * 2 + kEmbedding * 2);
 }
 
 TEST(FsdpPolicy, ReshardAfterForwardFalseKeepsTheWholeModelUnshardedUntilItsBackward) {
@@ -57,15 +67,16 @@ TEST(FsdpPolicy, ReshardAfterForwardFalseKeepsTheWholeModelUnshardedUntilItsBack
     for (const MemoryBreakdown* m : {&a.forward, &a.loss, &a.backward_head, &a.backward_start})
         EXPECT_EQ((*m)[Component::GatheredWeights], kTotal * 2);
     // Backward reshards each block after its own backward: at the first
-    // block only it and its prefetch are left.
-    EXPECT_EQ(a.backward_end[Component::GatheredWeights], 2 * kBlock * 2);
+    // block only it and its prefetch are left, and the root's ends.
+    EXPECT_EQ(a.backward_end[Component::GatheredWeights], 2 * kBlock * 2 + kRootEnds);
 }
 
 TEST(FsdpPolicy, AnIntegerKeepsAOneNthCopyOfEveryBlock) {
     // 64 ranks shard, 8 keep the post-forward shards (ZeRO++ hpZ intra-node).
     const StepAccount a = account(llama8b({"parallelism.data=64", "parallelism.reshard_after_forward_ranks=8"}));
-    EXPECT_EQ(a.forward[Component::GatheredWeights], 2 * kBlock * 2 + kTotal * 2 / 8);
-    EXPECT_EQ(a.backward_end[Component::GatheredWeights], 2 * kBlock * 2);
+    // (The root's ends beside them, whole: the root is not resharded.)
+    EXPECT_EQ(a.forward[Component::GatheredWeights], 2 * kBlock * 2 + kTotal * 2 / 8 + kRootEnds);
+    EXPECT_EQ(a.backward_end[Component::GatheredWeights], 2 * kBlock * 2 + kRootEnds);
 }
 
 TEST(FsdpPolicy, InsidePipelineStagesEachStageHoldsItsUnshardedParametersAndFp32Gradients) {

@@ -51,8 +51,9 @@ TEST(QloraBackend, ZeroThreeGathersThePackedBaseNotTwoBytesAWeight) {
     // down 14336x4096 (packed), and its two 4096 norms in bf16.
     const int64_t block = 2 * bnbBytes(4096LL * 4096) + 2 * bnbBytes(1024LL * 4096) + 3 * bnbBytes(14336LL * 4096) +
                           2 * 4096 * 2;
+    // (The ends in units of their own, not gathered at the forward's end.)
     const Scenario s = llama8b({"training.finetuning=qlora", "training.precision=amp-bf16", "parallelism.data=2",
-                                "parallelism.zero_stage=3"});
+                                "parallelism.zero_stage=3", "parallelism.fsdp_ends=own-units"});
     const StepAccount a = accountStep(s, stepInputs(s), 0);
     EXPECT_EQ(a.forward[Component::GatheredWeights], 2 * block);  // computing + prefetched
     EXPECT_LT(a.forward[Component::GatheredWeights], 2 * 218'112'000LL * 2 * 27 / 100);
