@@ -99,6 +99,13 @@ TEST(FsdpPolicy, InsidePipelineStagesEachStageHoldsItsUnshardedParametersAndFp32
                                                "parallelism.microbatches=8"}),
                                       0);
     EXPECT_EQ(every.backward_end[Component::Gradients], stage_params * 4 / 2);
+    // The last stage's unsharded gradients include the head's: its own
+    // unsharded gradient (the root's, in the communication buffers) is not
+    // counted again at the head's backward, only the block's before its
+    // reduce-scatter (in fp32).
+    const StepAccount last = account(s, 3);
+    EXPECT_EQ(last.backward_head[Component::Gradients], (8 * kBlock + kEmbedding + 4'096) * 4);
+    EXPECT_EQ(last.backward_head[Component::CommBuffers], last.forward[Component::CommBuffers] + kBlock * 4);
 }
 
 TEST(FsdpPolicy, TheStepTimelinePeaksAtTheEstimateUnderEveryPolicy) {
