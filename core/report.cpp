@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/fsdp_policy.h"
 #include "core/optimizer_state.h"
 #include "core/stage_parameters.h"
 
@@ -208,12 +209,16 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
                      : "= " + formatBytes(bytes, u)};
             break;
         case Component::GatheredWeights: {
-            const int64_t units = 1 + s.hardware.overheads.fsdp_prefetch_units;
-            const double per_unit = static_cast<double>(bytes) / static_cast<double>(units) / bytesOf(plan.activations);
-            x = {"", "ZeRO-3/FSDP: the unit computing + " + std::to_string(s.hardware.overheads.fsdp_prefetch_units) +
-                         " prefetched, all-gathered in " + dtypeText(plan.activations),
-                 std::to_string(units) + " blocks × " + formatCount(std::llround(per_unit)) + " × " +
-                     bytesEach(plan.activations) + " = " + formatBytes(bytes, u)};
+            // The blocks' units and, beside them, the model's ends as
+            // parallelism.fsdp_ends holds them at this moment (or a whole
+            // stage unsharded: reshard_after_forward = false, deferred sync):
+            // the total is the account's, not units x one block.
+            const int64_t prefetched = s.hardware.overheads.fsdp_prefetch_units;
+            x = {"", "ZeRO-3/FSDP: the unit computing + " + std::to_string(prefetched) +
+                         " prefetched, all-gathered in " + dtypeText(plan.activations) +
+                         ", with the embedding and LM head where parallelism.fsdp_ends = " +
+                         std::string(enumName(s.parallelism.fsdp_ends)) + " keeps them",
+                 "= " + formatBytes(bytes, u)};
             break;
         }
         case Component::CommBuffers: {
@@ -222,7 +227,8 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
             if (p.data * p.context > 1 && p.zero_stage == 0 && !s.hardware.overheads.ddp_gradient_as_bucket_view)
                 what = "DDP's gradient buckets: a second copy of the gradients (gradient_as_bucket_view off)";
             else if (p.zero_stage >= 3)
-                what = "one block's unsharded gradient before reduce-scatter + one reduce bucket";
+                what = "one block's unsharded gradient before reduce-scatter + one reduce bucket (+ the LM head's "
+                       "unsharded gradient where parallelism.fsdp_ends keeps it)";
             else if (p.data * p.context > 1)
                 what = "one gradient reduce bucket in flight";
             if (p.expert > 1) what += std::string(what.empty() ? "" : "; ") + "all-to-all dispatch and combine buffers";

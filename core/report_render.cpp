@@ -181,7 +181,7 @@ std::string estimateToTable(const Scenario& s, const Estimate& e, Units units) {
     out += renderPlain(componentTable(s, e, units));
     out += "\nResult:     " + fitText(e, units) + "\n";
     if (e.host_bytes > 0) out += "Host:       " + formatBytes(e.host_bytes, units) + " per GPU rank (offload)\n";
-    out += "Example:    " + workedExample(s, e) + "\n";
+    out += "Example:    " + workedExample(s, e, units) + "\n";  // in the table's units
     for (const auto& w : reportWarnings(s, e)) out += "Warning:    " + w + "\n";
     return out;
 }
@@ -196,7 +196,7 @@ std::string estimateToMarkdown(const Scenario& s, const Estimate& e, Units units
     out += "- Peak: " + peakText(e) + "\n";
     out += "- Result: **" + fitText(e, units) + "**\n\n";
     out += renderMarkdown(componentTable(s, e, units));
-    out += "\n" + workedExample(s, e) + "\n";
+    out += "\n" + workedExample(s, e, units) + "\n";
     for (const auto& w : reportWarnings(s, e)) out += "\n> Warning: " + w + "\n";
     return out;
 }

@@ -116,6 +116,14 @@ TEST(CliEstimate, ModelConfigScenarioFileAndOtherFormats) {
     ASSERT_EQ(markdown.status, 0) << markdown.err;
     EXPECT_NE(markdown.out.find("| Component |"), std::string::npos);
     EXPECT_NE(markdown.out.find(" GB |"), std::string::npos);
+    // The worked example speaks the table's units (it was GB under a GiB table).
+    const CliRun table = run({"estimate", "--preset", "llama3.1-8b-fsdp-8xh100"});
+    ASSERT_EQ(table.status, 0) << table.err;
+    const size_t example = table.out.find("Example:");
+    ASSERT_NE(example, std::string::npos);
+    const std::string line = table.out.substr(example, table.out.find('\n', example) - example);
+    EXPECT_NE(line.find("119.7 GiB"), std::string::npos) << line;  // 8.03B x 16 B = 128.5 GB = 119.7 GiB
+    EXPECT_EQ(line.find(" GB "), std::string::npos) << line;
 }
 
 TEST(CliEstimate, EveryScenarioPresetEstimates) {
