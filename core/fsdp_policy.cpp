@@ -88,12 +88,6 @@ FsdpEndsBytes fsdpEndsBytes(const Scenario& s, const ParameterLayout& lay, const
 FsdpEndsTerms fsdpEndsTerms(const ParallelConfig& par, const FsdpEndsBytes& b) {
     FsdpEndsTerms t;
     const double both = b.embedding + b.head;
-    auto wholeStep = [&] {
-        // Gathered from the unit's first forward to its post-backward after
-        // the whole backward; the head's gradient from the head's backward on.
-        t.forward = t.loss = t.head_backward = t.backward_start = t.backward_end = both;
-        t.gradient_head_backward = t.gradient_backward_start = t.gradient_backward_end = b.head_gradient;
-    };
     if (par.fsdp_ends == FsdpEnds::Root || (par.fsdp_ends == FsdpEnds::OwnUnitsHeadKept && b.one_unit)) {
         // The root, or torchtitan's one unit of tied ends: gathered from the
         // unit's first forward to its post-backward after the whole

@@ -33,9 +33,12 @@ TEST(CliOptimizers, ListsEachOptimizerWithTheImplementationsItHas) {
     const json list = json::parse(r.out);
     ASSERT_EQ(list.size(), 10u);
     for (const json& o : list) {
-        if (o.at("key") == "lion")  // lion-pytorch and the harness have no fused kernel
+        if (o.at("key") == "lion") {  // lion-pytorch and the harness have no fused kernel
             EXPECT_EQ(o.at("implementations"), (json{"foreach", "for-loop"}));
-        if (o.at("key") == "adamw") EXPECT_EQ(o.at("implementations"), (json{"foreach", "fused", "for-loop"}));
+        }
+        if (o.at("key") == "adamw") {
+            EXPECT_EQ(o.at("implementations"), (json{"foreach", "fused", "for-loop"}));
+        }
     }
     // The estimator refuses what the list leaves out, under the same key.
     const CliRun fused_lion =

@@ -75,7 +75,9 @@ TEST(Frameworks, OverriddenKeysAreMarked) {
     int marked = 0;
     for (const FrameworkValue& v : frameworkValues(s->training)) {
         EXPECT_EQ(v.overridden, v.key == "training.optimizer_impl") << v.key;
-        if (v.key == "training.optimizer_impl") EXPECT_EQ(v.value, "fused");
+        if (v.key == "training.optimizer_impl") {
+            EXPECT_EQ(v.value, "fused");
+        }
         marked += v.overridden;
     }
     EXPECT_EQ(marked, 1);

@@ -25,7 +25,9 @@ bool isTooLarge(const Error& e) { return e.message.find("too large to represent"
 void expectSound(const Scenario& s, const std::string& what) {
     SCOPED_TRACE(what);
     const Estimate raw = estimateValidated(s);
-    if (raw.too_large) EXPECT_FALSE(raw.fits);
+    if (raw.too_large) {
+        EXPECT_FALSE(raw.fits);
+    }
     auto est = estimate(s);
     auto stages = estimateStages(s);
     if (!est) {

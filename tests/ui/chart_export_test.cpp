@@ -207,7 +207,9 @@ TEST(ChartExport, ADocumentColumnFigureKeepsItsPlot) {
     for (const QString& word : chart.spec().footer.front().split(' ', Qt::SkipEmptyParts))
         EXPECT_TRUE(drawn.contains(word)) << word.toStdString() << " missing from the worked example";
     for (const QString& t : chart.visibleTexts())
-        if (t.contains(QStringLiteral("params ×"))) EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
+        if (t.contains(QStringLiteral("params ×"))) {
+            EXPECT_FALSE(t.endsWith(QStringLiteral("…"))) << t.toStdString();
+        }
 }
 
 TEST(ChartExport, EmptyCompareViewStillExportsItsHint) {

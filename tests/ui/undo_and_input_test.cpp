@@ -209,7 +209,7 @@ TEST(TypedValues, ZeroAndNegativeAreMarkedNotReplaced) {
     MemoryChart* chart = window->breakdownTab()->chart();
     const double weights = layerValue(chart->spec(), "weights");
     auto* seq = fieldWidget<QSpinBox>(*window, "training.sequence_length");
-    for (const QString typed : {QStringLiteral("0"), QStringLiteral("-1")}) {
+    for (const QString& typed : {QStringLiteral("0"), QStringLiteral("-1")}) {
         typeInto(seq, typed);
         seq->clearFocus();  // leaving the field must not revert it either
         QApplication::processEvents();

@@ -133,8 +133,9 @@ TEST(UnitsToggle, OneUnitEverywhereAsChosen) {
         ASSERT_NE(table, nullptr);
         for (int row = 0; row < table->rowCount(); ++row)
             for (int column = 0; column < table->columnCount(); ++column)
-                if (table->item(row, column))
+                if (table->item(row, column)) {
                     EXPECT_FALSE(table->item(row, column)->text().contains(wrong)) << table->item(row, column)->text().toStdString();
+                }
         QComboBox* gpus = window->hardwarePanel()->gpuList();
         const int h100 = gpus->findData(QStringLiteral("H100-80GB"));
         ASSERT_GE(h100, 0);
