@@ -119,7 +119,8 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
 }
 
 void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
-                 int64_t microbatches, const StageFacts& facts, MomentTerms& t, const StageActivations* known) {
+                 int64_t microbatches, const StageFacts& facts, MomentTerms& t, bool by_block,
+                 const StageActivations* known) {
     const TrainingConfig& tr = s.training;
     const ParallelConfig& par = s.parallelism;
     const bool full_ft = tr.finetuning == Finetuning::Full;
@@ -130,7 +131,6 @@ void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     t.stage = facts.stage;
     setStageInFlight(t.stage, par, microbatches);
     const PipelineStage& st = t.stage;
-    const bool by_block = checkpointsSomeLayers(tr.checkpointing);
     if (known && !by_block)
         t.act = *known;
     else
@@ -357,7 +357,7 @@ bool momentTotals(const StageFacts& f, const MomentTerms& t, int64_t (&totals)[k
     return true;
 }
 
-bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, int64_t microbatches) {
+bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, int64_t microbatches, bool by_block) {
     const ParallelConfig& par = s.parallelism;
     // ZeRO-3 / FSDP and parameter offloading: applyFsdpPolicy changes no
     // moment (its early return, core/fsdp_policy.cpp) when the parameters
@@ -368,7 +368,7 @@ bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, 
     const bool fsdp_per_unit = par.reshard_after_forward && par.reshard_after_forward_ranks <= 1 &&
                                !(par.fsdp_gradient_sync == FsdpGradientSync::LastMicrobatch && microbatches > 1);
     return (!fsdp || fsdp_per_unit) && blocks.qlora_kept_inputs <= 0 && !s.training.optimizer_in_backward &&
-           !checkpointsSomeLayers(s.training.checkpointing);
+           !by_block;
 }
 
 }  // namespace trainmem
