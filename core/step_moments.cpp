@@ -43,8 +43,15 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
 
 StageActivations stageActivations(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
                                   const PipelineStage& st, bool by_block) {
-    const TrainingConfig& tr = s.training;
     StageActivations a;
+    stageActivations(s, prep, blocks, st, by_block, a);
+    return a;
+}
+
+void stageActivations(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
+                      const PipelineStage& st, bool by_block, StageActivations& a) {
+    const TrainingConfig& tr = s.training;
+    a = StageActivations{};
     int64_t recomputed = 0;
     if (by_block) {
         blockByBlockActivations(s, blocks, st, a, recomputed);
@@ -115,7 +122,6 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
             a.recompute_fraction = core / (3.0 * (block + core));
         }
     }
-    return a;
 }
 
 void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
@@ -134,7 +140,7 @@ void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     if (known && !by_block)
         t.act = *known;
     else
-        t.act = stageActivations(s, prep, blocks, st, by_block);
+        stageActivations(s, prep, blocks, st, by_block, t.act);
     const StageActivations& act = t.act;
     const double in_flight = st.in_flight;
 

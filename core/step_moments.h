@@ -38,6 +38,9 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
 // The same, `by_block` being checkpointsSomeLayers(s.training.checkpointing).
 StageActivations stageActivations(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
                                   const PipelineStage& st, bool by_block);
+// The same, written over `a` (momentTerms: into its terms, not copied there).
+void stageActivations(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
+                      const PipelineStage& st, bool by_block, StageActivations& a);
 // Every-k, megatron-block, torchtitan-layer and megatron-uniform: which
 // blocks are recomputed depends on their depth, so block by block
 // (step_account_blocks.cpp).
