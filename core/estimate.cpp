@@ -360,18 +360,22 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
         bool sums = true;
         // What withinFirstStage reads of stage 0's terms (their slot may be reused).
         FirstStageTerms first;
-        // The last stage's activations, reused by a later stage with the
-        // same blocks (stageActivations depends on the kinds' counts only).
+        // The last accounted stage's activations, reused by a later stage
+        // with the same blocks (stageActivations depends on the kinds'
+        // counts only). They stay in that stage's slot: the heaviest's,
+        // which the next stage does not write, or else the free slot the
+        // next stage's terms go into, where they are already its own
+        // (momentTerms leaves them as they are).
         const StageFacts* last = nullptr;
-        StageActivations last_act;
+        const StageActivations* last_act = nullptr;
         for (size_t i = 0; i < plan.stages.size() && sums; ++i) {
             const StageFacts& f = plan.stages[i];
             if (i > 0 && withinFirstStage(s, prep, m, first, f)) continue;
             const bool same_blocks = last && sameBlocks(last->stage, f.stage);
-            momentTerms(s, prep, act, m, f, heaviest.next(), by_block, same_blocks ? &last_act : nullptr);
+            momentTerms(s, prep, act, m, f, heaviest.next(), by_block, same_blocks ? last_act : nullptr);
             if (i == 0) first = FirstStageTerms(heaviest.next());
             last = &f;
-            last_act = heaviest.next().act;
+            last_act = &heaviest.next().act;  // before take() moves the free slot
             sums = heaviest.take(f, act);
         }
         if (sums) {

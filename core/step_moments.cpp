@@ -137,9 +137,9 @@ void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     t.stage = facts.stage;
     setStageInFlight(t.stage, par, microbatches);
     const PipelineStage& st = t.stage;
-    if (known && !by_block)
-        t.act = *known;
-    else
+    if (known && !by_block) {
+        if (known != &t.act) t.act = *known;  // else already these terms' own (accountLayout)
+    } else
         stageActivations(s, prep, blocks, st, by_block, t.act);
     const StageActivations& act = t.act;
     const double in_flight = st.in_flight;

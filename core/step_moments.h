@@ -132,7 +132,8 @@ struct MomentTerms {
 // `by_block` is checkpointsSomeLayers(s.training.checkpointing), which
 // every caller has at hand (an out-of-line call per stage otherwise).
 // `known`: the stage's activations when already computed for a stage with
-// the same blocks (stageActivations depends on the kinds' counts only).
+// the same blocks (stageActivations depends on the kinds' counts only);
+// it may be t.act itself (nothing before it writes t.act).
 void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
                  int64_t microbatches, const StageFacts& facts, MomentTerms& t, bool by_block,
                  const StageActivations* known = nullptr);
