@@ -264,7 +264,7 @@ public:
         e.in_flight_microbatches = t.stage.in_flight;
         e.model_states = f.states.gpu;
         e.peak_phase = kMomentPhases[best_];
-        e.at_peak = momentBreakdown(f, t, best_);
+        momentBreakdown(f, t, best_, e.at_peak);  // written in place, not copied
         e.allocated_bytes = totals_[best_];
         // Every moment holds the same workspace, so leaving it out moves no
         // peak; the moments that do not happen (zero) leave their phase alone.
@@ -351,26 +351,31 @@ void planStages(const Scenario& s, const PreparedScenario& prep, StagePlan& plan
 Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
                        const StagePlan& plan) {
     // A plan for the other candidate rule would skip stages.
-    if (plan.every_k != checkpointsSomeLayers(s.training.checkpointing)) return estimatePrepared(s, prep);
+    const bool by_block = checkpointsSomeLayers(s.training.checkpointing);
+    if (plan.every_k != by_block) return estimatePrepared(s, prep);
     const int64_t m = microbatchesPerStep(s);
     Estimate est = beginEstimate(s, prep, m);  // one Estimate, returned in place
-    if (momentsAsTermsMakeThem(s, act, m)) {
+    if (momentsAsTermsMakeThem(s, act, m, by_block)) {
         HeaviestByTotals heaviest(est);
         bool sums = true;
         // What withinFirstStage reads of stage 0's terms (their slot may be reused).
         FirstStageTerms first;
-        // The last stage's activations, reused by a later stage with the
-        // same blocks (stageActivations depends on the kinds' counts only).
+        // The last accounted stage's activations, reused by a later stage
+        // with the same blocks (stageActivations depends on the kinds'
+        // counts only). They stay in that stage's slot: the heaviest's,
+        // which the next stage does not write, or else the free slot the
+        // next stage's terms go into, where they are already its own
+        // (momentTerms leaves them as they are).
         const StageFacts* last = nullptr;
-        StageActivations last_act;
+        const StageActivations* last_act = nullptr;
         for (size_t i = 0; i < plan.stages.size() && sums; ++i) {
             const StageFacts& f = plan.stages[i];
             if (i > 0 && withinFirstStage(s, prep, m, first, f)) continue;
             const bool same_blocks = last && sameBlocks(last->stage, f.stage);
-            momentTerms(s, prep, act, m, f, heaviest.next(), same_blocks ? &last_act : nullptr);
+            momentTerms(s, prep, act, m, f, heaviest.next(), by_block, same_blocks ? last_act : nullptr);
             if (i == 0) first = FirstStageTerms(heaviest.next());
             last = &f;
-            last_act = heaviest.next().act;
+            last_act = &heaviest.next().act;  // before take() moves the free slot
             sums = heaviest.take(f, act);
         }
         if (sums) {
@@ -417,7 +422,8 @@ bool deviceBytesAtLeast(const Scenario& s, const PreparedScenario& prep, const L
 Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
     const LayoutActivations act = layoutActivations(s);
     const int64_t m = microbatchesPerStep(s);
-    if (momentsAsTermsMakeThem(s, act, m)) {
+    const bool by_block = checkpointsSomeLayers(s.training.checkpointing);
+    if (momentsAsTermsMakeThem(s, act, m, by_block)) {
         Estimate est = beginEstimate(s, prep, m);
         HeaviestByTotals heaviest(est);
         // The heaviest stage's facts stay in the slot its terms hold.
@@ -427,7 +433,7 @@ Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
             if (!sums) return;
             StageFacts& f = facts[heaviest.free()];
             f = stageFacts(s, prep, i);
-            momentTerms(s, prep, act, m, f, heaviest.next());
+            momentTerms(s, prep, act, m, f, heaviest.next(), by_block);
             sums = heaviest.take(f, act);
         });
         if (sums) {

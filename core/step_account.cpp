@@ -94,7 +94,8 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
                  int64_t microbatches, const StageFacts& facts, StepAccount& acc) {
     const ParallelConfig& par = s.parallelism;
     MomentTerms t;
-    momentTerms(s, prep, blocks, microbatches, facts, t);
+    const bool by_block = checkpointsSomeLayers(s.training.checkpointing);
+    momentTerms(s, prep, blocks, microbatches, facts, t, by_block);
 
     // A fresh account in place (what `StepAccount acc;` would be), without
     // zeroing the six moments written whole below before anything reads them.
@@ -130,7 +131,7 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     momentBreakdown(facts, t, kLoss, acc.loss);
     momentBreakdown(facts, t, kBackwardHead, acc.backward_head);
     momentBreakdown(facts, t, kBackwardStart, acc.backward_start);
-    if (checkpointsSomeLayers(s.training.checkpointing)) recomputedBlockMoment(s, prep, blocks, t, acc);
+    if (by_block) recomputedBlockMoment(s, prep, blocks, t, acc);
     momentBreakdown(facts, t, kBackwardEnd, acc.backward_end);
     if (t.backward_next) momentBreakdown(facts, t, kBackwardNext, acc.backward_next);
 

@@ -43,8 +43,15 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
 
 StageActivations stageActivations(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
                                   const PipelineStage& st, bool by_block) {
-    const TrainingConfig& tr = s.training;
     StageActivations a;
+    stageActivations(s, prep, blocks, st, by_block, a);
+    return a;
+}
+
+void stageActivations(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
+                      const PipelineStage& st, bool by_block, StageActivations& a) {
+    const TrainingConfig& tr = s.training;
+    a = StageActivations{};
     int64_t recomputed = 0;
     if (by_block) {
         blockByBlockActivations(s, blocks, st, a, recomputed);
@@ -115,11 +122,11 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
             a.recompute_fraction = core / (3.0 * (block + core));
         }
     }
-    return a;
 }
 
 void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
-                 int64_t microbatches, const StageFacts& facts, MomentTerms& t, const StageActivations* known) {
+                 int64_t microbatches, const StageFacts& facts, MomentTerms& t, bool by_block,
+                 const StageActivations* known) {
     const TrainingConfig& tr = s.training;
     const ParallelConfig& par = s.parallelism;
     const bool full_ft = tr.finetuning == Finetuning::Full;
@@ -130,11 +137,10 @@ void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     t.stage = facts.stage;
     setStageInFlight(t.stage, par, microbatches);
     const PipelineStage& st = t.stage;
-    const bool by_block = checkpointsSomeLayers(tr.checkpointing);
-    if (known && !by_block)
-        t.act = *known;
-    else
-        t.act = stageActivations(s, prep, blocks, st, by_block);
+    if (known && !by_block) {
+        if (known != &t.act) t.act = *known;  // else already these terms' own (accountLayout)
+    } else
+        stageActivations(s, prep, blocks, st, by_block, t.act);
     const StageActivations& act = t.act;
     const double in_flight = st.in_flight;
 
@@ -357,7 +363,7 @@ bool momentTotals(const StageFacts& f, const MomentTerms& t, int64_t (&totals)[k
     return true;
 }
 
-bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, int64_t microbatches) {
+bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, int64_t microbatches, bool by_block) {
     const ParallelConfig& par = s.parallelism;
     // ZeRO-3 / FSDP and parameter offloading: applyFsdpPolicy changes no
     // moment (its early return, core/fsdp_policy.cpp) when the parameters
@@ -368,7 +374,7 @@ bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, 
     const bool fsdp_per_unit = par.reshard_after_forward && par.reshard_after_forward_ranks <= 1 &&
                                !(par.fsdp_gradient_sync == FsdpGradientSync::LastMicrobatch && microbatches > 1);
     return (!fsdp || fsdp_per_unit) && blocks.qlora_kept_inputs <= 0 && !s.training.optimizer_in_backward &&
-           !checkpointsSomeLayers(s.training.checkpointing);
+           !by_block;
 }
 
 }  // namespace trainmem

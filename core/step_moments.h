@@ -38,6 +38,9 @@ StageActivations stageActivations(const Scenario& s, const PreparedScenario& pre
 // The same, `by_block` being checkpointsSomeLayers(s.training.checkpointing).
 StageActivations stageActivations(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
                                   const PipelineStage& st, bool by_block);
+// The same, written over `a` (momentTerms: into its terms, not copied there).
+void stageActivations(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
+                      const PipelineStage& st, bool by_block, StageActivations& a);
 // Every-k, megatron-block, torchtitan-layer and megatron-uniform: which
 // blocks are recomputed depends on their depth, so block by block
 // (step_account_blocks.cpp).
@@ -126,10 +129,13 @@ struct MomentTerms {
     int64_t ends_forward = 0, ends_loss = 0, ends_head_backward = 0;
     int64_t ends_backward_start = 0, ends_backward_end = 0, ends_backward_next = 0;
 };
+// `by_block` is checkpointsSomeLayers(s.training.checkpointing), which
+// every caller has at hand (an out-of-line call per stage otherwise).
 // `known`: the stage's activations when already computed for a stage with
-// the same blocks (stageActivations depends on the kinds' counts only).
+// the same blocks (stageActivations depends on the kinds' counts only);
+// it may be t.act itself (nothing before it writes t.act).
 void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
-                 int64_t microbatches, const StageFacts& facts, MomentTerms& t,
+                 int64_t microbatches, const StageFacts& facts, MomentTerms& t, bool by_block,
                  const StageActivations* known = nullptr);
 
 // Every-k and its kin: the worst backward of a recomputed block between the
@@ -155,6 +161,7 @@ bool momentTotals(const StageFacts& facts, const MomentTerms& t, int64_t (&total
 // FSDP policy that keeps more than the units, QLoRA kept inputs, step in
 // backward or block-by-block recomputation): then the totals above are the
 // account's.
-bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, int64_t microbatches);
+// `by_block` as for momentTerms.
+bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, int64_t microbatches, bool by_block);
 
 }  // namespace trainmem
