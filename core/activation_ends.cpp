@@ -2,7 +2,7 @@
 // on the stage that holds them. Terms and sources: docs/memory-model.md.
 #include <algorithm>
 
-#include "core/activation_block.h"
+#include "core/activation_norm.h"
 #include "core/activation_shape.h"
 #include "core/activations.h"
 #include "core/hf_families.h"

@@ -19,6 +19,7 @@
 #include "core/activations.h"
 #include "core/hf_config.h"
 #include "core/training_config.h"
+#include "tests/core/truth_case.h"
 #include "tests/core/truth_file.h"
 
 namespace trainmem {
@@ -36,33 +37,6 @@ std::string truthPath() {
 const json& truth() {
     static const json doc = readTruthFile(truthPath());
     return doc;
-}
-
-// The case's model from its config.json keys, through the importer: the one
-// way a config.json becomes a model, so that a family the importer reads
-// wrongly (a missing q/k norm, a wrong default) fails here.
-ModelConfig modelOf(const json& c) {
-    const Expected<ImportedModel> imported = importHuggingFaceConfig(c);
-    EXPECT_TRUE(imported.ok()) << (imported.ok() ? "" : imported.error().text());
-    if (!imported.ok()) return ModelConfig{};
-    EXPECT_TRUE(imported->warnings.empty()) << c.dump() << ": " << imported->warnings.front();
-    return imported->model;
-}
-
-TrainingConfig trainingOf(const json& c) {
-    TrainingConfig t;
-    t.micro_batch_size = c.at("micro_batch_size");
-    t.sequence_length = c.at("sequence_length");
-    t.precision = parsePrecision(c.at("precision").get<std::string>()).value();
-    t.attention = parseAttention(c.at("attention").get<std::string>()).value();
-    t.kernels = parseKernelProfile(c.at("kernels").get<std::string>()).value();
-    t.checkpointing = parseCheckpointing(c.at("checkpointing").get<std::string>()).value();
-    t.loss = parseLoss(c.at("loss").get<std::string>()).value();
-    t.finetuning = parseFinetuning(c.at("finetuning").get<std::string>()).value();
-    t.lora_rank = c.value("lora_rank", t.lora_rank);
-    t.lora_dropout = c.value("lora_dropout", t.lora_dropout);
-    if (c.contains("lora_targets")) t.lora_targets = c.at("lora_targets").get<std::vector<std::string>>();
-    return t;
 }
 
 double relativeError(int64_t estimate, int64_t measured) {

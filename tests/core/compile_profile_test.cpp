@@ -24,6 +24,7 @@
 #include "core/presets.h"
 #include "core/scenario.h"
 #include "core/training_config.h"
+#include "tests/core/truth_case.h"
 #include "tests/core/truth_file.h"
 
 namespace trainmem {
@@ -64,24 +65,6 @@ const std::map<std::string, TieBreak>& tieBreaks() {
     return k;
 }
 
-ModelConfig modelOf(const json& c) {
-    const Expected<ImportedModel> imported = importHuggingFaceConfig(c);
-    EXPECT_TRUE(imported.ok()) << (imported.ok() ? "" : imported.error().text());
-    return imported.ok() ? imported->model : ModelConfig{};
-}
-
-TrainingConfig trainingOf(const json& c) {
-    TrainingConfig t;
-    t.micro_batch_size = c.at("micro_batch_size");
-    t.sequence_length = c.at("sequence_length");
-    t.precision = parsePrecision(c.at("precision").get<std::string>()).value();
-    t.attention = parseAttention(c.at("attention").get<std::string>()).value();
-    t.kernels = parseKernelProfile(c.at("kernels").get<std::string>()).value();
-    t.checkpointing = parseCheckpointing(c.at("checkpointing").get<std::string>()).value();
-    t.loss = parseLoss(c.at("loss").get<std::string>()).value();
-    t.finetuning = parseFinetuning(c.at("finetuning").get<std::string>()).value();
-    return t;
-}
 
 TEST(CompileProfile, FileCoversDenseFamiliesAndPrecisions) {
     const json& doc = truth();
