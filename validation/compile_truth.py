@@ -47,7 +47,6 @@ Needs PyTorch 1.13's functorch and networkx (Debian: python3-networkx).
 """
 import argparse
 import functools
-import json
 import math
 import os
 import platform
@@ -61,6 +60,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import saved_tensor_ledger as ledger  # noqa: E402
 import saved_tensors as activation_truth  # noqa: E402
 from hf_blocks import CausalLM  # noqa: E402
+from truth_output import write_truth  # noqa: E402
 
 from functorch.compile import aot_module, min_cut_rematerialization_partition  # noqa: E402
 
@@ -227,22 +227,14 @@ def main(argv=None):
             },
         })
     import functorch
-    doc = {
-        "generator": "validation/compile_truth.py",
-        "torch": torch.__version__,
-        "functorch": functorch.__version__,
-        "machine": f"{platform.machine()}, {platform.system()} CPU, Debian python3-torch, one thread",
-        "method": "each block through functorch.compile.aot_module with min_cut_rematerialization_partition "
-                  "(compiler='inductor') and no-op compilers; saved_tensors_hooks over one forward pass see "
-                  "CompiledFunction's save_for_backward; each storage once; parameters, buffers, "
-                  "parameter-derived tensors (autocast's weight casts) and 0-dim scalars left out; "
-                  "LayerNorm statistics of 16-bit inputs at 4 bytes (CUDA)",
-        "cases": results,
-    }
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    write_truth(args.out, "validation/compile_truth.py",
+                "each block through functorch.compile.aot_module with min_cut_rematerialization_partition "
+                "(compiler='inductor') and no-op compilers; saved_tensors_hooks over one forward pass see "
+                "CompiledFunction's save_for_backward; each storage once; parameters, buffers, "
+                "parameter-derived tensors (autocast's weight casts) and 0-dim scalars left out; "
+                "LayerNorm statistics of 16-bit inputs at 4 bytes (CUDA)", results,
+                machine_text=f"{platform.machine()}, {platform.system()} CPU, Debian python3-torch, one thread",
+                functorch=functorch.__version__)
     print(f"compile_truth.py: {len(results)} cases in {time.time() - started:.1f} s -> {args.out}")
     return 0
 

@@ -27,7 +27,6 @@ import argparse
 import copy
 import json
 import os
-import platform
 import sys
 import time
 
@@ -37,6 +36,7 @@ import torch.nn as nn
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import step_truth  # noqa: E402
+from truth_output import write_truth  # noqa: E402
 
 CASES = os.path.join(HERE, "qlora_legacy_cases.json")
 
@@ -129,19 +129,9 @@ def main(argv=None):
         results.append({"scenario": scenario, "measured": m})
         print(f"{scenario['name']:44s} legacy {m['legacy']['peak_bytes']:>9d} ({m['legacy']['peak_phase']}) "
               f"bnb {m['bnb']['peak_bytes']:>9d} ({m['bnb']['peak_phase']}) {time.time() - t0:4.1f} s", flush=True)
-    doc = {
-        "generator": "validation/qlora_legacy_truth.py",
-        "torch": torch.__version__,
-        "machine": f"{platform.machine()} {step_truth.cpu_model()}, Python {platform.python_version()}, "
-                   f"{torch.get_num_threads()} intra-op thread",
-        "method": "validation/step_truth.py's measure() on the scenario as LoRA, with the blocks' frozen Linears "
-                  "as they are (bnb) and saving their input (legacy)",
-        "cases": results,
-    }
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    write_truth(args.out, "validation/qlora_legacy_truth.py",
+                "validation/step_truth.py's measure() on the scenario as LoRA, with the blocks' frozen Linears "
+                "as they are (bnb) and saving their input (legacy)", results)
     return 0
 
 

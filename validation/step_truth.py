@@ -31,7 +31,6 @@ import copy
 import gc
 import json
 import os
-import platform
 import sys
 import time
 
@@ -48,6 +47,7 @@ from saved_tensors import imported_model  # noqa: E402
 from step_truth_losses import head_loss  # noqa: E402
 from step_truth_offload import apply_deepspeed_checkpointing, apply_offloading  # noqa: E402
 from step_truth_policies import OpCheckpointedBlock  # noqa: E402
+from truth_output import write_truth  # noqa: E402
 
 CASES = os.path.join(HERE, "step_cases.json")
 PHASE_MARK = "trainmem-phase:"
@@ -348,17 +348,6 @@ def measure(scenario, cli, measured_steps=1, loss_variant=None):
     return out
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
 def compile_available():
     try:
         import functorch.compile  # noqa: F401
@@ -392,19 +381,9 @@ def main(argv=None):
         results.append({**case, "measured": m})
         print(f"{scenario['name']:48s} {m['peak_bytes']:>10d} {m['peak_phase']:14s} {time.time() - t0:5.1f} s",
               flush=True)
-    doc = {
-        "generator": "validation/step_truth.py",
-        "torch": torch.__version__,
-        "machine": f"{platform.machine()} {cpu_model()}, Python {platform.python_version()}, "
-                   f"{torch.get_num_threads()} intra-op thread",
-        "method": "torch.profiler (CPU, profile_memory=True): running sum of the [memory] events of one measured "
-                  "step after a warm-up step, from before the model was built; requested bytes",
-        "cases": results,
-    }
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    write_truth(args.out, "validation/step_truth.py",
+                "torch.profiler (CPU, profile_memory=True): running sum of the [memory] events of one measured "
+                "step after a warm-up step, from before the model was built; requested bytes", results)
     print(f"step_truth.py: {len(results)} cases in {time.time() - started:.1f} s -> {args.out}")
     return 0
 

@@ -23,6 +23,7 @@
 #include "core/presets.h"
 #include "core/scenario.h"
 #include "core/step_account.h"
+#include "tests/core/preset_scenario.h"
 
 namespace trainmem {
 namespace {
@@ -31,15 +32,7 @@ constexpr double kEmbedding8b = 128'256.0 * 4'096;  // elements, one matrix
 constexpr double kEmbedding1b = 128'256.0 * 2'048;
 
 Scenario model(const std::string& preset, const std::vector<std::string>& settings) {
-    Expected<Scenario> s = loadPreset(preset);
-    EXPECT_TRUE(s.ok()) << preset;
-    std::vector<std::string> all = {"training.precision=amp-bf16", "parallelism.zero_stage=3"};
-    all.insert(all.end(), settings.begin(), settings.end());
-    const Status applied = applySettings(*s, all);
-    EXPECT_TRUE(applied.ok()) << applied.error().text();
-    const Status valid = validate(*s);
-    EXPECT_TRUE(valid.ok()) << valid.error().text();
-    return *s;
+    return presetWith(preset, {"training.precision=amp-bf16", "parallelism.zero_stage=3"}, settings);
 }
 
 FsdpEndsBytes endsOf(const Scenario& s, int64_t stage) {

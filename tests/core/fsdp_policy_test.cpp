@@ -17,6 +17,7 @@
 #include "core/scenario.h"
 #include "core/step_account.h"
 #include "core/timeline.h"
+#include "tests/core/preset_scenario.h"
 
 namespace trainmem {
 namespace {
@@ -29,15 +30,7 @@ constexpr int64_t kEmbedding = 128'256LL * 4'096;
 constexpr int64_t kRootEnds = (2 * kEmbedding + 4'096) * 2;
 
 Scenario llama8b(const std::vector<std::string>& settings) {
-    Expected<Scenario> s = loadPreset("llama-3.1-8b");
-    EXPECT_TRUE(s.ok());
-    std::vector<std::string> all = {"training.precision=amp-bf16", "parallelism.zero_stage=3"};
-    all.insert(all.end(), settings.begin(), settings.end());
-    const Status applied = applySettings(*s, all);
-    EXPECT_TRUE(applied.ok()) << applied.error().text();
-    const Status valid = validate(*s);
-    EXPECT_TRUE(valid.ok()) << valid.error().text();
-    return *s;
+    return presetWith("llama-3.1-8b", {"training.precision=amp-bf16", "parallelism.zero_stage=3"}, settings);
 }
 
 StepAccount account(const Scenario& s, int64_t stage = 0) { return accountStep(s, stepInputs(s), stage); }

@@ -27,16 +27,13 @@
 #include "core/presets.h"
 #include "core/scenario.h"
 #include "tests/core/truth_file.h"
+#include "tests/core/preset_scenario.h"
 
 namespace trainmem {
 namespace {
 
 Scenario llama8b(const std::vector<std::string>& settings) {
-    Expected<Scenario> s = loadPreset("llama-3.1-8b");
-    EXPECT_TRUE(s.ok());
-    const Status applied = applySettings(*s, settings);
-    EXPECT_TRUE(applied.ok()) << applied.error().text();
-    return *s;
+    return presetWith("llama-3.1-8b", settings, /*validated=*/false);
 }
 
 // Llama 3 8B as Megatron's example runs it (examples/llama/

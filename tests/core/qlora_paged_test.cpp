@@ -19,19 +19,12 @@
 #include "core/qlora_backend.h"
 #include "core/scenario.h"
 #include "core/step_account.h"
+#include "tests/core/preset_scenario.h"
 
 namespace trainmem {
 namespace {
 
-Scenario llama8b(const std::vector<std::string>& settings) {
-    Expected<Scenario> s = loadPreset("llama-3.1-8b");
-    EXPECT_TRUE(s.ok());
-    const Status applied = applySettings(*s, settings);
-    EXPECT_TRUE(applied.ok()) << applied.error().text();
-    const Status valid = validate(*s);
-    EXPECT_TRUE(valid.ok()) << valid.error().text();
-    return *s;
-}
+Scenario llama8b(const std::vector<std::string>& settings) { return presetWith("llama-3.1-8b", settings); }
 
 // Packed bytes of one n-element weight as the library stores it.
 int64_t bnbBytes(int64_t n) { return n / 2 + n / 64 + n / 64 / 256 * 4; }
