@@ -216,22 +216,25 @@ private:
 
 // The same from the moments' totals alone, for the recipes whose moments
 // are as their terms make them (momentsAsTermsMakeThem): per candidate
-// stage its terms and eight sums; the one breakdown the estimate reports,
-// the heaviest stage's peak moment, is built at the end (momentBreakdown),
-// so it is the full account's moment by construction. The terms go into a
-// slot the heaviest stage so far does not hold, as in HeaviestStage.
+// stage its layout terms and eight sums; the one breakdown the estimate
+// reports, the heaviest stage's peak moment, is built at the end
+// (momentBreakdown), so it is the full account's moment by construction.
+// The layout terms go into a slot the heaviest stage so far does not hold,
+// as in HeaviestStage; a stage's ScheduledStage is the plan's, or the slot's
+// own when the plan is not scheduled for the layout.
 class HeaviestByTotals {
 public:
     explicit HeaviestByTotals(Estimate& est) : est_(est) {}
     MomentTerms& next() { return slots_.terms[free_]; }
     int free() const { return free_; }
-    // Takes the terms just written into next(), of the stage `facts`
-    // (which must outlive finish()). False when a term is too large for
-    // plain sums (2^56 bytes): then the full accounts give the estimate.
-    bool take(const StageFacts& facts, const LayoutActivations& act) {
-        const MomentTerms& t = slots_.terms[free_];
+    // Takes the layout terms just written into next(), of the stage `facts`
+    // scheduled as `sched` (both must outlive finish()). False when a term
+    // is too large for plain sums (2^56 bytes): then the full accounts give
+    // the estimate.
+    bool take(const StageFacts& facts, const ScheduledStage& sched, const LayoutActivations& act) {
+        const LayoutTerms& t = slots_.terms[free_];
         int64_t totals[kMomentCount];
-        if (!momentTotals(facts, t, totals)) return false;
+        if (!momentTotals(sched, t, totals)) return false;
         int best = 0;
         for (int i = 1; i < kMomentCount; ++i)
             if (totals[i] > totals[best]) best = i;
@@ -239,15 +242,20 @@ public:
             std::memcpy(totals_, totals, sizeof totals);
             best_ = best;
             best_facts_ = &facts;
+            best_sched_ = &sched;
             free_ = 1 - free_;
         }
         // The stage's weights and its moments' components are below 2^56
         // (momentTotals), so the only too-large count left is the host's.
-        const int64_t host = addBytes(facts.states.host_bytes, act.offloads_to_host ? offloadedActivationHostBytes(
-                                                                                         act.kinds, act.ends, t.stage)
-                                                                                   : 0);
-        est_.host_bytes = std::max(est_.host_bytes, host);
-        est_.too_large = est_.too_large || host >= kTooLargeBytes;
+        if (act.offloads_to_host) {
+            const int64_t host =
+                addBytes(facts.states.host_bytes, offloadedActivationHostBytes(act.kinds, act.ends, sched.stage));
+            est_.host_bytes = std::max(est_.host_bytes, host);
+            est_.too_large = est_.too_large || host >= kTooLargeBytes;
+        } else {
+            est_.host_bytes = std::max(est_.host_bytes, facts.states.host_bytes);
+            est_.too_large = est_.too_large || facts.states.host_bytes >= kTooLargeBytes;
+        }
         first_ = false;
         return true;
     }
@@ -256,23 +264,24 @@ public:
     void finish(const Scenario& s) {
         if (first_) return;  // no stage
         const StageFacts& f = *best_facts_;
-        const MomentTerms& t = slots_.terms[1 - free_];
+        const ScheduledStage& sched = *best_sched_;
+        const LayoutTerms& t = slots_.terms[1 - free_];
         StageEstimate& e = est_.peak;
-        e.stage = t.stage.index;
-        e.first_layer = t.stage.first_layer;
-        e.num_layers = t.stage.num_layers;
-        e.in_flight_microbatches = t.stage.in_flight;
+        e.stage = sched.stage.index;
+        e.first_layer = sched.stage.first_layer;
+        e.num_layers = sched.stage.num_layers;
+        e.in_flight_microbatches = sched.stage.in_flight;
         e.model_states = f.states.gpu;
         e.peak_phase = kMomentPhases[best_];
-        momentBreakdown(f, t, best_, e.at_peak);  // written in place, not copied
+        momentBreakdown(f, sched, t, best_, e.at_peak);  // written in place, not copied
         e.allocated_bytes = totals_[best_];
         // Every moment holds the same workspace, so leaving it out moves no
         // peak; the moments that do not happen (zero) leave their phase alone.
         const int64_t workspace = f.resident[Component::Workspace];
         e.exact_allocated_bytes = totals_[best_] - e.at_peak[Component::Workspace];
         for (int i = 0; i < kMomentCount; ++i) {
-            if (i == kLoss && !t.stage.has_lm_head) continue;  // no loss on this stage
-            if (i == kBackwardRecompute || (i == kBackwardNext && !t.backward_next)) continue;
+            if (i == kLoss && !sched.stage.has_lm_head) continue;  // no loss on this stage
+            if (i == kBackwardRecompute || (i == kBackwardNext && !sched.backward_next)) continue;
             int64_t& slot = e.exact_phase_bytes[static_cast<size_t>(kMomentPhases[i])];
             slot = std::max(slot, totals_[i] - workspace);
         }
@@ -281,31 +290,31 @@ public:
         e.managed_bytes = f.states.managed_bytes;
         e.too_large = e.device_bytes >= kTooLargeBytes || e.reserved_bytes >= kTooLargeBytes ||
                       e.allocated_bytes >= kTooLargeBytes;
-        est_.activations_without_recompute = roundBytes(t.act.no_recompute * t.stage.in_flight);
+        est_.activations_without_recompute = roundBytes(t.act.no_recompute * sched.stage.in_flight);
         est_.recompute_fraction = t.act.recompute_fraction;
         est_.too_large = est_.too_large || e.too_large;
     }
 
 private:
     Estimate& est_;
-    union Slots {  // left unset: momentTerms writes each whole
+    union Slots {  // left unset: each stage's terms are written whole
         Slots() {}
         MomentTerms terms[2];
     } slots_;
     int64_t totals_[kMomentCount];
     const StageFacts* best_facts_ = nullptr;
+    const ScheduledStage* best_sched_ = nullptr;
     int best_ = 0;
     int free_ = 0;
     bool first_ = true;
 };
 
-Estimate beginEstimate(const Scenario& s, const PreparedScenario& prep, int64_t m) {
-    Estimate est;
+// The estimate's fields that do not depend on its stages, into a fresh one.
+void beginEstimate(const Scenario& s, const PreparedScenario& prep, int64_t m, Estimate& est) {
     est.parameters = prep.parameters;
     est.num_stages = s.parallelism.pipeline;
     est.total_gpus = s.parallelism.totalGpus();
     est.effective_batch = s.training.micro_batch_size * m * s.parallelism.data;
-    return est;
 }
 
 void finishEstimate(const Scenario& s, const PreparedScenario& prep, int64_t m, Estimate& est) {
@@ -321,6 +330,18 @@ void finishEstimate(const Scenario& s, const PreparedScenario& prep, int64_t m, 
     if ((s.parallelism.offload_optimizer || s.parallelism.offload_parameters) && s.parallelism.zero_stage == 0)
         est.warnings |= kWarnOffloadNeedsZero;
     if (est.host_bytes > 256 * kGiB) est.warnings |= kWarnHostMemory;
+}
+
+// The full accounts of the plan's stages (every recipe), into `est`, fresh
+// but for beginEstimate.
+void accountEveryStage(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act, int64_t m,
+                       const StagePlan& plan, Estimate& est) {
+    HeaviestStage heaviest(est);
+    for (const StageFacts& facts : plan.stages) {
+        accountStep(s, prep, act, m, facts, heaviest.next());
+        heaviest.take();
+    }
+    heaviest.finish(s);
 }
 
 }  // namespace
@@ -346,51 +367,77 @@ void planStages(const Scenario& s, const PreparedScenario& prep, StagePlan& plan
     forEachCandidateStage(s, prep, [&](int64_t i) { plan.stages.push_back(stageFacts(s, prep, i)); });
     for (size_t j = 1; j < plan.stages.size(); ++j)
         plan.stages[j].within_first = stageOnlyWithinFirst(plan.stages[0], plan.stages[j]);
+    plan.microbatches = 0;  // the stages changed: schedule them again
+    scheduleStagePlan(s, prep, plan);
+}
+
+void scheduleStagePlan(const Scenario& s, const PreparedScenario& prep, StagePlan& plan) {
+    const int64_t m = microbatchesPerStep(s);
+    if (plan.scheduledFor(s.parallelism, m)) return;
+    plan.scheduled.resize(plan.stages.size());
+    for (size_t i = 0; i < plan.stages.size(); ++i) scheduledStage(s, prep, m, plan.stages[i], plan.scheduled[i]);
+    for (size_t j = 1; j < plan.stages.size(); ++j)
+        plan.scheduled[j].within_first = scheduledWithinFirst(plan.scheduled[0], plan.scheduled[j], plan.stages[j]);
+    plan.schedule = s.parallelism.schedule;
+    plan.virtual_stages = s.parallelism.virtual_stages;
+    plan.microbatches = m;
 }
 
 Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
                        const StagePlan& plan) {
-    // A plan for the other candidate rule would skip stages.
     const bool by_block = checkpointsSomeLayers(s.training.checkpointing);
-    if (plan.every_k != by_block) return estimatePrepared(s, prep);
+    Estimate est;  // the one Estimate, returned in place
+    if (plan.every_k != by_block) {  // a plan for the other candidate rule would skip stages
+        est = estimatePrepared(s, prep);
+        return est;
+    }
     const int64_t m = microbatchesPerStep(s);
-    Estimate est = beginEstimate(s, prep, m);  // one Estimate, returned in place
+    beginEstimate(s, prep, m, est);
     if (momentsAsTermsMakeThem(s, act, m, by_block)) {
         HeaviestByTotals heaviest(est);
+        // The plan's schedule terms when they are this layout's (the search
+        // and the benchmarks schedule it); else each stage's own, made in its
+        // slot, with stage 0's kept for withinFirstStage.
+        const bool scheduled = plan.scheduledFor(s.parallelism, m);
+        ScheduledStage first_sched;
+        bool first_acts_within = false;  // activationsWithinFirst(stage 0's)
         bool sums = true;
-        // What withinFirstStage reads of stage 0's terms (their slot may be reused).
-        FirstStageTerms first;
         // The last accounted stage's activations, reused by a later stage
         // with the same blocks (stageActivations depends on the kinds'
         // counts only). They stay in that stage's slot: the heaviest's,
         // which the next stage does not write, or else the free slot the
         // next stage's terms go into, where they are already its own
-        // (momentTerms leaves them as they are).
+        // (layoutTerms leaves them as they are).
         const StageFacts* last = nullptr;
         const StageActivations* last_act = nullptr;
         for (size_t i = 0; i < plan.stages.size() && sums; ++i) {
             const StageFacts& f = plan.stages[i];
-            if (i > 0 && withinFirstStage(s, prep, m, first, f)) continue;
+            MomentTerms& t = heaviest.next();
+            const ScheduledStage* sched = &t;
+            if (scheduled) {
+                sched = &plan.scheduled[i];
+                if (i > 0 && first_acts_within && sched->within_first) continue;
+            } else {
+                scheduledStage(s, prep, m, f, t);
+                if (i == 0) first_sched = t;
+                if (i > 0 && first_acts_within && scheduledWithinFirst(first_sched, t, f)) continue;
+            }
             const bool same_blocks = last && sameBlocks(last->stage, f.stage);
-            momentTerms(s, prep, act, m, f, heaviest.next(), by_block, same_blocks ? last_act : nullptr);
-            if (i == 0) first = FirstStageTerms(heaviest.next());
+            layoutTerms(s, prep, act, *sched, t, by_block, same_blocks ? last_act : nullptr);
+            if (i == 0) first_acts_within = activationsWithinFirst(t.act);
             last = &f;
-            last_act = &heaviest.next().act;  // before take() moves the free slot
-            sums = heaviest.take(f, act);
+            last_act = &t.act;  // before take() moves the free slot
+            sums = heaviest.take(f, *sched, act);
         }
         if (sums) {
             heaviest.finish(s);
             finishEstimate(s, prep, m, est);
             return est;
         }
-        est = beginEstimate(s, prep, m);  // a term of 2^56 bytes or more: the full accounts
+        est = Estimate{};  // a term of 2^56 bytes or more: the full accounts
+        beginEstimate(s, prep, m, est);
     }
-    HeaviestStage heaviest(est);
-    for (const StageFacts& facts : plan.stages) {
-        accountStep(s, prep, act, m, facts, heaviest.next());
-        heaviest.take();
-    }
-    heaviest.finish(s);
+    accountEveryStage(s, prep, act, m, plan, est);
     finishEstimate(s, prep, m, est);
     return est;
 }
@@ -423,8 +470,9 @@ Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
     const LayoutActivations act = layoutActivations(s);
     const int64_t m = microbatchesPerStep(s);
     const bool by_block = checkpointsSomeLayers(s.training.checkpointing);
+    Estimate est;
+    beginEstimate(s, prep, m, est);
     if (momentsAsTermsMakeThem(s, act, m, by_block)) {
-        Estimate est = beginEstimate(s, prep, m);
         HeaviestByTotals heaviest(est);
         // The heaviest stage's facts stay in the slot its terms hold.
         StageFacts facts[2];
@@ -433,16 +481,18 @@ Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
             if (!sums) return;
             StageFacts& f = facts[heaviest.free()];
             f = stageFacts(s, prep, i);
-            momentTerms(s, prep, act, m, f, heaviest.next(), by_block);
-            sums = heaviest.take(f, act);
+            MomentTerms& t = heaviest.next();
+            momentTerms(s, prep, act, m, f, t, by_block);
+            sums = heaviest.take(f, t, act);
         });
         if (sums) {
             heaviest.finish(s);
             finishEstimate(s, prep, m, est);
             return est;
         }
+        est = Estimate{};
+        beginEstimate(s, prep, m, est);
     }
-    Estimate est = beginEstimate(s, prep, m);
     HeaviestStage heaviest(est);
     forEachCandidateStage(s, prep, [&](int64_t i) {
         accountStep(s, prep, act, m, stageFacts(s, prep, i), heaviest.next());

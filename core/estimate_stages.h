@@ -92,24 +92,13 @@ inline bool sameBlocks(const PipelineStage& a, const PipelineStage& b) {
 // StageFacts::within_first from it.
 bool stageOnlyWithinFirst(const StageFacts& first, const StageFacts& f);
 
-// What withinFirstStage reads of stage 0's terms for one layout.
-struct FirstStageTerms {
-    double in_flight = 0, others = 0;
-    bool grads_in_forward = false;
-    int64_t late_gradients = 0;
-    double one_microbatch = 0, recompute_block = 0, recompute_block_kept = 0, backward_working = 0;
-    FirstStageTerms() = default;
-    explicit FirstStageTerms(const MomentTerms& t)
-        : in_flight(t.stage.in_flight), others(t.others), grads_in_forward(t.grads_in_forward),
-          late_gradients(t.late_gradients), one_microbatch(t.act.one_microbatch),
-          recompute_block(t.act.recompute_block), recompute_block_kept(t.act.recompute_block_kept),
-          backward_working(t.act.backward_working) {}
-};
-
 // Whether a later stage marked within_first (planStages) can be left out
-// of this layout's estimate: no moment of it exceeds stage 0's peak, so it
+// of a layout's estimate: no moment of it exceeds stage 0's peak, so it
 // is never the heaviest (stage 0 comes first and wins ties), and its host
-// bytes are at most stage 0's. `first` is stage 0's terms.
+// bytes are at most stage 0's. Two parts: the schedule's
+// (scheduledWithinFirst: once per plan, schedule and micro-batches, stored
+// in ScheduledStage::within_first) and the layout's (activationsWithinFirst:
+// stage 0's activations are not negative).
 //
 // Why. Both stages have the same blocks (same kinds and counts), so the
 // same StageActivations, and neither has the LM head; stage j has no ends
@@ -138,19 +127,15 @@ struct FirstStageTerms {
 // totals are plain sums too and j raises no too-large flag.
 // tests/core/step_account_moments_test.cpp holds the conclusion against
 // full accounts of both stages.
-inline bool withinFirstStage(const Scenario& s, const PreparedScenario& prep, int64_t microbatches,
-                             const FirstStageTerms& first, const StageFacts& f) {
-    if (!f.within_first) return false;
-    const ParallelConfig& par = s.parallelism;
-    const double in_flight = inFlightMicrobatches(par.schedule, std::max<int64_t>(par.pipeline, 1),
-                                                  std::max<int64_t>(par.virtual_stages, 1), microbatches, f.stage.index);
-    if (in_flight > first.in_flight || first.one_microbatch < 0 || first.recompute_block_kept < 0 ||
-        first.recompute_block < 0 || first.backward_working < 0)
-        return false;
-    const bool grads = gradientsAtForward(s.training, prep.plan, microbatches, in_flight);
-    if (grads == first.grads_in_forward) return true;
-    return grads && first.late_gradients == 0 && first.others >= in_flight;
+inline bool scheduledWithinFirst(const ScheduledStage& first, const ScheduledStage& j, const StageFacts& facts) {
+    if (!facts.within_first || j.stage.in_flight > first.stage.in_flight) return false;
+    if (j.grads_in_forward == first.grads_in_forward) return true;
+    return j.grads_in_forward && first.late_gradients == 0 && first.others >= j.stage.in_flight;
 }
-
+// `first` is stage 0's activations for the layout.
+inline bool activationsWithinFirst(const StageActivations& first) {
+    return first.one_microbatch >= 0 && first.recompute_block_kept >= 0 && first.recompute_block >= 0 &&
+           first.backward_working >= 0;
+}
 
 }  // namespace trainmem

@@ -258,6 +258,8 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
         if (!stages_ready) {
             planStages(work, prepared, stages);
             stages_ready = true;
+        } else {
+            scheduleStagePlan(work, prepared, stages);  // a comparison unless the schedule or m changed
         }
         const LayoutActivations& activations = activationsFor(l);
         const int64_t order = result.valid - 1;

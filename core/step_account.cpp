@@ -127,20 +127,20 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     acc.backward_working = act.backward_working;
     acc.recompute_fraction = act.recompute_fraction;
 
-    momentBreakdown(facts, t, kForward, acc.forward);
-    momentBreakdown(facts, t, kLoss, acc.loss);
-    momentBreakdown(facts, t, kBackwardHead, acc.backward_head);
-    momentBreakdown(facts, t, kBackwardStart, acc.backward_start);
+    momentBreakdown(facts, t, t, kForward, acc.forward);
+    momentBreakdown(facts, t, t, kLoss, acc.loss);
+    momentBreakdown(facts, t, t, kBackwardHead, acc.backward_head);
+    momentBreakdown(facts, t, t, kBackwardStart, acc.backward_start);
     if (by_block) recomputedBlockMoment(s, prep, blocks, t, acc);
-    momentBreakdown(facts, t, kBackwardEnd, acc.backward_end);
-    if (t.backward_next) momentBreakdown(facts, t, kBackwardNext, acc.backward_next);
+    momentBreakdown(facts, t, t, kBackwardEnd, acc.backward_end);
+    if (t.backward_next) momentBreakdown(facts, t, t, kBackwardNext, acc.backward_next);
 
     if (par.zero_stage >= 3 || par.offload_parameters)
         applyFsdpPolicy(par, fsdpStageBytes(s, facts.params, prep.plan, facts.gathered_units, microbatches),
                         facts.gathered, endsGradients(s, facts), acc);
     applyQloraKeptInputs(s, blocks.qlora_kept_inputs, acc);
     if (t.step_in_backward) applyStepInBackward(s, prep, acc);
-    momentBreakdown(facts, t, kStep, acc.step);
+    momentBreakdown(facts, t, t, kStep, acc.step);
 }
 
 namespace {

@@ -40,8 +40,23 @@ struct LayoutActivations {
     // Some block or end offloads to the host (offloadedActivationHostBytes
     // is 0 otherwise): the account looks for host copies only then.
     bool offloads_to_host = false;
+    // One block of each rotary kind as `unit_policy` (the scenario's
+    // checkpointing) leaves it, for the policies that treat every block
+    // alike: a stage of n blocks of one kind is n times its sums
+    // (stageActivations; the same doubles it would multiply), made once
+    // here instead of once per stage and layout.
+    struct BlockUnit {
+        double saved = 0;  // nothing recomputed
+        double kept = 0;   // one micro-batch, as checkpointing leaves it
+        double recompute_block = 0, recompute_block_kept = 0, backward_working = 0;
+        bool recomputed = false;  // the policy replays every block
+    };
+    BlockUnit dense_unit, moe_unit;
+    Checkpointing unit_policy = Checkpointing::None;
 };
 LayoutActivations layoutActivations(const Scenario& scenario);
+// One block of `kind` as `policy` leaves it (not every-k and its kin).
+LayoutActivations::BlockUnit blockUnit(Checkpointing policy, const LayerActivations& kind);
 
 // Inputs that do not depend on the stage, computed once per estimate.
 struct StepInputs {
@@ -103,6 +118,35 @@ struct StageFacts {
     bool within_first = false;
 };
 StageFacts stageFacts(const Scenario& scenario, const PreparedScenario& prepared, int64_t stage);
+
+// What a stage's moments hold that depends on the schedule and the
+// micro-batches per step but not on the activations (the micro-batch size,
+// sequence parallelism, checkpointing): computed once per (stage plan,
+// schedule, micro-batches) for the search (scheduleStagePlan), or per
+// account (scheduledStage, core/step_moments.h).
+struct ScheduledStage {
+    PipelineStage stage;     // with the layout's micro-batches in flight
+    double others = 0;       // micro-batches still in flight after one chunk's backward
+    double other_heads = 0;  // other micro-batches whose heads the last stage keeps (GPipe: m - 1)
+    double chunks = 1;       // v: chunks per stage (interleaved 1F1B), 1 otherwise
+    bool grads_in_forward = false;
+    bool step_in_backward = false;     // training.optimizer_in_backward: no step moment
+    bool optimizer_offloaded = false;  // the step runs on the host: no temporaries on the GPU
+    bool backward_next = false;        // two backward chunks in a row: the backward_next moment exists
+    // A later stage of the plan whose moments stay within stage 0's for any
+    // activations that are not negative (withinFirstStage, estimate_stages.h).
+    bool within_first = false;
+    int64_t gradients_forward = 0;  // the gradients alive at the forward peak
+    int64_t head_gradients = 0;     // StepAccount::head_gradients
+    int64_t late_gradients = 0;     // StepAccount::late_gradients
+    int64_t weight_copies = 0;      // with every micro-batch in flight
+    int64_t weight_copies_end = 0;  // with `others` in flight
+    // Each moment's total less its activations, the model's ends'
+    // activations and the all-to-all buffers (momentTotals adds them), as
+    // unsigned sums: meaningful while `bits` is below 2^56.
+    uint64_t base[8] = {};
+    uint64_t bits = 0;  // StageFacts::stage_bits and the terms above, OR'ed
+};
 
 struct StepAccount {
     PipelineStage stage;
@@ -173,8 +217,24 @@ void accountStep(const Scenario& scenario, const PreparedScenario& prepared, con
 struct StagePlan {
     std::vector<StageFacts> stages;
     bool every_k = false;  // built for every-k checkpointing (its own candidate rule)
+    // The stages' ScheduledStage for one schedule, chunk count and number of
+    // micro-batches per step (scheduleStagePlan); accountLayout uses them
+    // when they are the scenario's and makes its own otherwise.
+    std::vector<ScheduledStage> scheduled;
+    PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+    int64_t virtual_stages = 0;
+    int64_t microbatches = 0;  // 0: not scheduled
+    bool scheduledFor(const ParallelConfig& par, int64_t m) const {
+        return microbatches == m && schedule == par.schedule && virtual_stages == par.virtual_stages;
+    }
 };
+// Plans the stages for the scenario's degrees and ZeRO stage, and schedules
+// them for its schedule and micro-batches.
 void planStages(const Scenario& scenario, const PreparedScenario& prepared, StagePlan& plan);
+// Schedules a plan for the scenario's schedule and micro-batches per step
+// when it is not already (the search calls it per layout: a comparison
+// unless they changed). Allocation-free once the plan has been scheduled.
+void scheduleStagePlan(const Scenario& scenario, const PreparedScenario& prepared, StagePlan& plan);
 
 // Prepare once per scenario, account per layout: estimateValidated() of a
 // scenario whose model and recipe are those `prepared` was made from, and

@@ -42,6 +42,11 @@ LayoutActivations layoutActivations(const Scenario& s) {
     const BlockKindActivations& k = a.kinds;
     a.offloads_to_host = k.dense.offloaded_host != 0 || k.moe.offloaded_host != 0 || k.nope_dense.offloaded_host != 0 ||
                          k.nope_moe.offloaded_host != 0 || a.ends.offloaded_host != 0;
+    a.unit_policy = s.training.checkpointing;
+    if (!checkpointsSomeLayers(a.unit_policy)) {
+        a.dense_unit = blockUnit(a.unit_policy, k.dense);
+        a.moe_unit = blockUnit(a.unit_policy, k.moe);
+    }
     return a;
 }
 

@@ -12,6 +12,7 @@
 // (momentBreakdown). Both take their numbers from the same terms, so the
 // peak and its breakdown are the account's by construction.
 #include <cstdint>
+#include <iterator>
 
 #include "core/byte_round.h"
 #include "core/estimate.h"
@@ -104,39 +105,39 @@ inline constexpr Phase kMomentPhases[kMomentCount] = {Phase::Forward,  Phase::Lo
                                                       Phase::Backward, Phase::Backward, Phase::Backward,
                                                       Phase::Backward, Phase::OptimizerStep};
 
-// The terms of one stage's moments for one layout: everything the moments
-// hold beyond the resident set, each rounded to bytes once.
-struct MomentTerms {
-    PipelineStage stage;  // with the layout's micro-batches in flight
+// The terms of one stage's moments for one layout that depend on its
+// activations, each rounded to bytes once (the rest is its ScheduledStage).
+struct LayoutTerms {
     StageActivations act;
     EndsSaved ends;
-    double others = 0;       // micro-batches still in flight after one chunk's backward
-    double other_heads = 0;  // other micro-batches whose heads the last stage keeps (GPipe: m - 1)
-    double chunks = 1;       // v: chunks per stage (interleaved 1F1B), 1 otherwise
-    bool grads_in_forward = false;
-    bool step_in_backward = false;     // training.optimizer_in_backward: no step moment
-    bool optimizer_offloaded = false;  // the step runs on the host: no temporaries on the GPU
-    bool backward_next = false;   // two backward chunks in a row: the backward_next moment exists
-    int64_t gradients_forward = 0;  // the gradients alive at the forward peak
-    int64_t head_gradients = 0;     // StepAccount::head_gradients
-    int64_t late_gradients = 0;     // StepAccount::late_gradients
-    int64_t all_to_all = 0;         // expert parallelism's dispatch + combine buffers of one MoE block
-    int64_t weight_copies = 0;      // with every micro-batch in flight
-    int64_t weight_copies_end = 0;  // with `others` in flight
+    int64_t all_to_all = 0;  // expert parallelism's dispatch + combine buffers of one MoE block
     int64_t activations_forward = 0;
     int64_t activations_backward_start = 0;
     int64_t activations_backward_end = 0;
     int64_t ends_forward = 0, ends_loss = 0, ends_head_backward = 0;
     int64_t ends_backward_start = 0, ends_backward_end = 0, ends_backward_next = 0;
 };
-// `by_block` is checkpointsSomeLayers(s.training.checkpointing), which
-// every caller has at hand (an out-of-line call per stage otherwise).
+// Everything one stage's moments hold beyond the resident set, for one layout.
+struct MomentTerms : ScheduledStage, LayoutTerms {};
+static_assert(kMomentCount == std::size(ScheduledStage{}.base));
+
+// The stage's terms for the scenario's schedule and `microbatches` per step.
+void scheduledStage(const Scenario& s, const PreparedScenario& prep, int64_t microbatches, const StageFacts& facts,
+                    ScheduledStage& t);
+// The stage's terms for the layout's activations, `sched` being its
+// ScheduledStage. `by_block` is checkpointsSomeLayers(s.training.checkpointing),
+// which every caller has at hand (an out-of-line call per stage otherwise).
 // `known`: the stage's activations when already computed for a stage with
 // the same blocks (stageActivations depends on the kinds' counts only);
 // it may be t.act itself (nothing before it writes t.act).
-void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
-                 int64_t microbatches, const StageFacts& facts, MomentTerms& t, bool by_block,
-                 const StageActivations* known = nullptr);
+void layoutTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
+                 const ScheduledStage& sched, LayoutTerms& t, bool by_block, const StageActivations* known = nullptr);
+// Both.
+inline void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
+                        int64_t microbatches, const StageFacts& facts, MomentTerms& t, bool by_block) {
+    scheduledStage(s, prep, microbatches, facts, t);
+    layoutTerms(s, prep, blocks, t, t, by_block);
+}
 
 // Every-k and its kin: the worst backward of a recomputed block between the
 // stage's last and first (StepAccount::backward_recompute and its layer),
@@ -148,14 +149,41 @@ void recomputedBlockMoment(const Scenario& s, const PreparedScenario& prep, cons
 // adjust the moments afterwards (FSDP's policies, QLoRA's kept inputs, the
 // step in backward) and without every-k's recomputed-block moment
 // (kBackwardRecompute: zero here, accountStep makes it).
-MemoryBreakdown momentBreakdown(const StageFacts& facts, const MomentTerms& t, int m);
+// `sched` is the stage's ScheduledStage, `t` its layout terms.
+MemoryBreakdown momentBreakdown(const StageFacts& facts, const ScheduledStage& sched, const LayoutTerms& t, int m);
 // The same, written over `out`.
-void momentBreakdown(const StageFacts& facts, const MomentTerms& t, int m, MemoryBreakdown& out);
+void momentBreakdown(const StageFacts& facts, const ScheduledStage& sched, const LayoutTerms& t, int m,
+                     MemoryBreakdown& out);
 
 // The eight moments' totals without their breakdowns: the totals of
-// momentBreakdown(facts, t, m). Exact while every term is below 2^56 bytes
-// (then no sum saturates); false, with nothing written, otherwise.
-bool momentTotals(const StageFacts& facts, const MomentTerms& t, int64_t (&totals)[kMomentCount]);
+// momentBreakdown(facts, t, m), from the stage's ScheduledStage (whose
+// `base` holds its terms' sums) and its layout terms. Exact while every
+// term is below 2^56 bytes (then no sum saturates); false, with nothing
+// written, otherwise.
+inline bool momentTotals(const ScheduledStage& sched, const LayoutTerms& t, int64_t (&totals)[kMomentCount]) {
+    // Every term in [0, 2^56): a component is a sum of at most four terms
+    // and a moment of eleven components, so nothing reaches 2^62 and the
+    // plain sums are momentBreakdown's saturated totals (and no component of
+    // a moment is negative or too large, the estimate's too_large check).
+    const uint64_t a2a = static_cast<uint64_t>(t.all_to_all);
+    const uint64_t fwd = static_cast<uint64_t>(t.activations_forward);
+    const uint64_t start = static_cast<uint64_t>(t.activations_backward_start);
+    const uint64_t end = static_cast<uint64_t>(t.activations_backward_end);
+    const uint64_t e[6] = {static_cast<uint64_t>(t.ends_forward),        static_cast<uint64_t>(t.ends_loss),
+                           static_cast<uint64_t>(t.ends_head_backward),  static_cast<uint64_t>(t.ends_backward_start),
+                           static_cast<uint64_t>(t.ends_backward_end),   static_cast<uint64_t>(t.ends_backward_next)};
+    if (((sched.bits | a2a | fwd | start | end | e[0] | e[1] | e[2] | e[3] | e[4] | e[5]) >> 56) != 0) return false;
+    const uint64_t* b = sched.base;
+    totals[kForward] = static_cast<int64_t>(b[kForward] + a2a + fwd + e[0]);
+    totals[kLoss] = static_cast<int64_t>(b[kLoss] + fwd + e[1]);  // no all-to-all while the loss runs
+    totals[kBackwardHead] = static_cast<int64_t>(b[kBackwardHead] + a2a + fwd + e[2]);
+    totals[kBackwardStart] = static_cast<int64_t>(b[kBackwardStart] + a2a + start + e[3]);
+    totals[kBackwardRecompute] = 0;
+    totals[kBackwardEnd] = static_cast<int64_t>(b[kBackwardEnd] + a2a + end + e[4]);
+    totals[kBackwardNext] = sched.backward_next ? static_cast<int64_t>(b[kBackwardNext] + a2a + end + e[5]) : 0;
+    totals[kStep] = static_cast<int64_t>(b[kStep]);
+    return true;
+}
 
 // Whether the recipe leaves the moments as momentBreakdown makes them (no
 // FSDP policy that keeps more than the units, QLoRA kept inputs, step in
