@@ -80,7 +80,11 @@ BlockKindActivations blockKindActivations(const ModelConfig& model, const Traini
 bool checkpointsLayer(const TrainingConfig& training, int64_t layer, int64_t stage_first_layer);
 // every-k, megatron-block, torchtitan-layer and megatron-uniform: the
 // account goes block by block (which blocks keep what depends on depth).
-bool checkpointsSomeLayers(Checkpointing policy);
+// (Inline: the account asks once per layout.)
+inline bool checkpointsSomeLayers(Checkpointing p) {
+    return p == Checkpointing::EveryK || p == Checkpointing::MegatronBlock || p == Checkpointing::TorchtitanLayer ||
+           p == Checkpointing::MegatronUniform;
+}
 // Block by block (checkpointsSomeLayers): what block `layer` keeps from its
 // forward to its backward (everything it saves; its input when
 // checkpointed; megatron-uniform: its chunk's input, held by the chunk's

@@ -26,10 +26,6 @@ bool checkpointsLayer(const TrainingConfig& t, int64_t layer, int64_t stage_firs
     return false;
 }
 
-bool checkpointsSomeLayers(Checkpointing p) {
-    return p == Checkpointing::EveryK || p == Checkpointing::MegatronBlock || p == Checkpointing::TorchtitanLayer ||
-           p == Checkpointing::MegatronUniform;
-}
 
 // Megatron-LM recompute_method = "uniform" (megatron/core/recompute.py at
 // core_v0.15.0rc7-2333-gd98e8a64dd, the uniform branch of the checkpointed

@@ -4,12 +4,6 @@
 
 namespace trainmem {
 
-int64_t microbatchesPerStep(const Scenario& s) {
-    // Megatron-LM: a pipeline step runs num_microbatches = global / (micro x
-    // data); without a pipeline the same role is played by accumulation.
-    if (s.parallelism.pipeline > 1 && s.parallelism.microbatches > 0) return s.parallelism.microbatches;
-    return std::max<int64_t>(1, s.training.gradient_accumulation_steps);
-}
 
 BatchPlan planBatch(const Scenario& s) {
     BatchPlan b;

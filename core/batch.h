@@ -1,6 +1,7 @@
 #pragma once
 // Batch helper from the seed lecture notes: effective batch and learning rates
 // under the linear (Goyal et al. 2017) and square-root scaling rules.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -20,6 +21,12 @@ BatchPlan planBatch(const Scenario& scenario);
 // Gradual warmup: lr_t = lr_max * t / T_w for t < T_w, then lr_max.
 double warmupLearningRate(double lr_max, int64_t step, int64_t warmup_steps);
 // Micro-batches per optimizer step (pipeline micro-batches when PP > 1).
-int64_t microbatchesPerStep(const Scenario& scenario);
+// Inline: the account asks once per layout.
+inline int64_t microbatchesPerStep(const Scenario& s) {
+    // Megatron-LM: a pipeline step runs num_microbatches = global / (micro x
+    // data); without a pipeline the same role is played by accumulation.
+    if (s.parallelism.pipeline > 1 && s.parallelism.microbatches > 0) return s.parallelism.microbatches;
+    return std::max<int64_t>(1, s.training.gradient_accumulation_steps);
+}
 
 }  // namespace trainmem

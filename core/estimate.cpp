@@ -113,17 +113,17 @@ int64_t reservedAt(const Overheads& ov, int64_t peak) {
 }
 // managed: paged optimizer states (CUDA managed memory, outside the
 // allocator); the search's floors leave them out, which keeps them floors.
-int64_t deviceAt(const Scenario& s, int64_t reserved, int64_t managed = 0) {
-    const Overheads& ov = s.hardware.overheads;
+// `comms` is communicators(s.parallelism) (StagePlan::communicators).
+int64_t deviceAt(const Overheads& ov, int64_t comms, int64_t reserved, int64_t managed = 0) {
     return roundBytes(static_cast<double>(reserved) + static_cast<double>(managed) +
                       static_cast<double>(ov.cuda_context_bytes) +
-                      static_cast<double>(communicators(s.parallelism)) * static_cast<double>(ov.nccl_bytes_per_group));
+                      static_cast<double>(comms) * static_cast<double>(ov.nccl_bytes_per_group));
 }
 
 DeviceTotals deviceTotals(const Scenario& s, const StepAccount& acc, const MomentTotals& m) {
     DeviceTotals d;
     d.reserved = reservedAt(s.hardware.overheads, m.peak());
-    d.device = deviceAt(s, d.reserved, acc.states.managed_bytes);
+    d.device = deviceAt(s.hardware.overheads, communicators(s.parallelism), d.reserved, acc.states.managed_bytes);
     // Every count is at most kTooLargeBytes, so one look at the totals and the
     // components catches a saturated one anywhere in the account.
     d.too_large = d.device >= kTooLargeBytes || d.reserved >= kTooLargeBytes || m.peak() >= kTooLargeBytes ||
@@ -225,22 +225,22 @@ private:
 class HeaviestByTotals {
 public:
     explicit HeaviestByTotals(Estimate& est) : est_(est) {}
-    MomentTerms& next() { return slots_.terms[free_]; }
+    HeaviestByTotals(const HeaviestByTotals&) = delete;
+    ~HeaviestByTotals() {}
+    MomentTerms& next() { return slots_[free_].terms; }
     int free() const { return free_; }
     // Takes the layout terms just written into next(), of the stage `facts`
     // scheduled as `sched` (both must outlive finish()). False when a term
     // is too large for plain sums (2^56 bytes): then the full accounts give
     // the estimate.
     bool take(const StageFacts& facts, const ScheduledStage& sched, const LayoutActivations& act) {
-        const LayoutTerms& t = slots_.terms[free_];
-        int64_t totals[kMomentCount];
-        if (!momentTotals(sched, t, totals)) return false;
-        int best = 0;
-        for (int i = 1; i < kMomentCount; ++i)
-            if (totals[i] > totals[best]) best = i;
-        if (first_ || totals[best] > totals_[best_]) {
-            std::memcpy(totals_, totals, sizeof totals);
-            best_ = best;
+        Slot& slot = slots_[free_];
+        int64_t (&totals)[kMomentCount] = slot.totals;
+        if (!momentTotals(sched, slot.terms, totals)) return false;
+        int64_t peak = totals[0];  // which moment it is, finish() finds for the heaviest stage only
+        for (int i = 1; i < kMomentCount; ++i) peak = std::max(peak, totals[i]);
+        if (first_ || peak > peak_) {
+            peak_ = peak;
             best_facts_ = &facts;
             best_sched_ = &sched;
             free_ = 1 - free_;
@@ -261,32 +261,38 @@ public:
     }
     // The heaviest stage into the estimate (after every take()), as
     // HeaviestStage::finish and toStageEstimate make it from the account.
-    void finish(const Scenario& s) {
+    // `comms`: communicators(s.parallelism).
+    void finish(const Scenario& s, int64_t comms) {
         if (first_) return;  // no stage
         const StageFacts& f = *best_facts_;
         const ScheduledStage& sched = *best_sched_;
-        const LayoutTerms& t = slots_.terms[1 - free_];
+        const LayoutTerms& t = slots_[1 - free_].terms;
+        const int64_t (&totals_)[kMomentCount] = slots_[1 - free_].totals;
+        int best = 0;  // the first moment at the peak (stagePeak's order)
+        while (totals_[best] != peak_) ++best;
         StageEstimate& e = est_.peak;
         e.stage = sched.stage.index;
         e.first_layer = sched.stage.first_layer;
         e.num_layers = sched.stage.num_layers;
         e.in_flight_microbatches = sched.stage.in_flight;
         e.model_states = f.states.gpu;
-        e.peak_phase = kMomentPhases[best_];
-        momentBreakdown(f, sched, t, best_, e.at_peak);  // written in place, not copied
-        e.allocated_bytes = totals_[best_];
+        e.peak_phase = kMomentPhases[best];
+        momentBreakdown(f, sched, t, best, e.at_peak);  // written in place, not copied
+        e.allocated_bytes = peak_;
         // Every moment holds the same workspace, so leaving it out moves no
         // peak; the moments that do not happen (zero) leave their phase alone.
         const int64_t workspace = f.resident[Component::Workspace];
-        e.exact_allocated_bytes = totals_[best_] - e.at_peak[Component::Workspace];
-        for (int i = 0; i < kMomentCount; ++i) {
-            if (i == kLoss && !sched.stage.has_lm_head) continue;  // no loss on this stage
-            if (i == kBackwardRecompute || (i == kBackwardNext && !sched.backward_next)) continue;
-            int64_t& slot = e.exact_phase_bytes[static_cast<size_t>(kMomentPhases[i])];
-            slot = std::max(slot, totals_[i] - workspace);
-        }
+        e.exact_allocated_bytes = peak_ - e.at_peak[Component::Workspace];
+        auto exact = [&](int i) { return std::max<int64_t>(0, totals_[i] - workspace); };
+        auto phase = [&](Phase p) -> int64_t& { return e.exact_phase_bytes[static_cast<size_t>(p)]; };
+        static_assert(kMomentPhases[kBackwardHead] == Phase::Backward && kMomentPhases[kBackwardNext] == Phase::Backward);
+        phase(Phase::Forward) = exact(kForward);
+        phase(Phase::Loss) = sched.stage.has_lm_head ? exact(kLoss) : 0;  // no loss on this stage
+        phase(Phase::Backward) = std::max({exact(kBackwardHead), exact(kBackwardStart), exact(kBackwardEnd),
+                                           sched.backward_next ? exact(kBackwardNext) : 0});
+        phase(Phase::OptimizerStep) = exact(kStep);
         e.reserved_bytes = reservedAt(s.hardware.overheads, e.allocated_bytes);
-        e.device_bytes = deviceAt(s, e.reserved_bytes, f.states.managed_bytes);
+        e.device_bytes = deviceAt(s.hardware.overheads, comms, e.reserved_bytes, f.states.managed_bytes);
         e.managed_bytes = f.states.managed_bytes;
         e.too_large = e.device_bytes >= kTooLargeBytes || e.reserved_bytes >= kTooLargeBytes ||
                       e.allocated_bytes >= kTooLargeBytes;
@@ -297,14 +303,18 @@ public:
 
 private:
     Estimate& est_;
-    union Slots {  // left unset: each stage's terms are written whole
-        Slots() {}
-        MomentTerms terms[2];
-    } slots_;
-    int64_t totals_[kMomentCount];
+    // A stage's terms and its moments' totals. Left unset: each stage's
+    // are written whole.
+    struct Slot {
+        MomentTerms terms;
+        int64_t totals[kMomentCount];
+    };
+    union {
+        Slot slots_[2];
+    };
+    int64_t peak_ = 0;  // the largest of the heaviest stage's totals
     const StageFacts* best_facts_ = nullptr;
     const ScheduledStage* best_sched_ = nullptr;
-    int best_ = 0;
     int free_ = 0;
     bool first_ = true;
 };
@@ -367,6 +377,7 @@ void planStages(const Scenario& s, const PreparedScenario& prep, StagePlan& plan
     forEachCandidateStage(s, prep, [&](int64_t i) { plan.stages.push_back(stageFacts(s, prep, i)); });
     for (size_t j = 1; j < plan.stages.size(); ++j)
         plan.stages[j].within_first = stageOnlyWithinFirst(plan.stages[0], plan.stages[j]);
+    plan.communicators = communicators(s.parallelism);
     plan.microbatches = 0;  // the stages changed: schedule them again
     scheduleStagePlan(s, prep, plan);
 }
@@ -378,6 +389,7 @@ void scheduleStagePlan(const Scenario& s, const PreparedScenario& prep, StagePla
     for (size_t i = 0; i < plan.stages.size(); ++i) scheduledStage(s, prep, m, plan.stages[i], plan.scheduled[i]);
     for (size_t j = 1; j < plan.stages.size(); ++j)
         plan.scheduled[j].within_first = scheduledWithinFirst(plan.scheduled[0], plan.scheduled[j], plan.stages[j]);
+    plan.moments_as_terms = scheduleKeepsMomentsAsTerms(s, m);
     plan.schedule = s.parallelism.schedule;
     plan.virtual_stages = s.parallelism.virtual_stages;
     plan.microbatches = m;
@@ -393,12 +405,14 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
     }
     const int64_t m = microbatchesPerStep(s);
     beginEstimate(s, prep, m, est);
-    if (momentsAsTermsMakeThem(s, act, m, by_block)) {
+    // The plan's schedule terms when they are this layout's (the search and
+    // the benchmarks schedule it); else each stage's own, made in its slot,
+    // with stage 0's kept for withinFirstStage.
+    const bool scheduled = plan.scheduledFor(s.parallelism, m);
+    const bool as_terms = scheduled ? plan.moments_as_terms && layoutKeepsMomentsAsTerms(act, by_block)
+                                    : momentsAsTermsMakeThem(s, act, m, by_block);
+    if (as_terms) {
         HeaviestByTotals heaviest(est);
-        // The plan's schedule terms when they are this layout's (the search
-        // and the benchmarks schedule it); else each stage's own, made in its
-        // slot, with stage 0's kept for withinFirstStage.
-        const bool scheduled = plan.scheduledFor(s.parallelism, m);
         ScheduledStage first_sched;
         bool first_acts_within = false;  // activationsWithinFirst(stage 0's)
         bool sums = true;
@@ -410,12 +424,15 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
         // (layoutTerms leaves them as they are).
         const StageFacts* last = nullptr;
         const StageActivations* last_act = nullptr;
-        for (size_t i = 0; i < plan.stages.size() && sums; ++i) {
-            const StageFacts& f = plan.stages[i];
+        const StageFacts* const facts = plan.stages.data();
+        const ScheduledStage* const plan_sched = plan.scheduled.data();
+        const size_t stages = plan.stages.size();
+        for (size_t i = 0; i < stages && sums; ++i) {
+            const StageFacts& f = facts[i];
             MomentTerms& t = heaviest.next();
             const ScheduledStage* sched = &t;
             if (scheduled) {
-                sched = &plan.scheduled[i];
+                sched = &plan_sched[i];
                 if (i > 0 && first_acts_within && sched->within_first) continue;
             } else {
                 scheduledStage(s, prep, m, f, t);
@@ -430,7 +447,7 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
             sums = heaviest.take(f, *sched, act);
         }
         if (sums) {
-            heaviest.finish(s);
+            heaviest.finish(s, plan.communicators);
             finishEstimate(s, prep, m, est);
             return est;
         }
@@ -452,7 +469,7 @@ int64_t deviceBytesFloor(const Scenario& s, const PreparedScenario& prep, const 
     const int64_t m = microbatchesPerStep(s);
     int64_t peak = 0;
     for (const StageFacts& facts : plan.stages) peak = std::max(peak, stagePeakFloor(s, prep, act, m, facts));
-    return deviceAt(s, reservedAt(s.hardware.overheads, peak));
+    return deviceAt(s.hardware.overheads, plan.communicators, reservedAt(s.hardware.overheads, peak));
 }
 
 // The largest floor's device bytes reach `bytes` exactly when one stage's
@@ -462,7 +479,9 @@ bool deviceBytesAtLeast(const Scenario& s, const PreparedScenario& prep, const L
     if (plan.stages.empty() || plan.every_k != checkpointsSomeLayers(s.training.checkpointing)) return bytes <= 0;
     const int64_t m = microbatchesPerStep(s);
     for (const StageFacts& facts : plan.stages)
-        if (deviceAt(s, reservedAt(s.hardware.overheads, stagePeakFloor(s, prep, act, m, facts))) >= bytes) return true;
+        if (deviceAt(s.hardware.overheads, plan.communicators,
+                     reservedAt(s.hardware.overheads, stagePeakFloor(s, prep, act, m, facts))) >= bytes)
+            return true;
     return false;
 }
 
@@ -486,7 +505,7 @@ Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
             sums = heaviest.take(f, t, act);
         });
         if (sums) {
-            heaviest.finish(s);
+            heaviest.finish(s, communicators(s.parallelism));
             finishEstimate(s, prep, m, est);
             return est;
         }

@@ -111,11 +111,12 @@ void accountStep(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     acc.grads_in_forward = t.grads_in_forward;
     acc.autocast_copies_per_microbatch = facts.autocast_copies;
     acc.lasting_copies = facts.lasting_copies;
-    acc.embedding_saved = t.ends.embedding;
-    acc.head_saved = t.ends.head;
-    acc.final_norm_saved = t.ends.final_norm;
-    acc.loss_peak = t.ends.loss_peak;
-    acc.loss_backward_peak = t.ends.loss_backward_peak;
+    const EndsSaved ends = endsSaved(blocks.ends, st);
+    acc.embedding_saved = ends.embedding;
+    acc.head_saved = ends.head;
+    acc.final_norm_saved = ends.final_norm;
+    acc.loss_peak = ends.loss_peak;
+    acc.loss_backward_peak = ends.loss_backward_peak;
     acc.head_gradients = t.head_gradients;
     acc.late_gradients = t.late_gradients;
 

@@ -221,6 +221,9 @@ struct StagePlan {
     // micro-batches per step (scheduleStagePlan); accountLayout uses them
     // when they are the scenario's and makes its own otherwise.
     std::vector<ScheduledStage> scheduled;
+    // scheduleKeepsMomentsAsTerms (core/step_moments.h) for that schedule.
+    bool moments_as_terms = false;
+    int64_t communicators = 0;  // NCCL communicators a rank of these degrees belongs to
     PipelineSchedule schedule = PipelineSchedule::OneFOneB;
     int64_t virtual_stages = 0;
     int64_t microbatches = 0;  // 0: not scheduled

@@ -266,33 +266,24 @@ void layoutTerms(const Scenario& s, const PreparedScenario& prep, const LayoutAc
                                   static_cast<double>(s.model.hidden_size) * bytesOf(prep.plan.activations));
     }
 
-    const EndActivations& ends = blocks.ends;
-    t.ends = EndsSaved{};
-    if (st.index == 0) t.ends.embedding = static_cast<double>(ends.embedding_saved);
-    if (st.has_lm_head) {
-        t.ends.final_norm = static_cast<double>(ends.final_norm_saved);
-        t.ends.head = t.ends.final_norm + static_cast<double>(ends.logits_saved);
-        t.ends.loss_peak = static_cast<double>(ends.loss_peak);
-        t.ends.loss_backward_peak = static_cast<double>(ends.loss_backward_peak);
-    }
-
     // A stage without the model's ends (neither first nor last) keeps none
     // at any moment: every endsBytesOf below would round 0.
     const bool has_ends = st.index == 0 || st.has_lm_head;
+    const EndsSaved ends = has_ends ? endsSaved(blocks.ends, st) : EndsSaved{};
 
     t.activations_forward = roundBytes(act.one_microbatch * in_flight);
     if (has_ends && !st.has_lm_head) {
         // The first stage's ends are its embedding's output alone (no final
         // norm, logits or loss: every other term is +0.0), the same at
         // every moment with `in_flight` micro-batches alive.
-        t.ends_forward = t.ends_loss = t.ends_head_backward = endsBytesOf(t.ends, in_flight, 0.0, EndsMoment::Between);
+        t.ends_forward = t.ends_loss = t.ends_head_backward = endsBytesOf(ends, in_flight, 0.0, EndsMoment::Between);
     } else if (has_ends) {
-        t.ends_forward = endsBytesOf(t.ends, in_flight, sched.other_heads, EndsMoment::AfterForward);
-        t.ends_loss = endsBytesOf(t.ends, in_flight, sched.other_heads, EndsMoment::Loss);
+        t.ends_forward = endsBytesOf(ends, in_flight, sched.other_heads, EndsMoment::AfterForward);
+        t.ends_loss = endsBytesOf(ends, in_flight, sched.other_heads, EndsMoment::Loss);
         // The head's backward (log-softmax and nll gradients, the logits' gradient)
         // runs and frees its buffers before the first block's backward starts, so
         // the two are separate moments (measured: validation/step_truth.py).
-        t.ends_head_backward = endsBytesOf(t.ends, in_flight, sched.other_heads, EndsMoment::HeadBackward);
+        t.ends_head_backward = endsBytesOf(ends, in_flight, sched.other_heads, EndsMoment::HeadBackward);
     } else {
         t.ends_forward = t.ends_loss = t.ends_head_backward = 0;
     }
@@ -304,20 +295,20 @@ void layoutTerms(const Scenario& s, const PreparedScenario& prep, const LayoutAc
     t.activations_backward_start = roundBytes(act.one_microbatch * in_flight + first_recompute + act.backward_working);
     t.ends_backward_start = !has_ends ? 0
                             : !st.has_lm_head ? t.ends_forward
-                                              : endsBytesOf(t.ends, in_flight, sched.other_heads, EndsMoment::Between);
+                                              : endsBytesOf(ends, in_flight, sched.other_heads, EndsMoment::Between);
 
     // The last block's backward: all gradients exist while it is recomputed
     // (checkpointing) and its intermediates' gradients are alive; `others`
     // micro-batches stay in flight.
     t.activations_backward_end = roundBytes(act.one_microbatch * sched.others + act.recompute_block +
                                             act.recompute_block_kept + act.backward_working);
-    t.ends_backward_end = has_ends ? endsBytesOf(t.ends, sched.others, sched.other_heads, EndsMoment::Between) : 0;
+    t.ends_backward_end = has_ends ? endsBytesOf(ends, sched.others, sched.other_heads, EndsMoment::Between) : 0;
 
     t.ends_backward_next = 0;
     if (sched.backward_next && has_ends && !st.has_lm_head)
         t.ends_backward_next = t.ends_backward_end;  // the embedding's alone, as backward_end's
     else if (sched.backward_next && has_ends)
-        t.ends_backward_next = sched.chunks == 1.0 ? endsBytesOf(t.ends, sched.others,
+        t.ends_backward_next = sched.chunks == 1.0 ? endsBytesOf(ends, sched.others,
                                                                  std::max(0.0, sched.other_heads - 1.0),
                                                                  EndsMoment::HeadBackward)
                                                    : t.ends_backward_end;
@@ -409,7 +400,7 @@ void momentBreakdown(const StageFacts& f, const ScheduledStage& sched, const Lay
     }
 }
 
-bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, int64_t microbatches, bool by_block) {
+bool scheduleKeepsMomentsAsTerms(const Scenario& s, int64_t microbatches) {
     const ParallelConfig& par = s.parallelism;
     // ZeRO-3 / FSDP and parameter offloading: applyFsdpPolicy changes no
     // moment (its early return, core/fsdp_policy.cpp) when the parameters
@@ -419,8 +410,11 @@ bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, 
     const bool fsdp = par.zero_stage >= 3 || par.offload_parameters;
     const bool fsdp_per_unit = par.reshard_after_forward && par.reshard_after_forward_ranks <= 1 &&
                                !(par.fsdp_gradient_sync == FsdpGradientSync::LastMicrobatch && microbatches > 1);
-    return (!fsdp || fsdp_per_unit) && blocks.qlora_kept_inputs <= 0 && !s.training.optimizer_in_backward &&
-           !by_block;
+    return (!fsdp || fsdp_per_unit) && !s.training.optimizer_in_backward;
+}
+
+bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, int64_t microbatches, bool by_block) {
+    return scheduleKeepsMomentsAsTerms(s, microbatches) && layoutKeepsMomentsAsTerms(blocks, by_block);
 }
 
 }  // namespace trainmem

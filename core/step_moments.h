@@ -77,6 +77,18 @@ struct EndsSaved {
     double loss_peak = 0;   // the current micro-batch's loss, at its worst (includes its logits)
     double loss_backward_peak = 0;  // the current micro-batch's head backward, at its worst
 };
+// The ends stage `st` keeps, from the layout's end activations.
+inline EndsSaved endsSaved(const EndActivations& ends, const PipelineStage& st) {
+    EndsSaved e;
+    if (st.index == 0) e.embedding = static_cast<double>(ends.embedding_saved);
+    if (st.has_lm_head) {
+        e.final_norm = static_cast<double>(ends.final_norm_saved);
+        e.head = e.final_norm + static_cast<double>(ends.logits_saved);
+        e.loss_peak = static_cast<double>(ends.loss_peak);
+        e.loss_backward_peak = static_cast<double>(ends.loss_backward_peak);
+    }
+    return e;
+}
 inline int64_t endsBytesOf(const EndsSaved& e, double micro_alive, double heads_saved, EndsMoment moment) {
     double b = e.embedding * micro_alive + e.head * heads_saved;
     switch (moment) {
@@ -109,7 +121,6 @@ inline constexpr Phase kMomentPhases[kMomentCount] = {Phase::Forward,  Phase::Lo
 // activations, each rounded to bytes once (the rest is its ScheduledStage).
 struct LayoutTerms {
     StageActivations act;
-    EndsSaved ends;
     int64_t all_to_all = 0;  // expert parallelism's dispatch + combine buffers of one MoE block
     int64_t activations_forward = 0;
     int64_t activations_backward_start = 0;
@@ -191,5 +202,11 @@ inline bool momentTotals(const ScheduledStage& sched, const LayoutTerms& t, int6
 // account's.
 // `by_block` as for momentTerms.
 bool momentsAsTermsMakeThem(const Scenario& s, const LayoutActivations& blocks, int64_t microbatches, bool by_block);
+// Its two parts: the recipe's and the schedule's (once per plan and
+// schedule: StagePlan::moments_as_terms), and the layout's activations'.
+bool scheduleKeepsMomentsAsTerms(const Scenario& s, int64_t microbatches);
+inline bool layoutKeepsMomentsAsTerms(const LayoutActivations& blocks, bool by_block) {
+    return blocks.qlora_kept_inputs <= 0 && !by_block;
+}
 
 }  // namespace trainmem
