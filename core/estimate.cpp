@@ -13,6 +13,7 @@
 #include "core/step_account.h"
 #include "core/step_moments.h"
 #include "core/estimate_stages.h"
+#include "core/layout_terms.h"
 
 namespace trainmem {
 namespace {
@@ -319,31 +320,44 @@ private:
     bool first_ = true;
 };
 
-// The estimate's fields that do not depend on its stages, into a fresh one.
-void beginEstimate(const Scenario& s, const PreparedScenario& prep, int64_t m, Estimate& est) {
+// The estimate's fields that depend on the degrees, ZeRO and the recipe
+// only, into a fresh one (once per plan: StagePlan::estimate_start).
+void beginEstimate(const Scenario& s, const PreparedScenario& prep, Estimate& est) {
     est.parameters = prep.parameters;
     est.num_stages = s.parallelism.pipeline;
     est.total_gpus = s.parallelism.totalGpus();
-    est.effective_batch = s.training.micro_batch_size * m * s.parallelism.data;
-}
-
-void finishEstimate(const Scenario& s, const PreparedScenario& prep, int64_t m, Estimate& est) {
     est.capacity_bytes = prep.capacity_bytes;
-    est.headroom_bytes = est.capacity_bytes - est.peak.device_bytes;
-    est.fits = !est.too_large && est.headroom_bytes >= 0;
-
     const int64_t p = s.parallelism.pipeline;
-    if (est.fits && est.headroom_bytes < est.capacity_bytes / 20) est.warnings |= kWarnTinyHeadroom;
     if (p > 1 && s.model.num_layers % p != 0) est.warnings |= kWarnUnevenPipeline;
-    if (p > 1 && m < p) est.warnings |= kWarnPipelineBubble;
     if (s.training.optimizer_state_dtype == DType::Fp16) est.warnings |= kWarnFp16WithoutScaler;
     if ((s.parallelism.offload_optimizer || s.parallelism.offload_parameters) && s.parallelism.zero_stage == 0)
         est.warnings |= kWarnOffloadNeedsZero;
+}
+
+// The layout's own, before its stages: `m` micro-batches per step.
+void beginLayoutEstimate(const Scenario& s, int64_t m, Estimate& est) {
+    est.effective_batch = s.training.micro_batch_size * m * s.parallelism.data;
+}
+
+// After its stages.
+void finishEstimate(const Scenario& s, int64_t m, Estimate& est) {
+    est.headroom_bytes = est.capacity_bytes - est.peak.device_bytes;
+    est.fits = !est.too_large && est.headroom_bytes >= 0;
+    const int64_t p = s.parallelism.pipeline;
+    if (est.fits && est.headroom_bytes < est.capacity_bytes / 20) est.warnings |= kWarnTinyHeadroom;
+    if (p > 1 && m < p) est.warnings |= kWarnPipelineBubble;
     if (est.host_bytes > 256 * kGiB) est.warnings |= kWarnHostMemory;
 }
 
+// A fresh estimate of the layout, before its stages.
+void freshEstimate(const Scenario& s, const PreparedScenario& prep, int64_t m, Estimate& est) {
+    est = Estimate{};
+    beginEstimate(s, prep, est);
+    beginLayoutEstimate(s, m, est);
+}
+
 // The full accounts of the plan's stages (every recipe), into `est`, fresh
-// but for beginEstimate.
+// but for freshEstimate.
 void accountEveryStage(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act, int64_t m,
                        const StagePlan& plan, Estimate& est) {
     HeaviestStage heaviest(est);
@@ -378,6 +392,8 @@ void planStages(const Scenario& s, const PreparedScenario& prep, StagePlan& plan
     for (size_t j = 1; j < plan.stages.size(); ++j)
         plan.stages[j].within_first = stageOnlyWithinFirst(plan.stages[0], plan.stages[j]);
     plan.communicators = communicators(s.parallelism);
+    plan.estimate_start = Estimate{};
+    beginEstimate(s, prep, plan.estimate_start);
     plan.microbatches = 0;  // the stages changed: schedule them again
     scheduleStagePlan(s, prep, plan);
 }
@@ -398,17 +414,18 @@ void scheduleStagePlan(const Scenario& s, const PreparedScenario& prep, StagePla
 Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
                        const StagePlan& plan) {
     const bool by_block = checkpointsSomeLayers(s.training.checkpointing);
-    Estimate est;  // the one Estimate, returned in place
+    const int64_t m = microbatchesPerStep(s);
+    // The plan's schedule terms when they are this layout's (the search and
+    // the benchmarks schedule it); else each stage's own, made in its slot,
+    // with stage 0's kept for withinFirstStage.
+    const bool scheduled = plan.every_k == by_block && plan.scheduledFor(s.parallelism, m);
+    Estimate est = scheduled ? plan.estimate_start : Estimate{};  // the one Estimate, returned in place
     if (plan.every_k != by_block) {  // a plan for the other candidate rule would skip stages
         est = estimatePrepared(s, prep);
         return est;
     }
-    const int64_t m = microbatchesPerStep(s);
-    beginEstimate(s, prep, m, est);
-    // The plan's schedule terms when they are this layout's (the search and
-    // the benchmarks schedule it); else each stage's own, made in its slot,
-    // with stage 0's kept for withinFirstStage.
-    const bool scheduled = plan.scheduledFor(s.parallelism, m);
+    if (!scheduled) beginEstimate(s, prep, est);
+    beginLayoutEstimate(s, m, est);
     const bool as_terms = scheduled ? plan.moments_as_terms && layoutKeepsMomentsAsTerms(act, by_block)
                                     : momentsAsTermsMakeThem(s, act, m, by_block);
     if (as_terms) {
@@ -448,14 +465,13 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
         }
         if (sums) {
             heaviest.finish(s, plan.communicators);
-            finishEstimate(s, prep, m, est);
+            finishEstimate(s, m, est);
             return est;
         }
-        est = Estimate{};  // a term of 2^56 bytes or more: the full accounts
-        beginEstimate(s, prep, m, est);
+        freshEstimate(s, prep, m, est);  // a term of 2^56 bytes or more: the full accounts
     }
     accountEveryStage(s, prep, act, m, plan, est);
-    finishEstimate(s, prep, m, est);
+    finishEstimate(s, m, est);
     return est;
 }
 
@@ -490,7 +506,7 @@ Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
     const int64_t m = microbatchesPerStep(s);
     const bool by_block = checkpointsSomeLayers(s.training.checkpointing);
     Estimate est;
-    beginEstimate(s, prep, m, est);
+    freshEstimate(s, prep, m, est);
     if (momentsAsTermsMakeThem(s, act, m, by_block)) {
         HeaviestByTotals heaviest(est);
         // The heaviest stage's facts stay in the slot its terms hold.
@@ -506,11 +522,10 @@ Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
         });
         if (sums) {
             heaviest.finish(s, communicators(s.parallelism));
-            finishEstimate(s, prep, m, est);
+            finishEstimate(s, m, est);
             return est;
         }
-        est = Estimate{};
-        beginEstimate(s, prep, m, est);
+        freshEstimate(s, prep, m, est);
     }
     HeaviestStage heaviest(est);
     forEachCandidateStage(s, prep, [&](int64_t i) {
@@ -518,7 +533,7 @@ Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
         heaviest.take();
     });
     heaviest.finish(s);
-    finishEstimate(s, prep, m, est);
+    finishEstimate(s, m, est);
     return est;
 }
 

@@ -224,6 +224,7 @@ struct StagePlan {
     // scheduleKeepsMomentsAsTerms (core/step_moments.h) for that schedule.
     bool moments_as_terms = false;
     int64_t communicators = 0;  // NCCL communicators a rank of these degrees belongs to
+    Estimate estimate_start;    // what every layout's estimate of these degrees starts from
     PipelineSchedule schedule = PipelineSchedule::OneFOneB;
     int64_t virtual_stages = 0;
     int64_t microbatches = 0;  // 0: not scheduled

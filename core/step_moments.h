@@ -135,20 +135,10 @@ static_assert(kMomentCount == std::size(ScheduledStage{}.base));
 // The stage's terms for the scenario's schedule and `microbatches` per step.
 void scheduledStage(const Scenario& s, const PreparedScenario& prep, int64_t microbatches, const StageFacts& facts,
                     ScheduledStage& t);
-// The stage's terms for the layout's activations, `sched` being its
-// ScheduledStage. `by_block` is checkpointsSomeLayers(s.training.checkpointing),
-// which every caller has at hand (an out-of-line call per stage otherwise).
-// `known`: the stage's activations when already computed for a stage with
-// the same blocks (stageActivations depends on the kinds' counts only);
-// it may be t.act itself (nothing before it writes t.act).
-void layoutTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
-                 const ScheduledStage& sched, LayoutTerms& t, bool by_block, const StageActivations* known = nullptr);
-// Both.
-inline void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
-                        int64_t microbatches, const StageFacts& facts, MomentTerms& t, bool by_block) {
-    scheduledStage(s, prep, microbatches, facts, t);
-    layoutTerms(s, prep, blocks, t, t, by_block);
-}
+// The stage's terms for the layout's activations: layoutTerms, inline in
+// core/layout_terms.h. Both:
+void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
+                 int64_t microbatches, const StageFacts& facts, MomentTerms& t, bool by_block);
 
 // Every-k and its kin: the worst backward of a recomputed block between the
 // stage's last and first (StepAccount::backward_recompute and its layer),
