@@ -389,8 +389,10 @@ void planStages(const Scenario& s, const PreparedScenario& prep, StagePlan& plan
     plan.stages.clear();
     plan.every_k = checkpointsSomeLayers(s.training.checkpointing);
     forEachCandidateStage(s, prep, [&](int64_t i) { plan.stages.push_back(stageFacts(s, prep, i)); });
-    for (size_t j = 1; j < plan.stages.size(); ++j)
+    for (size_t j = 1; j < plan.stages.size(); ++j) {
         plan.stages[j].within_first = stageOnlyWithinFirst(plan.stages[0], plan.stages[j]);
+        plan.stages[j].same_blocks_as_previous = sameBlocks(plan.stages[j - 1].stage, plan.stages[j].stage);
+    }
     plan.communicators = communicators(s.parallelism);
     plan.estimate_start = Estimate{};
     beginEstimate(s, prep, plan.estimate_start);
@@ -430,17 +432,15 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
                                     : momentsAsTermsMakeThem(s, act, m, by_block);
     if (as_terms) {
         HeaviestByTotals heaviest(est);
-        ScheduledStage first_sched;
         bool first_acts_within = false;  // activationsWithinFirst(stage 0's)
         bool sums = true;
-        // The last accounted stage's activations, reused by a later stage
-        // with the same blocks (stageActivations depends on the kinds'
-        // counts only). They stay in that stage's slot: the heaviest's,
-        // which the next stage does not write, or else the free slot the
-        // next stage's terms go into, where they are already its own
-        // (layoutTerms leaves them as they are).
-        const StageFacts* last = nullptr;
-        const StageActivations* last_act = nullptr;
+        // The previous stage's activations when it was accounted, reused by
+        // a stage with the same blocks (stageActivations depends on the
+        // kinds' counts only). They stay in that stage's slot: the
+        // heaviest's, which the next stage does not write, or else the free
+        // slot the next stage's terms go into, where they are already its
+        // own (layoutTerms leaves them as they are).
+        const StageActivations* previous_act = nullptr;
         const StageFacts* const facts = plan.stages.data();
         const ScheduledStage* const plan_sched = plan.scheduled.data();
         const size_t stages = plan.stages.size();
@@ -450,17 +450,17 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
             const ScheduledStage* sched = &t;
             if (scheduled) {
                 sched = &plan_sched[i];
-                if (i > 0 && first_acts_within && sched->within_first) continue;
+                // (Unscheduled, every candidate is accounted: it is not the search's path.)
+                if (i > 0 && first_acts_within && sched->within_first) {
+                    previous_act = nullptr;
+                    continue;
+                }
             } else {
                 scheduledStage(s, prep, m, f, t);
-                if (i == 0) first_sched = t;
-                if (i > 0 && first_acts_within && scheduledWithinFirst(first_sched, t, f)) continue;
             }
-            const bool same_blocks = last && sameBlocks(last->stage, f.stage);
-            layoutTerms(s, prep, act, *sched, t, by_block, same_blocks ? last_act : nullptr);
+            layoutTerms(s, prep, act, *sched, t, by_block, f.same_blocks_as_previous ? previous_act : nullptr);
             if (i == 0) first_acts_within = activationsWithinFirst(t.act);
-            last = &f;
-            last_act = &t.act;  // before take() moves the free slot
+            previous_act = &t.act;  // before take() moves the free slot
             sums = heaviest.take(f, *sched, act);
         }
         if (sums) {

@@ -66,7 +66,6 @@ inline void unitStageActivations(const Scenario& s, const PreparedScenario& prep
 [[gnu::always_inline]] inline void layoutTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
                  const ScheduledStage& sched, LayoutTerms& t, bool by_block, const StageActivations* known = nullptr) {
     const TrainingConfig& tr = s.training;
-    const ParallelConfig& par = s.parallelism;
     const PipelineStage& st = sched.stage;
     if (known && !by_block) {
         if (known != &t.act) t.act = *known;  // else already these terms' own (accountLayout)
@@ -79,12 +78,7 @@ inline void unitStageActivations(const Scenario& s, const PreparedScenario& prep
     const double in_flight = st.in_flight;
 
     // Expert parallelism: all-to-all dispatch + combine buffers of one MoE block.
-    t.all_to_all = 0;
-    if (par.expert > 1 && st.num_moe_layers > 0 && s.model.moe) {
-        const double tokens = static_cast<double>(tr.micro_batch_size * tr.sequence_length / par.context);
-        t.all_to_all = roundBytes(2.0 * tokens * static_cast<double>(s.model.moe->experts_per_token) *
-                                  static_cast<double>(s.model.hidden_size) * bytesOf(prep.plan.activations));
-    }
+    t.all_to_all = sched.all_to_all ? blocks.all_to_all : 0;
 
     // A stage without the model's ends (neither first nor last) keeps none
     // at any moment: every endsBytesOf below would round 0.

@@ -53,6 +53,9 @@ struct LayoutActivations {
     };
     BlockUnit dense_unit, moe_unit;
     Checkpointing unit_policy = Checkpointing::None;
+    // Expert parallelism's dispatch + combine buffers of one MoE block
+    // (0 for a dense model): a stage with MoE blocks holds them when EP > 1.
+    int64_t all_to_all = 0;
 };
 LayoutActivations layoutActivations(const Scenario& scenario);
 // One block of `kind` as `policy` leaves it (not every-k and its kin).
@@ -116,6 +119,9 @@ struct StageFacts {
     // is at most stage 0's (withinFirstStage in estimate_stages.h: then, with a
     // few checks per layout, no moment of it exceeds stage 0's peak).
     bool within_first = false;
+    // planStages: the plan's previous stage has the same blocks (sameBlocks,
+    // estimate_stages.h), so the same activations for every layout.
+    bool same_blocks_as_previous = false;
 };
 StageFacts stageFacts(const Scenario& scenario, const PreparedScenario& prepared, int64_t stage);
 
@@ -133,6 +139,7 @@ struct ScheduledStage {
     bool step_in_backward = false;     // training.optimizer_in_backward: no step moment
     bool optimizer_offloaded = false;  // the step runs on the host: no temporaries on the GPU
     bool backward_next = false;        // two backward chunks in a row: the backward_next moment exists
+    bool all_to_all = false;           // MoE blocks under expert parallelism: LayoutActivations::all_to_all
     // A later stage of the plan whose moments stay within stage 0's for any
     // activations that are not negative (withinFirstStage, estimate_stages.h).
     bool within_first = false;

@@ -42,6 +42,12 @@ LayoutActivations layoutActivations(const Scenario& s) {
     const BlockKindActivations& k = a.kinds;
     a.offloads_to_host = k.dense.offloaded_host != 0 || k.moe.offloaded_host != 0 || k.nope_dense.offloaded_host != 0 ||
                          k.nope_moe.offloaded_host != 0 || a.ends.offloaded_host != 0;
+    if (s.model.moe) {
+        const TrainingConfig& tr = s.training;
+        const double tokens = static_cast<double>(tr.micro_batch_size * tr.sequence_length / s.parallelism.context);
+        a.all_to_all = roundBytes(2.0 * tokens * static_cast<double>(s.model.moe->experts_per_token) *
+                                  static_cast<double>(s.model.hidden_size) * bytesOf(planPrecision(tr).activations));
+    }
     a.unit_policy = s.training.checkpointing;
     if (!checkpointsSomeLayers(a.unit_policy)) {
         a.dense_unit = blockUnit(a.unit_policy, k.dense);

@@ -156,6 +156,7 @@ void scheduledStage(const Scenario& s, const PreparedScenario& prep, int64_t mic
     // starts with every gradient allocated and one chunk fewer in flight; with
     // whole-stage chunks it is the next micro-batch's head backward.
     t.backward_next = in_flight * t.chunks >= 2.0;
+    t.all_to_all = par.expert > 1 && st.num_moe_layers > 0 && s.model.moe;
 
     // The moments' totals less the layout's terms (momentTotals adds those):
     // the moments as momentBreakdown makes them, summed. Unsigned: a term
