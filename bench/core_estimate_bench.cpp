@@ -65,6 +65,27 @@ void BM_AccountLayout405B(benchmark::State& state) {
 }
 BENCHMARK(BM_AccountLayout405B);
 
+// The same when every layout comes with another schedule or micro-batch
+// count, so the plan is scheduled again before each account (the search
+// schedules once per (plan, schedule, micro-batches); this is its worst
+// case): 32 and 64 micro-batches in turn.
+void BM_AccountLayout405B_Rescheduled(benchmark::State& state) {
+    trainmem::Scenario s[2] = {llama405b3d(), llama405b3d()};
+    s[1].training.gradient_accumulation_steps = s[1].parallelism.microbatches = 64;
+    const trainmem::PreparedScenario prepared = trainmem::prepareScenario(s[0]);
+    const trainmem::LayoutActivations activations = trainmem::layoutActivations(s[0]);
+    trainmem::StagePlan stages;
+    trainmem::planStages(s[0], prepared, stages);
+    int next = 1;
+    for (auto _ : state) {
+        trainmem::scheduleStagePlan(s[next], prepared, stages);
+        auto e = trainmem::accountLayout(s[next], prepared, activations, stages);
+        benchmark::DoNotOptimize(e);
+        next = 1 - next;
+    }
+}
+BENCHMARK(BM_AccountLayout405B_Rescheduled);
+
 // Prepared once, everything else per call (the app's path after an edit
 // that leaves the model and recipe alone).
 void BM_EstimatePrepared405B(benchmark::State& state) {

@@ -258,8 +258,6 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
         if (!stages_ready) {
             planStages(work, prepared, stages);
             stages_ready = true;
-        } else {
-            scheduleStagePlan(work, prepared, stages);  // a comparison unless the schedule or m changed
         }
         const LayoutActivations& activations = activationsFor(l);
         const int64_t order = result.valid - 1;
@@ -281,6 +279,9 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
                 return;
             }
         }
+        // The plan's schedule terms, made again only when the schedule or the
+        // micro-batches per step changed since the last account.
+        scheduleStagePlan(work, prepared, stages);
         const Estimate est = accountLayout(work, prepared, activations, stages);
         if (est.fits) {
             ++result.fitting;
