@@ -4,7 +4,10 @@
 // heaviest (withinFirstStage in core/estimate_stages.h). Held here against the
 // full accounts (accountStep, every moment's breakdown) of both stages, on
 // every valid layout of a grid of models and recipes: the proof's
-// conclusion, checked by the code it lets the estimate skip.
+// conclusion, checked by the code it lets the estimate skip. The plan's
+// schedule terms (scheduleStagePlan) are held the same way: the estimate
+// from a plan scheduled for the layout, and from one scheduled for another
+// (each stage's made on the way), is estimateValidated's.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -27,6 +30,7 @@ struct Count {
     int64_t layouts = 0;
     int64_t within_first = 0;      // a later stage marked within the first (its account may be left out)
     int64_t gradients_differ = 0;  // ... with gradients at the forward peak on it and not on stage 0
+    int64_t unscheduled = 0;       // layouts whose plan was scheduled for another schedule or m
 };
 
 int64_t peakOf(const StepAccount& a) { return stagePeak(a).breakdown->total(); }
@@ -70,11 +74,19 @@ Count checkGrid(const char* preset, int64_t gpus, int64_t global_batch, const st
                                     ++count.layouts;
                                     const LayoutActivations act = layoutActivations(s);
                                     const int64_t mb = microbatchesPerStep(s);
-                                    // The estimate with stages left out is the one without.
-                                    const Estimate with_plan = accountLayout(s, prepared, act, plan);
+                                    // The estimate with stages left out is the one without, from
+                                    // a plan scheduled for another layout (each stage's schedule
+                                    // terms made on the way) and from one scheduled for this one.
                                     const Estimate all = estimateValidated(s);
-                                    EXPECT_EQ(with_plan, all) << preset << " t" << t << " p" << p << " zero" << zero
-                                                              << " m" << m;
+                                    if (!plan.scheduledFor(s.parallelism, mb)) {
+                                        ++count.unscheduled;
+                                        EXPECT_EQ(accountLayout(s, prepared, act, plan), all)
+                                            << preset << " unscheduled t" << t << " p" << p << " zero" << zero
+                                            << " m" << m;
+                                        scheduleStagePlan(s, prepared, plan);
+                                    }
+                                    EXPECT_EQ(accountLayout(s, prepared, act, plan), all)
+                                        << preset << " t" << t << " p" << p << " zero" << zero << " m" << m;
                                     for (const StageFacts& f : plan.stages) {
                                         if (!f.within_first) continue;
                                         ++count.within_first;
@@ -98,6 +110,7 @@ TEST(StepAccountMoments, LaterStagesWithTheFirstStagesBlocksNeverExceedIt) {
         total.layouts += c.layouts;
         total.within_first += c.within_first;
         total.gradients_differ += c.gradients_differ;
+        total.unscheduled += c.unscheduled;
     };
     add(checkGrid("llama3-8b-megatron-8xh100", 16, 64));  // master weights: gradients from the start
     add(checkGrid("llama2-7b-fp32-adam", 16, 64));        // no master weights: gradients at the forward when m > in flight
@@ -108,6 +121,7 @@ TEST(StepAccountMoments, LaterStagesWithTheFirstStagesBlocksNeverExceedIt) {
     EXPECT_GT(total.layouts, 1000);
     EXPECT_GT(total.within_first, 100);
     EXPECT_GT(total.gradients_differ, 10);
+    EXPECT_GT(total.unscheduled, 100);
 }
 
 // The 405B 3D layout (the benchmark's): stage 1 holds stage 0's blocks
@@ -122,6 +136,7 @@ TEST(StepAccountMoments, The405BLayoutsSecondStageIsWithinTheFirst) {
     ASSERT_EQ(plan.stages.size(), 4u);
     EXPECT_EQ(plan.stages[1].stage.index, 1);
     EXPECT_TRUE(plan.stages[1].within_first);
+    EXPECT_TRUE(plan.scheduled[1].within_first);  // for the preset's 1F1B with 32 micro-batches
     EXPECT_FALSE(plan.stages[2].within_first);
     EXPECT_FALSE(plan.stages[3].within_first);
     EXPECT_EQ(accountLayout(*s, prepared, layoutActivations(*s), plan), estimateValidated(*s));
