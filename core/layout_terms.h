@@ -1,8 +1,9 @@
 #pragma once
 // layoutTerms (core/step_moments.h), inline: it runs once per candidate
 // stage of every layout a search accounts (accountLayout, estimate.cpp),
-// and a call costs a tenth of it. Only step_moments.cpp and estimate.cpp
-// include this.
+// and a call costs a tenth of it. Only the account's files include this
+// (step_moments.cpp, estimate.cpp, and step_account_prepare.cpp for the
+// search's floor).
 #include <algorithm>
 
 #include "core/step_moments.h"

@@ -10,6 +10,7 @@
 #include "core/fsdp_policy.h"
 #include "core/step_account.h"
 #include "core/step_moments.h"
+#include "core/layout_terms.h"
 
 namespace trainmem {
 
@@ -192,19 +193,27 @@ StageFacts stageFacts(const Scenario& s, const PreparedScenario& prep, int64_t s
 // them. The forward moment of this stage holds the resident set (its comm
 // buffers plus the all-to-all's), Gradients exactly as below and Activations
 // = roundBytes(one micro-batch x in flight), computed here by the same
-// functions as in momentTerms; the peak is at least the forward moment.
+// functions as in scheduledStage and layoutTerms; the peak is at least the forward moment.
 // Every-k and its kin (activations block by block) get the resident set and
 // the gradients only.
 int64_t stagePeakFloor(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
                        int64_t microbatches, const StageFacts& facts) {
     const TrainingConfig& tr = s.training;
-    PipelineStage st = facts.stage;
-    setStageInFlight(st, s.parallelism, microbatches);
+    const ParallelConfig& par = s.parallelism;
+    const PipelineStage& st = facts.stage;
+    const double in_flight = inFlightMicrobatches(par.schedule, std::max<int64_t>(par.pipeline, 1),
+                                                  std::max<int64_t>(par.virtual_stages, 1), microbatches, st.index);
     int64_t floor = facts.resident_bytes;
-    if (gradientsAtForward(tr, prep.plan, microbatches, st.in_flight))
-        floor = addBytes(floor, facts.states.gpu.gradients);
-    if (!checkpointsSomeLayers(tr.checkpointing))
-        floor = addBytes(floor, roundBytes(uniformMicrobatchActivations(tr.checkpointing, blocks, st) * st.in_flight));
+    if (gradientsAtForward(tr, prep.plan, microbatches, in_flight)) floor = addBytes(floor, facts.states.gpu.gradients);
+    if (!checkpointsSomeLayers(tr.checkpointing)) {
+        // One micro-batch of the stage's blocks as the account has it
+        // (StageActivations::one_microbatch: a unit's n times when the
+        // blocks are of one kind, the same doubles as the kinds' sums).
+        const LayoutActivations::BlockUnit* unit = singleKindUnit(blocks, st, tr.checkpointing);
+        const double one = unit ? static_cast<double>(st.num_layers) * unit->kept
+                                : uniformMicrobatchActivations(tr.checkpointing, blocks, st);
+        floor = addBytes(floor, roundBytes(one * in_flight));
+    }
     return floor;
 }
 
