@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <vector>
 
 #include "core/layout_rules.h"
 #include "core/step_account.h"
@@ -228,21 +229,38 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
     // planned at the first valid layout that needs them.
     StagePlan stages;
     bool stages_ready = false;
-    // Activations per (sequence parallelism, log2 micro-batch, checkpointing)
-    // for the current tensor and context degrees.
+    // Activations per (context degree, sequence parallelism, log2
+    // micro-batch, checkpointing) for the current tensor degree: they depend
+    // on the layout through these only (not on the pipeline, data or expert
+    // degree, nor ZeRO), so every pipeline degree under a tensor degree
+    // reuses them. A context degree gets its block of slots when first met.
     constexpr size_t kMicroSlots = 21;  // micro-batches 1 .. 2^20
     constexpr size_t kPolicies = kCheckpointing.size();
-    std::array<LayoutActivations, 2 * kMicroSlots * kPolicies> activations;
-    std::array<bool, 2 * kMicroSlots * kPolicies> activations_ready{};
+    constexpr size_t kSlotsPerContext = 2 * kMicroSlots * kPolicies;
+    std::vector<LayoutActivations> activations;
+    std::vector<char> activations_ready;
+    std::vector<int> context_block(divisors.size(), -1);  // per index in `divisors`: its block, or -1
+    size_t context_blocks = 0;
+    size_t context_index = 0;  // the current context degree's index in `divisors`
     auto activationsFor = [&](const Layout& l) -> const LayoutActivations& {
+        if (context_block[context_index] < 0) {
+            context_block[context_index] = static_cast<int>(context_blocks++);
+            if (activations.size() < context_blocks * kSlotsPerContext) {
+                activations.resize(context_blocks * kSlotsPerContext);
+                activations_ready.resize(context_blocks * kSlotsPerContext);
+            }
+            std::fill_n(activations_ready.begin() + static_cast<std::ptrdiff_t>((context_blocks - 1) * kSlotsPerContext),
+                        kSlotsPerContext, 0);
+        }
         size_t log2_micro = 0;
         while ((int64_t{1} << log2_micro) < l.micro_batch_size) ++log2_micro;
         const size_t policy = static_cast<size_t>(
             std::find(kCheckpointing.begin(), kCheckpointing.end(), l.checkpointing) - kCheckpointing.begin());
-        const size_t slot = (static_cast<size_t>(l.sequence_parallel) * kMicroSlots + log2_micro) * kPolicies + policy;
+        const size_t slot = static_cast<size_t>(context_block[context_index]) * kSlotsPerContext +
+                            (static_cast<size_t>(l.sequence_parallel) * kMicroSlots + log2_micro) * kPolicies + policy;
         if (!activations_ready[slot]) {
             activations[slot] = layoutActivations(work);
-            activations_ready[slot] = true;
+            activations_ready[slot] = 1;
         }
         return activations[slot];
     };
@@ -294,13 +312,16 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
     // One function, so a stop leaves every loop at once.
     [&] {
         for (int64_t t : divisors) {
+            std::fill(context_block.begin(), context_block.end(), -1);  // new tensor degree
+            context_blocks = 0;
             for (int64_t p : divisors) {
                 if ((n / t) % p != 0) continue;
                 const std::vector<ScheduleChoice> schedules = scheduleChoices(p, model.num_layers);
-                for (int64_t c : divisors) {
+                for (size_t ci = 0; ci < divisors.size(); ++ci) {
+                    const int64_t c = divisors[ci];
                     if ((n / t / p) % c != 0) continue;
                     const int64_t d = n / t / p / c;
-                    activations_ready.fill(false);  // new tensor or context degree
+                    context_index = ci;
                     for (int64_t e : experts) {
                         // Degrees no point below can pass: counted, not visited
                         // (unless the limit falls inside, where it stops exactly).
