@@ -225,7 +225,7 @@ private:
 // own when the plan is not scheduled for the layout.
 class HeaviestByTotals {
 public:
-    explicit HeaviestByTotals(Estimate& est) : est_(est) {}
+    HeaviestByTotals() {}
     HeaviestByTotals(const HeaviestByTotals&) = delete;
     ~HeaviestByTotals() {}
     MomentTerms& next() { return slots_[free_].terms; }
@@ -248,22 +248,30 @@ public:
         }
         // The stage's weights and its moments' components are below 2^56
         // (momentTotals), so the only too-large count left is the host's.
-        if (act.offloads_to_host) {
-            const int64_t host =
-                addBytes(facts.states.host_bytes, offloadedActivationHostBytes(act.kinds, act.ends, sched.stage));
-            est_.host_bytes = std::max(est_.host_bytes, host);
-            est_.too_large = est_.too_large || host >= kTooLargeBytes;
-        } else {
-            est_.host_bytes = std::max(est_.host_bytes, facts.states.host_bytes);
-            est_.too_large = est_.too_large || facts.states.host_bytes >= kTooLargeBytes;
-        }
+        const int64_t host = act.offloads_to_host ? addBytes(facts.states.host_bytes, offloadedActivationHostBytes(
+                                                                                   act.kinds, act.ends, sched.stage))
+                                                  : facts.states.host_bytes;
+        host_bytes_ = std::max(host_bytes_, host);
+        host_too_large_ = host_too_large_ || host >= kTooLargeBytes;
         first_ = false;
         return true;
     }
     // The heaviest stage into the estimate (after every take()), as
     // HeaviestStage::finish and toStageEstimate make it from the account.
-    // `comms`: communicators(s.parallelism).
-    void finish(const Scenario& s, int64_t comms) {
+    // The heaviest stage's device bytes and whether a count is too large,
+    // as finish() would write them (peak.device_bytes, too_large), without
+    // the rest. `comms`: communicators(s.parallelism).
+    LayoutPeak peak(const Scenario& s, int64_t comms) const {
+        if (first_) return {0, host_too_large_};  // no stage
+        const int64_t reserved = reservedAt(s.hardware.overheads, peak_);
+        const int64_t device = deviceAt(s.hardware.overheads, comms, reserved, best_facts_->states.managed_bytes);
+        return {device, host_too_large_ || device >= kTooLargeBytes || reserved >= kTooLargeBytes ||
+                            peak_ >= kTooLargeBytes};
+    }
+    // The stages into `est` (after every take()).
+    void finish(const Scenario& s, int64_t comms, Estimate& est_) {
+        est_.host_bytes = std::max(est_.host_bytes, host_bytes_);
+        est_.too_large = est_.too_large || host_too_large_;
         if (first_) return;  // no stage
         const StageFacts& f = *best_facts_;
         const ScheduledStage& sched = *best_sched_;
@@ -303,7 +311,6 @@ public:
     }
 
 private:
-    Estimate& est_;
     // A stage's terms and its moments' totals. Left unset: each stage's
     // are written whole.
     struct Slot {
@@ -314,6 +321,8 @@ private:
         Slot slots_[2];
     };
     int64_t peak_ = 0;  // the largest of the heaviest stage's totals
+    int64_t host_bytes_ = 0;  // the stages' largest host bytes
+    bool host_too_large_ = false;
     const StageFacts* best_facts_ = nullptr;
     const ScheduledStage* best_sched_ = nullptr;
     int free_ = 0;
@@ -413,6 +422,45 @@ void scheduleStagePlan(const Scenario& s, const PreparedScenario& prep, StagePla
     plan.microbatches = m;
 }
 
+// The plan's candidate stages into `heaviest` by their moments' totals
+// (the recipes momentsAsTermsMakeThem accepts): false when a term is too
+// large for plain sums. `scheduled`: the plan is scheduled for the layout.
+bool takeStagesByTotals(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
+                        const StagePlan& plan, int64_t m, bool by_block, bool scheduled, HeaviestByTotals& heaviest) {
+    bool first_acts_within = false;  // activationsWithinFirst(stage 0's)
+    bool sums = true;
+    // The previous stage's activations when it was accounted, reused by
+    // a stage with the same blocks (stageActivations depends on the
+    // kinds' counts only). They stay in that stage's slot: the
+    // heaviest's, which the next stage does not write, or else the free
+    // slot the next stage's terms go into, where they are already its
+    // own (layoutTerms leaves them as they are).
+    const StageActivations* previous_act = nullptr;
+    const StageFacts* const facts = plan.stages.data();
+    const ScheduledStage* const plan_sched = plan.scheduled.data();
+    const size_t stages = plan.stages.size();
+    for (size_t i = 0; i < stages && sums; ++i) {
+        const StageFacts& f = facts[i];
+        MomentTerms& t = heaviest.next();
+        const ScheduledStage* sched = &t;
+        if (scheduled) {
+            sched = &plan_sched[i];
+            // (Unscheduled, every candidate is accounted: it is not the search's path.)
+            if (i > 0 && first_acts_within && sched->within_first) {
+                previous_act = nullptr;
+                continue;
+            }
+        } else {
+            scheduledStage(s, prep, m, f, t);
+        }
+        layoutTerms(s, prep, act, *sched, t, by_block, f.same_blocks_as_previous ? previous_act : nullptr);
+        if (i == 0) first_acts_within = activationsWithinFirst(t.act);
+        previous_act = &t.act;  // before take() moves the free slot
+        sums = heaviest.take(f, *sched, act);
+    }
+    return sums;
+}
+
 Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
                        const StagePlan& plan) {
     const bool by_block = checkpointsSomeLayers(s.training.checkpointing);
@@ -431,40 +479,10 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
     const bool as_terms = scheduled ? plan.moments_as_terms && layoutKeepsMomentsAsTerms(act, by_block)
                                     : momentsAsTermsMakeThem(s, act, m, by_block);
     if (as_terms) {
-        HeaviestByTotals heaviest(est);
-        bool first_acts_within = false;  // activationsWithinFirst(stage 0's)
-        bool sums = true;
-        // The previous stage's activations when it was accounted, reused by
-        // a stage with the same blocks (stageActivations depends on the
-        // kinds' counts only). They stay in that stage's slot: the
-        // heaviest's, which the next stage does not write, or else the free
-        // slot the next stage's terms go into, where they are already its
-        // own (layoutTerms leaves them as they are).
-        const StageActivations* previous_act = nullptr;
-        const StageFacts* const facts = plan.stages.data();
-        const ScheduledStage* const plan_sched = plan.scheduled.data();
-        const size_t stages = plan.stages.size();
-        for (size_t i = 0; i < stages && sums; ++i) {
-            const StageFacts& f = facts[i];
-            MomentTerms& t = heaviest.next();
-            const ScheduledStage* sched = &t;
-            if (scheduled) {
-                sched = &plan_sched[i];
-                // (Unscheduled, every candidate is accounted: it is not the search's path.)
-                if (i > 0 && first_acts_within && sched->within_first) {
-                    previous_act = nullptr;
-                    continue;
-                }
-            } else {
-                scheduledStage(s, prep, m, f, t);
-            }
-            layoutTerms(s, prep, act, *sched, t, by_block, f.same_blocks_as_previous ? previous_act : nullptr);
-            if (i == 0) first_acts_within = activationsWithinFirst(t.act);
-            previous_act = &t.act;  // before take() moves the free slot
-            sums = heaviest.take(f, *sched, act);
-        }
+        HeaviestByTotals heaviest;
+        const bool sums = takeStagesByTotals(s, prep, act, plan, m, by_block, scheduled, heaviest);
         if (sums) {
-            heaviest.finish(s, plan.communicators);
+            heaviest.finish(s, plan.communicators, est);
             finishEstimate(s, m, est);
             return est;
         }
@@ -473,6 +491,20 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
     accountEveryStage(s, prep, act, m, plan, est);
     finishEstimate(s, m, est);
     return est;
+}
+
+LayoutPeak accountLayoutPeak(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
+                             const StagePlan& plan) {
+    const bool by_block = checkpointsSomeLayers(s.training.checkpointing);
+    const int64_t m = microbatchesPerStep(s);
+    if (plan.every_k == by_block && plan.scheduledFor(s.parallelism, m) && plan.moments_as_terms &&
+        layoutKeepsMomentsAsTerms(act, by_block)) {
+        HeaviestByTotals heaviest;
+        if (takeStagesByTotals(s, prep, act, plan, m, by_block, true, heaviest))
+            return heaviest.peak(s, plan.communicators);
+    }
+    const Estimate est = accountLayout(s, prep, act, plan);  // every other case
+    return {est.peak.device_bytes, est.too_large};
 }
 
 // The estimate's peak is the largest of its candidate stages' moments, each
@@ -508,7 +540,7 @@ Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
     Estimate est;
     freshEstimate(s, prep, m, est);
     if (momentsAsTermsMakeThem(s, act, m, by_block)) {
-        HeaviestByTotals heaviest(est);
+        HeaviestByTotals heaviest;
         // The heaviest stage's facts stay in the slot its terms hold.
         StageFacts facts[2];
         bool sums = true;
@@ -521,7 +553,7 @@ Estimate estimatePrepared(const Scenario& s, const PreparedScenario& prep) {
             sums = heaviest.take(f, t, act);
         });
         if (sums) {
-            heaviest.finish(s, communicators(s.parallelism));
+            heaviest.finish(s, communicators(s.parallelism), est);
             finishEstimate(s, m, est);
             return est;
         }

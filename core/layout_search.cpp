@@ -50,42 +50,74 @@ int recomputeRank(Checkpointing c) {
     return 3;
 }
 
+// What the rankings read of a layout: itself, its headroom and its order.
+struct RankKey {
+    const Layout& layout;
+    int64_t headroom;
+    int64_t order;
+};
+RankKey keyOf(const RankedLayout& r) { return {r.layout, r.estimate.headroom_bytes, r.order}; }
+
 // Closest to fitting first: the smallest excess over capacity.
-bool closerToFitting(const RankedLayout& a, const RankedLayout& b) {
-    if (a.estimate.headroom_bytes != b.estimate.headroom_bytes)
-        return a.estimate.headroom_bytes > b.estimate.headroom_bytes;
+bool closerToFitting(const RankKey& a, const RankKey& b) {
+    if (a.headroom != b.headroom) return a.headroom > b.headroom;
+    return a.order < b.order;
+}
+
+bool rankedBefore(const RankKey& a, const RankKey& b) {
+    const Layout& x = a.layout;
+    const Layout& y = b.layout;
+    if (x.checkpointing != y.checkpointing) return recomputeRank(x.checkpointing) < recomputeRank(y.checkpointing);
+    // "Largest micro-batch" in tokens each GPU processes per pass,
+    // micro x sequence / context (the sequence is the same for all layouts):
+    // counting sequences would rank a layout higher for splitting each
+    // sequence over more context ranks.
+    if (x.micro_batch_size * y.context != y.micro_batch_size * x.context)
+        return x.micro_batch_size * y.context > y.micro_batch_size * x.context;
+    if (a.headroom != b.headroom) return a.headroom > b.headroom;
+    if (x.pipeline != y.pipeline) return x.pipeline < y.pipeline;
+    if (x.tensor != y.tensor) return x.tensor < y.tensor;
     return a.order < b.order;
 }
 
 // The best `limit` items under `before`, in a heap whose top is the worst
 // kept one: O(log limit) per offer, no allocation after reserve().
-template <class Before>
 class BestOf {
 public:
+    using Before = bool (*)(const RankKey&, const RankKey&);
     BestOf(int64_t limit, Before before) : limit_(static_cast<size_t>(limit)), before_(before) {
         kept_.reserve(std::min<size_t>(limit_, 256));  // grows geometrically past that: O(log) allocations
     }
+    // Whether offer() would keep a layout with this key (then its estimate
+    // is worth making).
+    bool admits(const RankKey& candidate) const {
+        return limit_ > 0 && (kept_.size() < limit_ || before_(candidate, keyOf(kept_.front())));
+    }
     void offer(const RankedLayout& candidate) {
-        if (limit_ == 0) return;
-        if (kept_.size() < limit_) {
-            kept_.push_back(candidate);
-            std::push_heap(kept_.begin(), kept_.end(), before_);
-        } else if (before_(candidate, kept_.front())) {
-            std::pop_heap(kept_.begin(), kept_.end(), before_);
+        if (!admits(keyOf(candidate))) return;
+        if (kept_.size() == limit_) {
+            std::pop_heap(kept_.begin(), kept_.end(), heapOrder());
             kept_.back() = candidate;
-            std::push_heap(kept_.begin(), kept_.end(), before_);
+        } else {
+            kept_.push_back(candidate);
         }
+        std::push_heap(kept_.begin(), kept_.end(), heapOrder());
     }
     bool keepsNone() const { return limit_ == 0; }
     bool full() const { return kept_.size() == limit_; }
     // The worst kept item (full() and not keepsNone() only).
     const RankedLayout& worst() const { return kept_.front(); }
     std::vector<RankedLayout> sorted() && {
-        std::sort_heap(kept_.begin(), kept_.end(), before_);
+        std::sort_heap(kept_.begin(), kept_.end(), heapOrder());
         return std::move(kept_);
     }
 
 private:
+    struct HeapOrder {
+        Before before;
+        bool operator()(const RankedLayout& a, const RankedLayout& b) const { return before(keyOf(a), keyOf(b)); }
+    };
+    HeapOrder heapOrder() const { return {before_}; }
     size_t limit_;
     Before before_;
     std::vector<RankedLayout> kept_;
@@ -141,22 +173,7 @@ bool layoutRedundant(const Layout& l) {
     return l.schedule != PipelineSchedule::OneFOneB && l.microbatches == 1;
 }
 
-bool rankedBefore(const RankedLayout& a, const RankedLayout& b) {
-    const Layout& x = a.layout;
-    const Layout& y = b.layout;
-    if (x.checkpointing != y.checkpointing) return recomputeRank(x.checkpointing) < recomputeRank(y.checkpointing);
-    // "Largest micro-batch" in tokens each GPU processes per pass,
-    // micro x sequence / context (the sequence is the same for all layouts):
-    // counting sequences would rank a layout higher for splitting each
-    // sequence over more context ranks.
-    if (x.micro_batch_size * y.context != y.micro_batch_size * x.context)
-        return x.micro_batch_size * y.context > y.micro_batch_size * x.context;
-    if (a.estimate.headroom_bytes != b.estimate.headroom_bytes)
-        return a.estimate.headroom_bytes > b.estimate.headroom_bytes;
-    if (x.pipeline != y.pipeline) return x.pipeline < y.pipeline;
-    if (x.tensor != y.tensor) return x.tensor < y.tensor;
-    return a.order < b.order;
-}
+bool rankedBefore(const RankedLayout& a, const RankedLayout& b) { return rankedBefore(keyOf(a), keyOf(b)); }
 
 void applyLayout(Scenario& s, const Layout& l) {
     ParallelConfig& p = s.parallelism;
@@ -205,7 +222,7 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
     for (int64_t micro = 1; micro <= micro_cap; micro *= 2) ++micro_sizes;
 
     LayoutSearchResult result;
-    BestOf best(options.top, rankedBefore);
+    BestOf best(options.top, static_cast<BestOf::Before>(rankedBefore));
     BestOf rejected(options.rejected, closerToFitting);
     // Returns false once the search must stop (limit or progress callback).
     int64_t next_report = int64_t{1} << 16;
@@ -300,12 +317,17 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
         // The plan's schedule terms, made again only when the schedule or the
         // micro-batches per step changed since the last account.
         scheduleStagePlan(work, prepared, stages);
-        const Estimate est = accountLayout(work, prepared, activations, stages);
-        if (est.fits) {
+        // Whether it fits and where it ranks need only its device bytes; the
+        // whole estimate is made for the layouts a list keeps (the same
+        // numbers: accountLayoutPeak).
+        const LayoutPeak peak = accountLayoutPeak(work, prepared, activations, stages);
+        const int64_t headroom = prepared.capacity_bytes - peak.device_bytes;
+        const RankKey key{l, headroom, order};
+        if (!peak.too_large && headroom >= 0) {
             ++result.fitting;
-            best.offer({l, est, order});
-        } else {
-            rejected.offer({l, est, order});
+            if (best.admits(key)) best.offer({l, accountLayout(work, prepared, activations, stages), order});
+        } else if (rejected.admits(key)) {
+            rejected.offer({l, accountLayout(work, prepared, activations, stages), order});
         }
     };
 

@@ -253,7 +253,17 @@ void scheduleStagePlan(const Scenario& scenario, const PreparedScenario& prepare
 // Allocation-free.
 Estimate accountLayout(const Scenario& scenario, const PreparedScenario& prepared, const LayoutActivations& activations,
                        const StagePlan& stages);
-// The same, planning the stages on the way (no storage).
+// What the search reads of accountLayout()'s estimate to count a layout
+// and to see whether it enters a list: the heaviest stage's device bytes
+// (Estimate::peak.device_bytes) and Estimate::too_large, the same numbers,
+// without building the rest when the plan is scheduled for the layout.
+struct LayoutPeak {
+    int64_t device_bytes = 0;
+    bool too_large = false;
+};
+LayoutPeak accountLayoutPeak(const Scenario& scenario, const PreparedScenario& prepared,
+                             const LayoutActivations& activations, const StagePlan& stages);
+// accountLayout(), planning the stages on the way (no storage).
 Estimate estimatePrepared(const Scenario& scenario, const PreparedScenario& prepared);
 
 // A lower bound on the stage's peak: its resident set, the gradients when

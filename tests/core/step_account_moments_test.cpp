@@ -7,7 +7,8 @@
 // conclusion, checked by the code it lets the estimate skip. The plan's
 // schedule terms (scheduleStagePlan) are held the same way: the estimate
 // from a plan scheduled for the layout, and from one scheduled for another
-// (each stage's made on the way), is estimateValidated's.
+// (each stage's made on the way), is estimateValidated's, and so are the
+// device bytes accountLayoutPeak gives the search.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -87,6 +88,10 @@ Count checkGrid(const char* preset, int64_t gpus, int64_t global_batch, const st
                                     }
                                     EXPECT_EQ(accountLayout(s, prepared, act, plan), all)
                                         << preset << " t" << t << " p" << p << " zero" << zero << " m" << m;
+                                    // What the search reads of it, made without the rest.
+                                    const LayoutPeak peak = accountLayoutPeak(s, prepared, act, plan);
+                                    EXPECT_EQ(peak.device_bytes, all.peak.device_bytes) << preset << " m" << m;
+                                    EXPECT_EQ(peak.too_large, all.too_large) << preset << " m" << m;
                                     for (const StageFacts& f : plan.stages) {
                                         if (!f.within_first) continue;
                                         ++count.within_first;
