@@ -120,6 +120,20 @@ bool degreesAdmissible(const Scenario& s) {
     return p.context == 1 || s.training.sequence_length % (2 * p.context) == 0;
 }
 
+bool belowDegreesAdmissible(const Scenario& s) {
+    const ParallelConfig& p = s.parallelism;
+    // degreesAdmissible(ParallelConfig) less the degrees' own ranges and product.
+    if (p.gpus && *p.gpus != p.totalGpus()) return false;
+    if (!within(p.zero_stage, 0, 3) || !within(p.virtual_stages, 1, kMaxDegree) ||
+        !within(p.microbatches, 0, kMaxBatch) || !within(p.shard_group, 0, kMaxGpus))
+        return false;
+    // tensorAdmissible less the widths divisible by TP.
+    if (p.tensor > 1 && p.sequence_parallel && (s.training.sequence_length / p.context) % p.tensor != 0) return false;
+    // pipelineAdmissible and expertAndContextAdmissible check the degrees
+    // again (PP <= layers, EP, CP): true here.
+    return batchAdmissible(s.training) && pipelineAdmissible(s) && shardingAdmissible(p);
+}
+
 bool layoutAdmissible(const Scenario& s) {
     return batchAdmissible(s.training) && degreesAdmissible(s.parallelism) && tensorAdmissible(s) &&
            pipelineAdmissible(s) && expertAndContextAdmissible(s) && shardingAdmissible(s.parallelism);

@@ -20,4 +20,10 @@ bool layoutAdmissible(const Scenario& scenario);
 // counts such a subtree without visiting it.
 bool degreesAdmissible(const Scenario& scenario);
 
+// layoutAdmissible() for a scenario whose degrees passed
+// degreesAdmissible(): the rules on the fields below them (ZeRO stage,
+// sequence parallelism, schedule, micro-batches and their size,
+// checkpointing), which is all the search's inner loops change.
+bool belowDegreesAdmissible(const Scenario& scenario);
+
 }  // namespace trainmem

@@ -281,10 +281,12 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
         }
         return activations[slot];
     };
+    bool degrees_ok = false;  // degreesAdmissible() of the current degrees
     auto consider = [&](const Layout& l) {
         ++result.enumerated;
         applyLayout(work, l);
-        if (l.microbatches < 1 || !layoutAdmissible(work)) return;
+        // The degrees' rules were checked once for the subtree (degrees_ok).
+        if (l.microbatches < 1 || !degrees_ok || !belowDegreesAdmissible(work)) return;
         ++result.valid;
         if (layoutRedundant(l)) {
             ++result.redundant;
@@ -354,7 +356,8 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
                         degrees.context = c;
                         degrees.expert = e;
                         applyLayout(work, degrees);
-                        if (!degreesAdmissible(work)) {
+                        degrees_ok = degreesAdmissible(work);
+                        if (!degrees_ok) {
                             const int64_t points = 4 * (t > 1 ? 2 : 1) * static_cast<int64_t>(schedules.size()) *
                                                    micro_sizes * static_cast<int64_t>(kCheckpointing.size());
                             if (result.enumerated + points < options.max_layouts) {

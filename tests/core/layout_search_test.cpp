@@ -180,10 +180,17 @@ TEST(LayoutValidity, AdmissibleExactlyWhenValidateAccepts) {
                                                 << " ZeRO" << zero << " SP" << sp << " v" << v << " m" << m
                                                 << " offload " << offload << ": "
                                                 << (valid ? std::string("valid") : status.error().text());
-                                            // The search skips what degreesAdmissible refuses.
+                                            // The search skips what degreesAdmissible refuses, and
+                                            // below degrees it accepts asks belowDegreesAdmissible.
                                             if (valid) {
                                                 ASSERT_TRUE(degreesAdmissible(s))
                                                     << model.name << " TP" << t << " PP" << p << " CP" << c << " EP" << e;
+                                            }
+                                            if (degreesAdmissible(s)) {
+                                                ASSERT_EQ(belowDegreesAdmissible(s), valid)
+                                                    << model.name << " TP" << t << " PP" << p << " CP" << c << " EP" << e
+                                                    << " ZeRO" << zero << " SP" << sp << " v" << v << " m" << m
+                                                    << " offload " << offload;
                                             }
                                             ++checked;
                                             accepted += valid ? 1 : 0;
