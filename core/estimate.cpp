@@ -425,7 +425,7 @@ void scheduleStagePlan(const Scenario& s, const PreparedScenario& prep, StagePla
 // The plan's candidate stages into `heaviest` by their moments' totals
 // (the recipes momentsAsTermsMakeThem accepts): false when a term is too
 // large for plain sums. `scheduled`: the plan is scheduled for the layout.
-bool takeStagesByTotals(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
+[[gnu::always_inline]] inline bool takeStagesByTotals(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& act,
                         const StagePlan& plan, int64_t m, bool by_block, bool scheduled, HeaviestByTotals& heaviest) {
     bool first_acts_within = false;  // activationsWithinFirst(stage 0's)
     bool sums = true;
