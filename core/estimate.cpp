@@ -466,8 +466,8 @@ Estimate accountLayout(const Scenario& s, const PreparedScenario& prep, const La
     const bool by_block = checkpointsSomeLayers(s.training.checkpointing);
     const int64_t m = microbatchesPerStep(s);
     // The plan's schedule terms when they are this layout's (the search and
-    // the benchmarks schedule it); else each stage's own, made in its slot,
-    // with stage 0's kept for withinFirstStage.
+    // the benchmarks schedule it); else each stage's own, made in its slot
+    // (and then no stage is left out as within stage 0).
     const bool scheduled = plan.every_k == by_block && plan.scheduledFor(s.parallelism, m);
     Estimate est = scheduled ? plan.estimate_start : Estimate{};  // the one Estimate, returned in place
     if (plan.every_k != by_block) {  // a plan for the other candidate rule would skip stages

@@ -1,14 +1,14 @@
 // The premises of leaving a later candidate stage out that depend on the
-// plan only (the proof and the layout's premises: withinFirstStage,
-// core/estimate_stages.h).
+// plan only (the proof, and the schedule's and the layout's premises:
+// scheduledWithinFirst and activationsWithinFirst, core/estimate_stages.h).
 #include "core/estimate_stages.h"
 
 #include <algorithm>
 
 namespace trainmem {
 
-// Stage j's stage-only terms against stage 0's (the premises of
-// withinFirstStage that do not depend on the layout).
+// Stage j's stage-only terms against stage 0's (the premises that do not
+// depend on the schedule or the layout).
 bool stageOnlyWithinFirst(const StageFacts& first, const StageFacts& f) {
     const PipelineStage& a = first.stage;
     const PipelineStage& b = f.stage;

@@ -87,8 +87,8 @@ inline bool sameBlocks(const PipelineStage& a, const PipelineStage& b) {
            a.num_nope_layers == b.num_nope_layers && a.num_nope_moe_layers == b.num_nope_moe_layers;
 }
 
-// Stage j's stage-only terms against stage 0's (the premises of
-// withinFirstStage that do not depend on the layout): planStages sets
+// Stage j's stage-only terms against stage 0's (the premises of leaving it
+// out that depend on the plan only, below): planStages sets
 // StageFacts::within_first from it.
 bool stageOnlyWithinFirst(const StageFacts& first, const StageFacts& f);
 

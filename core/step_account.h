@@ -116,7 +116,7 @@ struct StageFacts {
     int64_t late_gradient_bytes = 0;     // StepAccount::late_gradients when it applies
     // planStages: a later stage with the blocks of the plan's first stage
     // (stage 0), neither holding the LM head, whose every stage-only term
-    // is at most stage 0's (withinFirstStage in estimate_stages.h: then, with a
+    // is at most stage 0's (scheduledWithinFirst in estimate_stages.h: then, with a
     // few checks per layout, no moment of it exceeds stage 0's peak).
     bool within_first = false;
     // planStages: the plan's previous stage has the same blocks (sameBlocks,
@@ -141,7 +141,7 @@ struct ScheduledStage {
     bool backward_next = false;        // two backward chunks in a row: the backward_next moment exists
     bool all_to_all = false;           // MoE blocks under expert parallelism: LayoutActivations::all_to_all
     // A later stage of the plan whose moments stay within stage 0's for any
-    // activations that are not negative (withinFirstStage, estimate_stages.h).
+    // activations that are not negative (scheduledWithinFirst, estimate_stages.h).
     bool within_first = false;
     int64_t gradients_forward = 0;  // the gradients alive at the forward peak
     int64_t head_gradients = 0;     // StepAccount::head_gradients

@@ -1,7 +1,7 @@
 // The estimate's usual path adds up each candidate stage's moments from
 // their terms (core/step_moments.h) and leaves out a later stage that holds
 // the first stage's blocks when it can prove that stage is never the
-// heaviest (withinFirstStage in core/estimate_stages.h). Held here against the
+// heaviest (scheduledWithinFirst in core/estimate_stages.h). Held here against the
 // full accounts (accountStep, every moment's breakdown) of both stages, on
 // every valid layout of a grid of models and recipes: the proof's
 // conclusion, checked by the code it lets the estimate skip. The plan's
