@@ -20,6 +20,7 @@
 
 #include "core/batch.h"
 #include "core/hardware.h"
+#include "ui/shaped_text_delegate.h"
 
 namespace trainmem::ui {
 
@@ -68,6 +69,8 @@ QTableWidget* makeTable(const QStringList& columns, QWidget* parent) {
     t->horizontalHeader()->setStretchLastSection(true);
     t->setAlternatingRowColors(true);
     t->setWordWrap(false);
+    // Both tables repaint at every edit: their cells' texts are shaped once.
+    t->setItemDelegate(new ShapedTextDelegate(t));
     return t;
 }
 
