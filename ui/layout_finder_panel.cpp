@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QThread>
@@ -65,7 +66,9 @@ QTableWidget* makeTable(const QStringList& columns, QWidget* parent) {
     t->setSelectionMode(QAbstractItemView::SingleSelection);
     t->verticalHeader()->setVisible(false);
     t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 6);
-    t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Sized to their contents by fillTable, once per update (the header's
+    // ResizeToContents sized them again on a later turn, repainting the table).
+    t->horizontalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     t->horizontalHeader()->setStretchLastSection(true);
     t->setAlternatingRowColors(true);
     t->setWordWrap(false);
@@ -75,35 +78,63 @@ QTableWidget* makeTable(const QStringList& columns, QWidget* parent) {
 }
 
 // The table's rows, written over the items it has (a cell whose text is
-// unchanged is not touched). Sizing the columns to their contents is off
-// while the cells are set and on again after, so each column is measured
-// once per update: with it on, the header measured every cell of the
-// columns again as each cell was set, about 170 ms of the GUI thread per
-// search of the 1,024-GPU presets (bench/ui_layout_finder_bench.cpp).
+// unchanged is not touched), its columns sized to their contents once, and
+// each cell repainted once. Measured in bench/ui_layout_finder_bench.cpp
+// (docs/performance.md, "Live search in the app"):
+// - the header sized the columns to their contents as each cell was set,
+//   measuring every cell of the column again: ~170 ms per update;
+// - each cell set asked the view to repaint it on the next turn of the event
+//   loop, and QTableView repainted the whole table again a turn later when
+//   the new column widths arrived (it applies them on a zero timer): every
+//   changed cell was painted twice. The model is now quiet while the cells
+//   are set and the header while the columns are sized; then either the
+//   table is laid out and repainted once (a width changed: everything moved)
+//   or only the changed cells are repainted.
 void fillTable(QTableWidget* t, const std::vector<QStringList>& rows) {
     QHeaderView* header = t->horizontalHeader();
-    header->setSectionResizeMode(QHeaderView::Fixed);
     t->setRowCount(static_cast<int>(rows.size()));
     // Quantities right-aligned, words left, as in the breakdown table.
     static const QRegularExpression quantity(QStringLiteral("^-?[\\d.,]+( × \\d+| GiB| GB|%)?$"));
-    for (size_t r = 0; r < rows.size(); ++r) {
-        const QStringList& cells = rows[r];
-        for (int c = 0; c < cells.size(); ++c) {
-            QTableWidgetItem* item = t->item(static_cast<int>(r), c);
-            if (item && item->text() == cells[c]) continue;
-            const Qt::Alignment align =
-                (quantity.match(cells[c]).hasMatch() ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter;
-            if (!item) {
-                item = new QTableWidgetItem(cells[c]);
-                item->setTextAlignment(align);
-                t->setItem(static_cast<int>(r), c, item);
-            } else {
-                item->setText(cells[c]);
-                item->setTextAlignment(align);
+    std::vector<QTableWidgetItem*> changed;
+    {
+        const QSignalBlocker quiet(t->model());
+        for (size_t r = 0; r < rows.size(); ++r) {
+            const QStringList& cells = rows[r];
+            for (int c = 0; c < cells.size(); ++c) {
+                QTableWidgetItem* item = t->item(static_cast<int>(r), c);
+                if (item && item->text() == cells[c]) continue;
+                const Qt::Alignment align =
+                    (quantity.match(cells[c]).hasMatch() ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter;
+                if (!item) {
+                    item = new QTableWidgetItem(cells[c]);
+                    item->setTextAlignment(align);
+                    t->setItem(static_cast<int>(r), c, item);
+                } else {
+                    item->setText(cells[c]);
+                    if (item->textAlignment() != static_cast<int>(align)) item->setTextAlignment(align);
+                }
+                changed.push_back(item);
             }
         }
     }
-    header->setSectionResizeMode(QHeaderView::ResizeToContents);
+    if (changed.empty()) return;
+    const int columns = t->columnCount();
+    std::vector<int> widths(static_cast<size_t>(columns));
+    for (int c = 0; c < columns; ++c) widths[static_cast<size_t>(c)] = header->sectionSize(c);
+    {
+        // The header's own mode is Fixed (makeTable): sized here, now, not on
+        // a later turn; and QTableView is not told column by column (it would
+        // repaint on a zero timer, after the changed cells' repaint).
+        const QSignalBlocker quiet(header);
+        header->resizeSections(QHeaderView::ResizeToContents);
+    }
+    bool resized = false;
+    for (int c = 0; c < columns && !resized; ++c) resized = header->sectionSize(c) != widths[static_cast<size_t>(c)];
+    if (resized) {
+        t->doItemsLayout();  // what QTableView does after a column resize: scroll bars, the whole viewport repainted
+        return;
+    }
+    for (QTableWidgetItem* item : changed) t->viewport()->update(t->visualItemRect(item));
 }
 
 }  // namespace
