@@ -234,8 +234,16 @@ LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent
     connect(document_, &ScenarioDocument::changed, this, [this] {
         if (!other_batch_->isChecked())
             global_batch_->setValue(static_cast<int>(std::min<int64_t>(scenarioBatch(), global_batch_->maximum())));
-        if (isVisible()) refreshLargest();
-        scheduleSearch();
+        if (!isVisible()) {
+            search_due_ = true;  // searched when shown
+            return;
+        }
+        // An edit's search starts now, not on the next turn: the worker then
+        // runs beside the rest of the edit's work on this thread (the label
+        // below, its relayout, whatever else the window redraws), which
+        // comes before a posted call (issue 14: the table a frame after an edit).
+        searchIfChanged();
+        refreshLargest();
     });
     connect(document_, &ScenarioDocument::replaced, this, &LayoutFinderPanel::scheduleSearch);
     connect(gpus_, &QSpinBox::valueChanged, this, &LayoutFinderPanel::scheduleSearch);
@@ -324,16 +332,21 @@ void LayoutFinderPanel::scheduleSearch() {
     search_scheduled_ = true;
     QTimer::singleShot(0, this, [this] {
         search_scheduled_ = false;
-        if (document_->stale()) {
-            showStatus(tr("Fix the marked field first: %1").arg(QString::fromStdString(document_->error()->text())), true);
-            return;
-        }
-        const std::shared_ptr<Outcome> wanted = outcomeForForm();
-        // Nothing changed that the search reads (an edit of a name, say).
-        const std::shared_ptr<Outcome>& current = pending_ ? pending_ : running_ ? running_ : last_;
-        if (current && sameSearch(current->base, current->options, wanted->base, wanted->options)) return;
-        startSearch(wanted);
+        searchIfChanged();
     });
+}
+
+void LayoutFinderPanel::searchIfChanged() {
+    if (document_->stale()) {
+        showStatus(tr("Fix the marked field first: %1").arg(QString::fromStdString(document_->error()->text())), true);
+        return;
+    }
+    const std::shared_ptr<Outcome> wanted = outcomeForForm();
+    // Nothing changed that the search reads (an edit of a name, say), or
+    // this search is already under way.
+    const std::shared_ptr<Outcome>& current = pending_ ? pending_ : running_ ? running_ : last_;
+    if (current && sameSearch(current->base, current->options, wanted->base, wanted->options)) return;
+    startSearch(wanted);
 }
 
 bool LayoutFinderPanel::search() {
