@@ -290,7 +290,7 @@ TEST(LayoutFinder, AHugeSearchDoesNotHoldTheEventLoop) {
 }
 
 // What an update paints on screen (the window's backing store, which the
-// offscreen platform's grabWindow reads) is what a full repaint paints: the
+// offscreen platform's grabWindow reads) is the tables drawn afresh: the
 // panel repaints only the changed cells, or the whole table when a column's
 // width changed, and must leave no cell as it was. Mixtral's ranking and
 // columns move when the sequence is halved and back; 405B's ranking stays and
