@@ -14,6 +14,12 @@
 // to their last paint; "paints" counts the tables' paint events per edit. The
 // edits are as far apart as a person's, not queued behind one another.
 //
+// editInWindowToTable: the same, with the panel in the app's window (its
+// Find a Layout dock shown beside the main window, 1500 × 940), where an
+// edit also updates the charts, the breakdown table and the panels: CPU time
+// is all of the GUI thread's work for the edit, real time still the edit to
+// the last repaint of Find a Layout's tables.
+//
 // searchOnly: the same searches on the calling thread, without the panel:
 // the worker's part of editToTable.
 #include <benchmark/benchmark.h>
@@ -21,6 +27,7 @@
 #include <chrono>
 
 #include <QApplication>
+#include <QDockWidget>
 #include <QTableWidget>
 #include <QTimer>
 
@@ -28,6 +35,7 @@
 #include "core/layout_search.h"
 #include "core/presets.h"
 #include "ui/layout_finder_panel.h"
+#include "ui/main_window.h"
 #include "ui/scenario_document.h"
 
 namespace {
@@ -53,16 +61,10 @@ int64_t sequenceFor(const trainmem::Scenario& preset, bool half) {
     return half ? preset.training.sequence_length / 2 : preset.training.sequence_length;
 }
 
-// Alternates the sequence length between the preset's and half of it, and
-// waits for the tables.
-void editToTable(benchmark::State& state, const char* preset) {
-    trainmem::Expected<trainmem::Scenario> s = trainmem::loadPreset(preset);
-    if (!s) std::abort();
-    ScenarioDocument document;
-    document.replace(*s);
-    LayoutFinderPanel panel(&document);
-    panel.resize(1200, 700);
-    panel.show();
+// Alternates the sequence length of `document` between the preset's and half
+// of it, and waits for the tables of `panel` (shown, on `document`).
+void editsToTables(benchmark::State& state, const trainmem::Scenario& preset, ScenarioDocument& document,
+                   LayoutFinderPanel& panel) {
     PaintCounter counter;
     panel.layoutTable()->viewport()->installEventFilter(&counter);
     panel.rejectedTable()->viewport()->installEventFilter(&counter);
@@ -94,7 +96,7 @@ void editToTable(benchmark::State& state, const char* preset) {
     for (auto _ : state) {
         half = !half;
         const Clock::time_point edit = Clock::now();
-        document.edit([&](trainmem::Scenario& x) { x.training.sequence_length = sequenceFor(*s, half); },
+        document.edit([&](trainmem::Scenario& x) { x.training.sequence_length = sequenceFor(preset, half); },
                       QStringLiteral("sequence"));
         const Clock::time_point end = waitForTables();
         state.SetIterationTime(std::chrono::duration<double>(end - edit).count());
@@ -104,6 +106,30 @@ void editToTable(benchmark::State& state, const char* preset) {
     // A scenario that fits no GPU count of its own (gpt2-1.5b-zero-paper,
     // llama2-7b-fp32-adam) lists only the misses.
     if (panel.layoutTable()->rowCount() + panel.rejectedTable()->rowCount() == 0) state.SkipWithError("no layout listed");
+}
+
+void editToTable(benchmark::State& state, const char* preset) {
+    trainmem::Expected<trainmem::Scenario> s = trainmem::loadPreset(preset);
+    if (!s) std::abort();
+    ScenarioDocument document;
+    document.replace(*s);
+    LayoutFinderPanel panel(&document);
+    panel.resize(1200, 700);
+    panel.show();
+    editsToTables(state, *s, document, panel);
+}
+
+void editInWindowToTable(benchmark::State& state, const char* preset) {
+    trainmem::Expected<trainmem::Scenario> s = trainmem::loadPreset(preset);
+    if (!s) std::abort();
+    trainmem::ui::MainWindow window;
+    window.resize(1500, 940);
+    window.document()->replace(*s);
+    window.show();
+    auto* dock = qobject_cast<QDockWidget*>(window.layoutFinder()->parentWidget());
+    if (!dock) std::abort();
+    dock->show();
+    editsToTables(state, *s, *window.document(), *window.layoutFinder());
 }
 
 // The panel's searches (its options for the preset: the scenario's GPU
@@ -151,3 +177,15 @@ TRAINMEM_LIVE_SEARCH(llama70b_cp, "llama3.1-70b-long-context-cp");
 TRAINMEM_LIVE_SEARCH(llama405b_3d, "llama3.1-405b-3d");
 TRAINMEM_LIVE_SEARCH(llama70b_interleaved, "llama3.1-70b-interleaved-3d");
 TRAINMEM_LIVE_SEARCH(mixtral_tp_ep, "mixtral-8x7b-tp-ep");
+
+#define TRAINMEM_LIVE_SEARCH_IN_WINDOW(name, preset)                                                                        \
+    BENCHMARK_CAPTURE(editInWindowToTable, name, preset)                                                                   \
+        ->Unit(benchmark::kMillisecond)                                                                                    \
+        ->UseManualTime()                                                                                                  \
+        ->Iterations(20)                                                                                                   \
+        ->Repetitions(5)                                                                                                   \
+        ->ReportAggregatesOnly(true)
+
+TRAINMEM_LIVE_SEARCH_IN_WINDOW(llama405b_3d, "llama3.1-405b-3d");
+TRAINMEM_LIVE_SEARCH_IN_WINDOW(llama70b_interleaved, "llama3.1-70b-interleaved-3d");
+TRAINMEM_LIVE_SEARCH_IN_WINDOW(mixtral_tp_ep, "mixtral-8x7b-tp-ep");
