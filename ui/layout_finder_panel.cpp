@@ -70,6 +70,7 @@ QTableWidget* makeTable(const QStringList& columns, QWidget* parent) {
     // ResizeToContents sized them again on a later turn, repainting the table).
     t->horizontalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     t->horizontalHeader()->setStretchLastSection(true);
+    t->horizontalHeader()->resizeSections(QHeaderView::ResizeToContents);  // the labels, until rows come
     t->setAlternatingRowColors(true);
     t->setWordWrap(false);
     // Both tables repaint at every edit: their cells' texts are shaped once.
@@ -92,6 +93,7 @@ QTableWidget* makeTable(const QStringList& columns, QWidget* parent) {
 //   or only the changed cells are repainted.
 void fillTable(QTableWidget* t, const std::vector<QStringList>& rows) {
     QHeaderView* header = t->horizontalHeader();
+    const bool rows_changed = t->rowCount() != static_cast<int>(rows.size());  // a removed row may have been the widest
     t->setRowCount(static_cast<int>(rows.size()));
     // Quantities right-aligned, words left, as in the breakdown table.
     static const QRegularExpression quantity(QStringLiteral("^-?[\\d.,]+( × \\d+| GiB| GB|%)?$"));
@@ -117,7 +119,7 @@ void fillTable(QTableWidget* t, const std::vector<QStringList>& rows) {
             }
         }
     }
-    if (changed.empty()) return;
+    if (changed.empty() && !rows_changed) return;
     const int columns = t->columnCount();
     std::vector<int> widths(static_cast<size_t>(columns));
     for (int c = 0; c < columns; ++c) widths[static_cast<size_t>(c)] = header->sectionSize(c);

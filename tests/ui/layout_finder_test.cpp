@@ -218,9 +218,10 @@ TEST(LayoutFinder, EveryScenarioChangeSearchesAgainWithoutAButton) {
     EXPECT_LE(on.panel.layoutTable()->rowCount(), 3);
 }
 
-// The rows are written over the table's items with the columns' automatic
-// sizing off, then on again: after each update every column is still wide
-// enough for its widest cell, and a cell left as it was keeps its item.
+// The rows are written over the table's items, then the columns are sized
+// once: after each update every column is still wide enough for its widest
+// cell, a cell left as it was keeps its item, and a column shrinks when its
+// widest row goes.
 TEST(LayoutFinder, ColumnsFitTheirCellsAfterEveryUpdate) {
     PanelOn on(presetScenario("llama3.1-70b-interleaved-3d"));
     ASSERT_TRUE(on.searchAndWait());
@@ -242,6 +243,17 @@ TEST(LayoutFinder, ColumnsFitTheirCellsAfterEveryUpdate) {
     expectSized(on.panel.rejectedTable(), "rejected, after an edit");
     EXPECT_EQ(table->item(0, kRank), rank) << "rank 1 is still rank 1: its item is kept";
     EXPECT_EQ(table->item(0, kRank)->text(), QStringLiteral("1"));
+    // Fewer rows, the first unchanged: the columns shrink to what is left
+    // (as wide as the widest cell or the label, no wider).
+    on.panel.topK()->setValue(1);
+    ASSERT_TRUE(done.wait(30000));
+    while (on.panel.searching()) ASSERT_TRUE(done.wait(30000));
+    ASSERT_EQ(table->rowCount(), 1);
+    QHeaderView* header = table->horizontalHeader();
+    for (int c = 0; c + 1 < table->columnCount(); ++c)
+        EXPECT_EQ(header->sectionSize(c),
+                  std::max(static_cast<QAbstractItemView*>(table)->sizeHintForColumn(c), header->sectionSizeHint(c)))
+            << "column " << c << " after the rows went down to one";
 }
 
 TEST(LayoutFinder, TheChosenLayoutStaysChosenWhenStillOffered) {
