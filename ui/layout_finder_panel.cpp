@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QThread>
@@ -20,6 +21,7 @@
 
 #include "core/batch.h"
 #include "core/hardware.h"
+#include "ui/shaped_text_delegate.h"
 
 namespace trainmem::ui {
 
@@ -64,43 +66,77 @@ QTableWidget* makeTable(const QStringList& columns, QWidget* parent) {
     t->setSelectionMode(QAbstractItemView::SingleSelection);
     t->verticalHeader()->setVisible(false);
     t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 6);
-    t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Sized to their contents by fillTable, once per update (the header's
+    // ResizeToContents sized them again on a later turn, repainting the table).
+    t->horizontalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     t->horizontalHeader()->setStretchLastSection(true);
+    t->horizontalHeader()->resizeSections(QHeaderView::ResizeToContents);  // the labels, until rows come
     t->setAlternatingRowColors(true);
     t->setWordWrap(false);
+    // Both tables repaint at every edit: their cells' texts are shaped once.
+    t->setItemDelegate(new ShapedTextDelegate(t));
     return t;
 }
 
 // The table's rows, written over the items it has (a cell whose text is
-// unchanged is not touched). Sizing the columns to their contents is off
-// while the cells are set and on again after, so each column is measured
-// once per update: with it on, the header measured every cell of the
-// columns again as each cell was set, about 170 ms of the GUI thread per
-// search of the 1,024-GPU presets (bench/ui_layout_finder_bench.cpp).
+// unchanged is not touched), its columns sized to their contents once, and
+// each cell repainted once. Measured in bench/ui_layout_finder_bench.cpp
+// (docs/performance.md, "Live search in the app"):
+// - the header sized the columns to their contents as each cell was set,
+//   measuring every cell of the column again: ~170 ms per update;
+// - each cell set asked the view to repaint it on the next turn of the event
+//   loop, and QTableView repainted the whole table again a turn later when
+//   the new column widths arrived (it applies them on a zero timer): every
+//   changed cell was painted twice. The model is now quiet while the cells
+//   are set and the header while the columns are sized; then either the
+//   table is laid out and repainted once (a width changed: everything moved)
+//   or only the changed cells are repainted.
 void fillTable(QTableWidget* t, const std::vector<QStringList>& rows) {
     QHeaderView* header = t->horizontalHeader();
-    header->setSectionResizeMode(QHeaderView::Fixed);
+    const bool rows_changed = t->rowCount() != static_cast<int>(rows.size());  // a removed row may have been the widest
     t->setRowCount(static_cast<int>(rows.size()));
     // Quantities right-aligned, words left, as in the breakdown table.
     static const QRegularExpression quantity(QStringLiteral("^-?[\\d.,]+( × \\d+| GiB| GB|%)?$"));
-    for (size_t r = 0; r < rows.size(); ++r) {
-        const QStringList& cells = rows[r];
-        for (int c = 0; c < cells.size(); ++c) {
-            QTableWidgetItem* item = t->item(static_cast<int>(r), c);
-            if (item && item->text() == cells[c]) continue;
-            const Qt::Alignment align =
-                (quantity.match(cells[c]).hasMatch() ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter;
-            if (!item) {
-                item = new QTableWidgetItem(cells[c]);
-                item->setTextAlignment(align);
-                t->setItem(static_cast<int>(r), c, item);
-            } else {
-                item->setText(cells[c]);
-                item->setTextAlignment(align);
+    std::vector<QTableWidgetItem*> changed;
+    {
+        const QSignalBlocker quiet(t->model());
+        for (size_t r = 0; r < rows.size(); ++r) {
+            const QStringList& cells = rows[r];
+            for (int c = 0; c < cells.size(); ++c) {
+                QTableWidgetItem* item = t->item(static_cast<int>(r), c);
+                if (item && item->text() == cells[c]) continue;
+                const Qt::Alignment align =
+                    (quantity.match(cells[c]).hasMatch() ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter;
+                if (!item) {
+                    item = new QTableWidgetItem(cells[c]);
+                    item->setTextAlignment(align);
+                    t->setItem(static_cast<int>(r), c, item);
+                } else {
+                    item->setText(cells[c]);
+                    if (item->textAlignment() != static_cast<int>(align)) item->setTextAlignment(align);
+                }
+                changed.push_back(item);
             }
         }
     }
-    header->setSectionResizeMode(QHeaderView::ResizeToContents);
+    if (changed.empty() && !rows_changed) return;
+    const int columns = t->columnCount();
+    std::vector<int> widths(static_cast<size_t>(columns));
+    for (int c = 0; c < columns; ++c) widths[static_cast<size_t>(c)] = header->sectionSize(c);
+    {
+        // The header's own mode is Fixed (makeTable): sized here, now, not on
+        // a later turn; and QTableView is not told column by column (it would
+        // repaint on a zero timer, after the changed cells' repaint).
+        const QSignalBlocker quiet(header);
+        header->resizeSections(QHeaderView::ResizeToContents);
+    }
+    bool resized = false;
+    for (int c = 0; c < columns && !resized; ++c) resized = header->sectionSize(c) != widths[static_cast<size_t>(c)];
+    if (resized) {
+        t->doItemsLayout();  // what QTableView does after a column resize: scroll bars, the whole viewport repainted
+        return;
+    }
+    for (QTableWidgetItem* item : changed) t->viewport()->update(t->visualItemRect(item));
 }
 
 }  // namespace
@@ -200,8 +236,16 @@ LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent
     connect(document_, &ScenarioDocument::changed, this, [this] {
         if (!other_batch_->isChecked())
             global_batch_->setValue(static_cast<int>(std::min<int64_t>(scenarioBatch(), global_batch_->maximum())));
-        if (isVisible()) refreshLargest();
-        scheduleSearch();
+        if (!isVisible()) {
+            search_due_ = true;  // searched when shown
+            return;
+        }
+        // An edit's search starts now, not on the next turn: the worker then
+        // runs beside the rest of the edit's work on this thread (the label
+        // below, its relayout, whatever else the window redraws), which
+        // comes before a posted call (issue 14: the table a frame after an edit).
+        searchIfChanged();
+        refreshLargest();
     });
     connect(document_, &ScenarioDocument::replaced, this, &LayoutFinderPanel::scheduleSearch);
     connect(gpus_, &QSpinBox::valueChanged, this, &LayoutFinderPanel::scheduleSearch);
@@ -290,16 +334,21 @@ void LayoutFinderPanel::scheduleSearch() {
     search_scheduled_ = true;
     QTimer::singleShot(0, this, [this] {
         search_scheduled_ = false;
-        if (document_->stale()) {
-            showStatus(tr("Fix the marked field first: %1").arg(QString::fromStdString(document_->error()->text())), true);
-            return;
-        }
-        const std::shared_ptr<Outcome> wanted = outcomeForForm();
-        // Nothing changed that the search reads (an edit of a name, say).
-        const std::shared_ptr<Outcome>& current = pending_ ? pending_ : running_ ? running_ : last_;
-        if (current && sameSearch(current->base, current->options, wanted->base, wanted->options)) return;
-        startSearch(wanted);
+        searchIfChanged();
     });
+}
+
+void LayoutFinderPanel::searchIfChanged() {
+    if (document_->stale()) {
+        showStatus(tr("Fix the marked field first: %1").arg(QString::fromStdString(document_->error()->text())), true);
+        return;
+    }
+    const std::shared_ptr<Outcome> wanted = outcomeForForm();
+    // Nothing changed that the search reads (an edit of a name, say), or
+    // this search is already under way.
+    const std::shared_ptr<Outcome>& current = pending_ ? pending_ : running_ ? running_ : last_;
+    if (current && sameSearch(current->base, current->options, wanted->base, wanted->options)) return;
+    startSearch(wanted);
 }
 
 bool LayoutFinderPanel::search() {

@@ -70,9 +70,13 @@ protected:
 private:
     struct Outcome;
     void finish(const std::shared_ptr<Outcome>& outcome);
-    // A search at the next turn of the event loop (several edits in one turn
-    // make one search), or when the panel is next shown.
+    // A search at the next turn of the event loop (several changes of the
+    // form in one turn make one search), or when the panel is next shown.
+    // An edit of the scenario searches at once (searchIfChanged).
     void scheduleSearch();
+    // Starts the search for the scenario and the form as they are now,
+    // unless it is the one running, waiting or shown.
+    void searchIfChanged();
     void startSearch(std::shared_ptr<Outcome> outcome);
     std::shared_ptr<Outcome> outcomeForForm() const;
     void showResult();

@@ -49,6 +49,10 @@ MainWindow::MainWindow(QWidget* parent)
     registerResources();
     setWindowIcon(QIcon(QStringLiteral(":/trainmem/trainmem.svg")));
     setAcceptDrops(true);
+    // Find a Layout first: its handler of an edit then runs before every other
+    // panel's and starts the search, which runs beside their work for the
+    // edit (Qt calls a signal's slots in the order they were connected).
+    layout_finder_ = new LayoutFinderPanel(document_);
 
     // Left: the scrolling column of inputs.
     auto* column_widget = new QWidget();
@@ -103,7 +107,6 @@ MainWindow::MainWindow(QWidget* parent)
     splitter_->setCollapsible(0, false);
     setCentralWidget(splitter_);
 
-    layout_finder_ = new LayoutFinderPanel(document_);
     layout_dock_ = new QDockWidget(tr("Find a layout"), this);
     layout_dock_->setObjectName(QStringLiteral("layout_finder"));  // saveState() needs a name
     layout_dock_->setWidget(layout_finder_);

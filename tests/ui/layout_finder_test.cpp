@@ -5,7 +5,10 @@
 #include <QComboBox>
 #include <QHeaderView>
 #include <QElapsedTimer>
+#include <QImage>
+#include <QPixmap>
 #include <QPushButton>
+#include <QScreen>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -215,9 +218,10 @@ TEST(LayoutFinder, EveryScenarioChangeSearchesAgainWithoutAButton) {
     EXPECT_LE(on.panel.layoutTable()->rowCount(), 3);
 }
 
-// The rows are written over the table's items with the columns' automatic
-// sizing off, then on again: after each update every column is still wide
-// enough for its widest cell, and a cell left as it was keeps its item.
+// The rows are written over the table's items, then the columns are sized
+// once: after each update every column is still wide enough for its widest
+// cell, a cell left as it was keeps its item, and a column shrinks when its
+// widest row goes.
 TEST(LayoutFinder, ColumnsFitTheirCellsAfterEveryUpdate) {
     PanelOn on(presetScenario("llama3.1-70b-interleaved-3d"));
     ASSERT_TRUE(on.searchAndWait());
@@ -239,6 +243,17 @@ TEST(LayoutFinder, ColumnsFitTheirCellsAfterEveryUpdate) {
     expectSized(on.panel.rejectedTable(), "rejected, after an edit");
     EXPECT_EQ(table->item(0, kRank), rank) << "rank 1 is still rank 1: its item is kept";
     EXPECT_EQ(table->item(0, kRank)->text(), QStringLiteral("1"));
+    // Fewer rows, the first unchanged: the columns shrink to what is left
+    // (as wide as the widest cell or the label, no wider).
+    on.panel.topK()->setValue(1);
+    ASSERT_TRUE(done.wait(30000));
+    while (on.panel.searching()) ASSERT_TRUE(done.wait(30000));
+    ASSERT_EQ(table->rowCount(), 1);
+    QHeaderView* header = table->horizontalHeader();
+    for (int c = 0; c + 1 < table->columnCount(); ++c)
+        EXPECT_EQ(header->sectionSize(c),
+                  std::max(static_cast<QAbstractItemView*>(table)->sizeHintForColumn(c), header->sectionSizeHint(c)))
+            << "column " << c << " after the rows went down to one";
 }
 
 TEST(LayoutFinder, TheChosenLayoutStaysChosenWhenStillOffered) {
@@ -284,6 +299,72 @@ TEST(LayoutFinder, AHugeSearchDoesNotHoldTheEventLoop) {
     EXPECT_EQ(on.panel.layoutTable()->rowCount(), 0);
     EXPECT_TRUE(on.panel.statusText().contains(QStringLiteral("of 8 GPUs"))) << on.panel.statusText().toStdString();
     EXPECT_GT(on.panel.rejectedTable()->rowCount(), 0);
+}
+
+// What an update paints on screen (the window's backing store, which the
+// offscreen platform's grabWindow reads) is the tables drawn afresh: the
+// panel repaints only the changed cells, or the whole table when a column's
+// width changed, and must leave no cell as it was. Mixtral's ranking and
+// columns move when the sequence is halved and back; 405B's ranking stays and
+// only its peak and headroom cells change. Also: the table lists what the
+// core lists.
+void expectEveryChangedCellRepainted(const char* preset) {
+    SCOPED_TRACE(preset);
+    PanelOn on(presetScenario(preset));
+    QSignalSpy done(&on.panel, &LayoutFinderPanel::searchFinished);
+    auto settle = [&] {
+        while (on.panel.searching()) ASSERT_TRUE(done.wait(30000));
+        QElapsedTimer quiet;
+        quiet.start();
+        while (quiet.elapsed() < 100) QApplication::processEvents();
+    };
+    if (done.count() == 0) {
+        ASSERT_TRUE(done.wait(30000));
+    }
+    settle();
+    QTableWidget* tables[2] = {on.panel.layoutTable(), on.panel.rejectedTable()};
+    auto onScreen = [&](QTableWidget* t) {
+        const QPixmap window = on.panel.screen()->grabWindow(on.panel.winId());
+        const QRect box(t->viewport()->mapTo(&on.panel, QPoint(0, 0)), t->viewport()->size());
+        return window.copy(box).toImage();
+    };
+    const int64_t sequence = on.document.scenario().training.sequence_length;
+    for (int64_t length : {sequence / 2, sequence}) {
+        QImage before[2] = {onScreen(tables[0]), onScreen(tables[1])};
+        done.clear();
+        on.document.edit([&](Scenario& x) { x.training.sequence_length = length; });
+        if (done.count() == 0) {
+        ASSERT_TRUE(done.wait(30000));
+    }
+        settle();
+        QImage updated[2] = {onScreen(tables[0]), onScreen(tables[1])};
+        for (int i = 0; i < 2; ++i) {
+            // The table drawn afresh, not from the backing store.
+            const QImage full = tables[i]->viewport()->grab().toImage().convertToFormat(updated[i].format());
+            EXPECT_FALSE(full == before[i]) << "sequence " << length << ", table " << i << ": the edit changed nothing";
+            EXPECT_TRUE(updated[i] == full) << "sequence " << length << ", table " << i << ": a cell was left stale";
+        }
+        LayoutSearchOptions o;
+        o.gpus = on.panel.gpuCount()->value();
+        o.global_batch = planBatch(on.document.scenario()).effective_batch;
+        o.top = on.panel.topK()->value();
+        o.rejected = 5;
+        const Expected<LayoutSearchResult> want = searchLayouts(on.document.scenario(), o);
+        ASSERT_TRUE(want.ok());
+        ASSERT_EQ(tables[0]->rowCount(), static_cast<int>(want->layouts.size()));
+        for (int row = 0; row < tables[0]->rowCount(); ++row) {
+            const Layout& l = want->layouts[static_cast<size_t>(row)].layout;
+            EXPECT_EQ(on.cellNumber(row, kTP), l.tensor) << row;
+            EXPECT_EQ(on.cellNumber(row, kPP), l.pipeline) << row;
+            EXPECT_EQ(on.cellNumber(row, kEP), l.expert) << row;
+            EXPECT_EQ(on.cellNumber(row, kMicroBatch), l.micro_batch_size) << row;
+        }
+    }
+}
+
+TEST(LayoutFinder, AnUpdateRepaintsEveryChangedCell) {
+    expectEveryChangedCellRepainted("mixtral-8x7b-tp-ep");
+    expectEveryChangedCellRepainted("llama3.1-405b-3d");
 }
 
 }  // namespace
