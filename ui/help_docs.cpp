@@ -18,6 +18,7 @@ const std::vector<DocPage>& docPages() {
         {QStringLiteral("Finding a layout"), QStringLiteral("layout-search.md")},
         {QStringLiteral("Adding models, optimizers and GPUs"), QStringLiteral("extending.md")},
         {QStringLiteral("Performance"), QStringLiteral("performance.md")},
+        {QStringLiteral("Performance: how it got here"), QStringLiteral("performance-history.md")},
         {QStringLiteral("Robustness against bad input"), QStringLiteral("robustness.md")},
     };
     return pages;
