@@ -250,23 +250,33 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
     // micro-batch, checkpointing) for the current tensor degree: they depend
     // on the layout through these only (not on the pipeline, data or expert
     // degree, nor ZeRO), so every pipeline degree under a tensor degree
-    // reuses them. A context degree gets its block of slots when first met.
+    // reuses them. A context degree gets its block of slots when first met;
+    // past kContextBlocks context degrees (a GPU count and sequence length
+    // with hundreds of common divisors) the oldest block is taken over, so
+    // the cache stays under 4 MB.
     constexpr size_t kMicroSlots = 21;  // micro-batches 1 .. 2^20
     constexpr size_t kPolicies = kCheckpointing.size();
     constexpr size_t kSlotsPerContext = 2 * kMicroSlots * kPolicies;
+    constexpr size_t kContextBlocks = 64;
     std::vector<LayoutActivations> activations;
     std::vector<char> activations_ready;
     std::vector<int> context_block(divisors.size(), -1);  // per index in `divisors`: its block, or -1
-    size_t context_blocks = 0;
-    size_t context_index = 0;  // the current context degree's index in `divisors`
+    std::vector<size_t> block_context;                   // per block: the index in `divisors` it holds
+    size_t context_blocks = 0;  // blocks taken under the current tensor degree
+    size_t context_index = 0;   // the current context degree's index in `divisors`
     auto activationsFor = [&](const Layout& l) -> const LayoutActivations& {
         if (context_block[context_index] < 0) {
-            context_block[context_index] = static_cast<int>(context_blocks++);
-            if (activations.size() < context_blocks * kSlotsPerContext) {
-                activations.resize(context_blocks * kSlotsPerContext);
-                activations_ready.resize(context_blocks * kSlotsPerContext);
+            const size_t block = context_blocks++ % kContextBlocks;
+            if (block < block_context.size()) {
+                if (context_blocks > kContextBlocks) context_block[block_context[block]] = -1;  // taken over
+                block_context[block] = context_index;
+            } else {
+                block_context.push_back(context_index);
+                activations.resize((block + 1) * kSlotsPerContext);
+                activations_ready.resize((block + 1) * kSlotsPerContext);
             }
-            std::fill_n(activations_ready.begin() + static_cast<std::ptrdiff_t>((context_blocks - 1) * kSlotsPerContext),
+            context_block[context_index] = static_cast<int>(block);
+            std::fill_n(activations_ready.begin() + static_cast<std::ptrdiff_t>(block * kSlotsPerContext),
                         kSlotsPerContext, 0);
         }
         size_t log2_micro = 0;

@@ -120,6 +120,10 @@ struct Case {
     int64_t sequence = 0;  // 0: the preset's
 };
 
+// The search against the plain loop on `base` with options `o`; returns how
+// many accounts the search skipped with its bound (0 on failure).
+int64_t checkSearch(const Scenario& base, const LayoutSearchOptions& o, const std::string& what);
+
 // Returns how many accounts the search skipped with its bound (0 on failure).
 int64_t checkCase(const Case& c, int64_t max_layouts = LayoutSearchOptions::kDefaultMaxLayouts, int64_t top = 200,
                   int64_t rejected = 50) {
@@ -138,10 +142,14 @@ int64_t checkCase(const Case& c, int64_t max_layouts = LayoutSearchOptions::kDef
     o.max_layouts = max_layouts;
     const std::string what = std::string(c.preset) + " on " + std::to_string(c.gpus) + " GPUs" +
                              (c.global_batch ? ", global batch " + std::to_string(*c.global_batch) : "");
-    const Expected<LayoutSearchResult> got = searchLayouts(*base, o);
+    return checkSearch(*base, o, what);
+}
+
+int64_t checkSearch(const Scenario& base, const LayoutSearchOptions& o, const std::string& what) {
+    const Expected<LayoutSearchResult> got = searchLayouts(base, o);
     EXPECT_TRUE(got.ok()) << what << ": " << got.error().message;
     if (!got) return 0;
-    const Reference want = plainLoop(*base, o);
+    const Reference want = plainLoop(base, o);
     EXPECT_EQ(got->enumerated, want.enumerated) << what;
     EXPECT_EQ(got->valid, want.valid) << what;
     EXPECT_EQ(got->redundant, want.redundant) << what;
@@ -206,6 +214,29 @@ TEST(SearchEquivalence, SkipsWithTheBoundOnlyWhatChangesNothing) {
     }
     // Stopped by the layout limit part-way, with the bound on.
     for (int64_t limit : {1'000, 12'345}) checkCase({"llama3.1-70b-interleaved-3d", 32, 64}, limit, 20, 5);
+}
+
+// More context degrees than the search keeps activations for at once (it
+// takes over the oldest block of its cache past 64): one head and two
+// blocks, so that tensor parallelism is 1 and the pipeline 1 or 2, on
+// 10,080 GPUs (72 divisors) with sequences of 2 x 10,080 tokens, so that
+// every divisor is a valid context degree; the second pipeline degree comes
+// back to the context degrees whose blocks were taken over.
+TEST(SearchEquivalence, MoreContextDegreesThanTheActivationCacheHolds) {
+    Expected<Scenario> base = loadPreset("llama-3.1-8b");
+    ASSERT_TRUE(base.ok());
+    base->model.num_layers = 2;
+    base->model.num_heads = 1;
+    base->model.num_kv_heads = 1;
+    base->model.head_dim = base->model.hidden_size;
+    base->training.sequence_length = 2 * 10'080;
+    ASSERT_TRUE(validate(*base)) << validate(*base).error().message;
+    LayoutSearchOptions o;
+    o.gpus = 10'080;
+    o.max_micro_batch = 1;
+    o.top = 200;
+    o.rejected = 50;
+    checkSearch(*base, o, "one head and one block on 10,080 GPUs");
 }
 
 TEST(SearchEquivalence, Lora) {
