@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/fsdp_policy.h"
 #include "core/names.h"
 
 namespace trainmem {
@@ -27,12 +28,15 @@ std::vector<FrameworkSpec> buildCatalogue() {
 
     FrameworkSpec titan = row(Framework::Torchtitan,
                               "torchtitan b5bcd76c6: trainer.py, config/configs.py, components/optimizer/optimizer.py, "
-                              "components/loss.py");
+                              "components/loss.py, distributed/fsdp.py");
     titan.precision = Precision::AmpBf16;
     titan.optimizer_impl = OptimizerImpl::Fused;
     titan.checkpointing = Checkpointing::Op;
     titan.checkpoint_save_ops = torchtitanSaveOps();
     titan.loss = LossImpl::Standard;
+    // distributed/fsdp.py apply_fsdp_to_decoder: the embedding its own unit,
+    // [norm, output] one unit not resharded after forward.
+    titan.fsdp_ends = FsdpEnds::OwnUnitsHeadKept;
     rows.push_back(titan);
 
     FrameworkSpec tune = row(Framework::Torchtune,
@@ -65,10 +69,15 @@ std::vector<FrameworkSpec> buildCatalogue() {
 
     FrameworkSpec deepspeed = row(Framework::Deepspeed,
                                   "DeepSpeed edaa72212 (v0.19.5-27): deepspeed/runtime/engine.py, "
-                                  "deepspeed/runtime/constants.py");
+                                  "deepspeed/runtime/constants.py, deepspeed/runtime/zero/parameter_offload.py");
     deepspeed.precision = Precision::Fp32;
     deepspeed.optimizer = OptimizerKind::AdamW;
     deepspeed.optimizer_impl = OptimizerImpl::Fused;
+    // ZeRO-3 fetches and releases each module's own parameters in hooks it
+    // registers on every module (zero/parameter_offload.py
+    // _register_deepspeed_module, pre_sub_module_forward_function): the
+    // embedding and the LM head are gathered as their own units.
+    deepspeed.fsdp_ends = FsdpEnds::OwnUnits;
     rows.push_back(deepspeed);
 
     FrameworkSpec litgpt = row(Framework::Litgpt, "LitGPT v0.5.13: litgpt/finetune/full.py, litgpt/utils.py");
@@ -76,6 +85,9 @@ std::vector<FrameworkSpec> buildCatalogue() {
     litgpt.optimizer = OptimizerKind::AdamW;
     litgpt.checkpointing = Checkpointing::None;
     litgpt.loss = LossImpl::Chunked;
+    // FSDPStrategy(auto_wrap_policy={Block}): the blocks are the units, the
+    // embedding, final norm and LM head stay in the root unit.
+    litgpt.fsdp_ends = FsdpEnds::Root;
     rows.push_back(litgpt);
     return rows;
 }
@@ -110,6 +122,12 @@ const FrameworkSpec& frameworkSpec(Framework framework) {
     return it != rows.end() ? *it : rows.front();
 }
 
+void applyFrameworkDefaults(Scenario& s, Framework framework) {
+    applyFrameworkDefaults(s.training, framework);
+    const FrameworkSpec& f = frameworkSpec(framework);
+    if (f.fsdp_ends) s.parallelism.fsdp_ends = *f.fsdp_ends;
+}
+
 void applyFrameworkDefaults(TrainingConfig& t, Framework framework) {
     const FrameworkSpec& f = frameworkSpec(framework);
     if (f.precision) t.precision = *f.precision;
@@ -124,7 +142,8 @@ void applyFrameworkDefaults(TrainingConfig& t, Framework framework) {
     if (f.optimizer_paged) t.optimizer_paged = *f.optimizer_paged;
 }
 
-std::vector<FrameworkValue> frameworkValues(const TrainingConfig& t) {
+std::vector<FrameworkValue> frameworkValues(const Scenario& s) {
+    const TrainingConfig& t = s.training;
     const FrameworkSpec& f = frameworkSpec(t.framework);
     std::vector<FrameworkValue> out;
     add(out, "training.precision", f.precision, t.precision);
@@ -138,6 +157,7 @@ std::vector<FrameworkValue> frameworkValues(const TrainingConfig& t) {
     add(out, "training.loss", f.loss, t.loss);
     add(out, "training.loss_chunks", f.loss_chunks, t.loss_chunks);
     add(out, "training.optimizer_paged", f.optimizer_paged, t.optimizer_paged);
+    add(out, "parallelism.fsdp_ends", f.fsdp_ends, s.parallelism.fsdp_ends);
     return out;
 }
 

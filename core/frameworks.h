@@ -1,6 +1,7 @@
 #pragma once
 // The training stacks people run, one row each: which scenario keys a run of
-// that stack sets out of the box, each value read from the stack's code at a
+// that stack sets out of the box (training keys, and how its FSDP wraps the
+// model's ends), each value read from the stack's code at a
 // named version (docs/frameworks.md has the citations). A key a row leaves
 // unset keeps its value: nobody has read it, or the stack leaves it to the
 // user. Setting training.framework applies the row first; explicit keys then
@@ -10,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/scenario.h"
 #include "core/training_config.h"
 
 namespace trainmem {
@@ -27,6 +29,8 @@ struct FrameworkSpec {
     std::optional<LossImpl> loss;
     std::optional<int64_t> loss_chunks;
     std::optional<bool> optimizer_paged;
+    // A parallelism key: how the stack's FSDP / ZeRO-3 wraps the model's ends.
+    std::optional<FsdpEnds> fsdp_ends;
 };
 
 // Every framework, in the order of enumNames<Framework>().
@@ -34,6 +38,8 @@ const std::vector<FrameworkSpec>& frameworkCatalogue();
 const FrameworkSpec& frameworkSpec(Framework framework);
 
 // Sets the keys the framework's row sets; leaves the others as they are.
+void applyFrameworkDefaults(Scenario& scenario, Framework framework);
+// The same for its training keys only.
 void applyFrameworkDefaults(TrainingConfig& training, Framework framework);
 
 // One key the scenario's framework sets: its scenario key, the framework's
@@ -44,6 +50,6 @@ struct FrameworkValue {
     std::string value;
     bool overridden = false;
 };
-std::vector<FrameworkValue> frameworkValues(const TrainingConfig& training);
+std::vector<FrameworkValue> frameworkValues(const Scenario& scenario);
 
 }  // namespace trainmem

@@ -202,15 +202,16 @@ ScenarioField dtypeOverrideField(std::string_view section, std::string_view key,
 }
 
 // training.framework sets the defaults of the keys its row names
-// (core/frameworks.h); it is read before the other keys of the section
-// (scenario_json.cpp, scenario_setting.cpp), so explicit keys override it.
+// (core/frameworks.h); it is read before the other keys of the section, and
+// the training section before the parallelism section (scenario_json.cpp,
+// scenario_setting.cpp), so explicit keys override it.
 ScenarioField frameworkField() {
     ScenarioField f = makeField("training", "framework", ValueKind::Name);
     for (const auto& entry : enumNames<Framework>()) f.names.push_back(entry.name);
     f.get = [](const Scenario& s) { return json(enumName(s.training.framework)); };
     f.set = [](Scenario& s, const json& v) -> Status {
         s.training.framework = *parseEnum<Framework>(v.get<std::string>());
-        applyFrameworkDefaults(s.training, s.training.framework);
+        applyFrameworkDefaults(s, s.training.framework);
         return ok();
     };
     return f;

@@ -38,17 +38,18 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
     // the readout says which values came from it and which were changed.
     f.addChoice<Framework>({tr("Framework"), {"training.framework"},
                             tr("The training stack: sets what it does out of the box (precision, optimizer kernel, "
-                               "checkpointing, loss; docs/frameworks.md). Keys changed afterwards override it.")},
+                               "checkpointing, loss, how FSDP wraps the model's ends; docs/frameworks.md). Keys "
+                               "changed afterwards override it.")},
                            frameworkChoices(), [](const Scenario& s) { return s.training.framework; },
                            [](Scenario& s, Framework v) {
                                s.training.framework = v;
-                               applyFrameworkDefaults(s.training, v);
+                               applyFrameworkDefaults(s, v);
                            });
     QLabel* from_framework = f.addReadout(tr("  from the framework"),
                  tr("Keys the framework sets; struck out: changed since (the scenario's value is used)."),
                  [this] {
                      QStringList parts;
-                     for (const FrameworkValue& v : frameworkValues(document_->scenario().training)) {
+                     for (const FrameworkValue& v : frameworkValues(document_->scenario())) {
                          const QString text = QString::fromStdString(v.key.substr(v.key.find('.') + 1) + " " + v.value);
                          parts << (v.overridden ? QStringLiteral("<s>%1</s>").arg(text.toHtmlEscaped()) : text.toHtmlEscaped());
                      }

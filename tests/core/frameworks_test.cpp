@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/frameworks.h"
+#include "core/fsdp_policy.h"
 #include "core/names.h"
 #include "core/scenario.h"
 
@@ -60,6 +61,43 @@ TEST(Frameworks, SetAppliesTheFrameworkFirst) {
     EXPECT_TRUE(s->training.optimizer_in_backward);
 }
 
+// A parallelism key a framework sets: how its FSDP / ZeRO-3 wraps the
+// model's ends (docs/frameworks.md). The parallelism section is read after
+// the training section, and --set applies the framework first, so an
+// explicit value wins either way.
+TEST(Frameworks, StacksSetHowFsdpWrapsTheModelsEnds) {
+    for (auto [framework, ends] : {std::pair{"torchtitan", FsdpEnds::OwnUnitsHeadKept},
+                                   std::pair{"deepspeed", FsdpEnds::OwnUnits}, std::pair{"litgpt", FsdpEnds::Root}}) {
+        Expected<Scenario> s = fromTraining(nlohmann::json::object());
+        ASSERT_TRUE(s.ok());
+        s->parallelism.fsdp_ends = ends == FsdpEnds::Root ? FsdpEnds::OwnUnits : FsdpEnds::Root;  // not the stack's
+        ASSERT_TRUE(applySetting(*s, std::string("training.framework=") + framework).ok());
+        EXPECT_EQ(s->parallelism.fsdp_ends, ends) << framework;
+    }
+    const Expected<Scenario> file = scenarioFromJson({{"format", "trainmem-scenario"},
+                                                      {"version", 2},
+                                                      {"model", {{"preset", "llama-2-7b"}}},
+                                                      {"parallelism", {{"fsdp_ends", "root"}}},
+                                                      {"training", {{"framework", "torchtitan"}}}});
+    ASSERT_TRUE(file.ok()) << file.error().text();
+    EXPECT_EQ(file->parallelism.fsdp_ends, FsdpEnds::Root);  // explicit, though listed first
+    Expected<Scenario> set = fromTraining(nlohmann::json::object());
+    ASSERT_TRUE(set.ok());
+    ASSERT_TRUE(applySettings(*set, {"parallelism.fsdp_ends=own-units", "training.framework=torchtitan"}).ok());
+    EXPECT_EQ(set->parallelism.fsdp_ends, FsdpEnds::OwnUnits);  // explicit, though given first
+    // The readout marks it overridden.
+    bool marked = false;
+    for (const FrameworkValue& v : frameworkValues(*set))
+        if (v.key == "parallelism.fsdp_ends") marked = v.overridden && v.value == "own-units-head-kept";
+    EXPECT_TRUE(marked);
+    // A stack nobody read leaves it as it was.
+    Expected<Scenario> custom = fromTraining(nlohmann::json::object());
+    ASSERT_TRUE(custom.ok());
+    custom->parallelism.fsdp_ends = FsdpEnds::OwnUnits;
+    ASSERT_TRUE(applySetting(*custom, "training.framework=hf-trainer").ok());
+    EXPECT_EQ(custom->parallelism.fsdp_ends, FsdpEnds::OwnUnits);
+}
+
 TEST(Frameworks, UnknownNameIsRefusedWithTheAllowedNames) {
     auto s = fromTraining(nlohmann::json::object());
     ASSERT_TRUE(s.ok());
@@ -73,7 +111,7 @@ TEST(Frameworks, OverriddenKeysAreMarked) {
     const auto s = fromTraining(nlohmann::json::parse(R"({"framework": "torchtitan", "optimizer_impl": "foreach"})"));
     ASSERT_TRUE(s.ok());
     int marked = 0;
-    for (const FrameworkValue& v : frameworkValues(s->training)) {
+    for (const FrameworkValue& v : frameworkValues(*s)) {
         EXPECT_EQ(v.overridden, v.key == "training.optimizer_impl") << v.key;
         if (v.key == "training.optimizer_impl") {
             EXPECT_EQ(v.value, "fused");

@@ -252,3 +252,39 @@ TEST(Help, ShortcutListNamesEveryMenuShortcut) {
 
 }  // namespace
 }  // namespace trainmem::ui
+
+namespace trainmem::ui::test {
+namespace {
+
+// Choosing a stack in the Training panel sets its parallelism key too (how
+// its FSDP wraps the model's ends, core/frameworks.h): the FSDP preset's
+// ends follow DeepSpeed's, the Parallelism panel shows it, and one undo
+// takes the whole choice back.
+TEST(FrameworkChoice, SetsHowFsdpWrapsTheModelsEndsAndUndoesAsOneStep) {
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    ASSERT_EQ(window->document()->scenario().parallelism.fsdp_ends, FsdpEnds::Root);
+    const int64_t before = window->document()->scenario().parallelism.zero_stage;
+    ASSERT_EQ(before, 3);  // ZeRO-3: the ends matter
+    auto* framework = fieldWidget<QComboBox>(*window, "training.framework");
+    auto* ends = fieldWidget<QComboBox>(*window, "parallelism.fsdp_ends");
+    ASSERT_NE(framework, nullptr);
+    ASSERT_NE(ends, nullptr);
+    const QString ends_before = ends->currentText();
+    framework->setCurrentIndex(framework->findText(QStringLiteral("DeepSpeed")));
+    QApplication::processEvents();
+    EXPECT_EQ(window->document()->scenario().training.framework, Framework::Deepspeed);
+    EXPECT_EQ(window->document()->scenario().parallelism.fsdp_ends, FsdpEnds::OwnUnits);
+    EXPECT_NE(ends->currentText(), ends_before);  // the Parallelism panel follows
+
+    QAction* undo = nullptr;
+    for (QAction* a : window->findChildren<QAction*>())
+        if (a->shortcut() == QKeySequence(QKeySequence::Undo)) undo = a;
+    ASSERT_NE(undo, nullptr);
+    undo->trigger();
+    QApplication::processEvents();
+    EXPECT_EQ(window->document()->scenario().parallelism.fsdp_ends, FsdpEnds::Root);
+    EXPECT_EQ(ends->currentText(), ends_before);
+}
+
+}  // namespace
+}  // namespace trainmem::ui::test
