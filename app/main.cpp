@@ -6,7 +6,7 @@
 #include <QApplication>
 #include <QStatusBar>
 
-#include "core/presets.h"
+#include "core/scenario/presets.h"
 #include "ui/launch_options.h"
 #include "ui/main_window.h"
 #include "ui/scenario_files.h"

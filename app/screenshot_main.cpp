@@ -16,7 +16,7 @@
 #include <QStyleFactory>
 #include <QThread>
 
-#include "core/presets.h"
+#include "core/scenario/presets.h"
 #include "ui/launch_options.h"
 #include "ui/layout_finder_panel.h"
 #include "ui/main_window.h"

@@ -6,9 +6,9 @@
 
 #include <cstdlib>
 
-#include "core/estimate.h"
-#include "core/presets.h"
-#include "core/step_account.h"
+#include "core/account/estimate.h"
+#include "core/scenario/presets.h"
+#include "core/account/step_account.h"
 #include "tests/core/test_models.h"
 
 namespace {

@@ -5,9 +5,9 @@
 
 #include <cstdlib>
 
-#include "core/batch.h"
-#include "core/layout_search.h"
-#include "core/presets.h"
+#include "core/scenario/batch.h"
+#include "core/search/layout_search.h"
+#include "core/scenario/presets.h"
 #include "tests/core/test_models.h"
 
 namespace {

@@ -31,9 +31,9 @@
 #include <QTableWidget>
 #include <QTimer>
 
-#include "core/batch.h"
-#include "core/layout_search.h"
-#include "core/presets.h"
+#include "core/scenario/batch.h"
+#include "core/search/layout_search.h"
+#include "core/scenario/presets.h"
 #include "ui/layout_finder_panel.h"
 #include "ui/main_window.h"
 #include "ui/scenario_document.h"

@@ -9,7 +9,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 
-#include "core/presets.h"
+#include "core/scenario/presets.h"
 #include "ui/breakdown_tab.h"
 #include "ui/chart_tab.h"
 #include "ui/chart_views.h"

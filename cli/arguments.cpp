@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/scenario_fields.h"
+#include "core/scenario/scenario_fields.h"
 
 namespace trainmem::cli {
 

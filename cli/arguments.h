@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace trainmem::cli {
 

@@ -4,9 +4,9 @@
 #include "cli/command.h"
 #include "cli/output_format.h"
 #include "cli/scenario_source.h"
-#include "core/estimate.h"
-#include "core/names.h"
-#include "core/text_table.h"
+#include "core/account/estimate.h"
+#include "core/training/names.h"
+#include "core/base/text_table.h"
 
 namespace trainmem::cli {
 

@@ -2,7 +2,7 @@
 #include "cli/command.h"
 #include "cli/output_format.h"
 #include "cli/scenario_source.h"
-#include "core/estimate.h"
+#include "core/account/estimate.h"
 
 namespace trainmem::cli {
 

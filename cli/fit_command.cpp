@@ -1,4 +1,4 @@
-// trainmem-cli fit: the layouts of N GPUs that fit, ranked (core/layout_search.h),
+// trainmem-cli fit: the layouts of N GPUs that fit, ranked (core/search/layout_search.h),
 // with the closest ones that do not and why.
 #include <unistd.h>
 
@@ -12,11 +12,11 @@
 
 #include "cli/command.h"
 #include "cli/scenario_source.h"
-#include "core/hardware.h"
-#include "core/layout_search.h"
-#include "core/report.h"
-#include "core/scenario_fields.h"
-#include "core/text_table.h"
+#include "core/training/hardware.h"
+#include "core/search/layout_search.h"
+#include "core/report/report.h"
+#include "core/scenario/scenario_fields.h"
+#include "core/base/text_table.h"
 
 namespace trainmem::cli {
 

@@ -1,4 +1,4 @@
-// trainmem-cli optimizers: the optimizer catalogue (core/optimizer_state.cpp)
+// trainmem-cli optimizers: the optimizer catalogue (core/training/optimizer_state.cpp)
 // as this build reads it. The GPU harness (validation/harness_plan.py) takes
 // its optimizer keys and implementations from this command's JSON
 // (validation/optimizers.json), not from a list of its own.
@@ -6,9 +6,9 @@
 
 #include "cli/command.h"
 #include "cli/output_format.h"
-#include "core/names.h"
-#include "core/optimizer_state.h"
-#include "core/text_table.h"
+#include "core/training/names.h"
+#include "core/training/optimizer_state.h"
+#include "core/base/text_table.h"
 
 namespace trainmem::cli {
 

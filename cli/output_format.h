@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "cli/arguments.h"
-#include "core/report.h"
+#include "core/report/report.h"
 
 namespace trainmem::cli {
 

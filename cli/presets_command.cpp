@@ -3,8 +3,8 @@
 
 #include "cli/command.h"
 #include "cli/output_format.h"
-#include "core/presets.h"
-#include "core/text_table.h"
+#include "core/scenario/presets.h"
+#include "core/base/text_table.h"
 
 namespace trainmem::cli {
 

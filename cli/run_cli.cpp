@@ -4,7 +4,7 @@
 
 #include "cli/cli.h"
 #include "cli/command.h"
-#include "core/scenario_fields.h"
+#include "core/scenario/scenario_fields.h"
 
 namespace trainmem::cli {
 

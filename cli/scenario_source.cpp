@@ -1,7 +1,7 @@
 #include "cli/scenario_source.h"
 
-#include "core/hardware.h"
-#include "core/scenario_source.h"
+#include "core/training/hardware.h"
+#include "core/scenario/scenario_source.h"
 
 namespace trainmem::cli {
 
@@ -59,7 +59,7 @@ std::string settingsHelp() {
 }
 
 Expected<Scenario> scenarioFromArguments(const ArgumentList& args) {
-    // The app reads the same flags into the same ScenarioSource (core/scenario_source.h).
+    // The app reads the same flags into the same ScenarioSource (core/scenario/scenario_source.h).
     ScenarioSource source;
     for (const char* flag : {"--preset", "--model-config", "--scenario"})
         if (auto value = args.value(flag))

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "cli/arguments.h"
-#include "core/scenario.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem::cli {
 

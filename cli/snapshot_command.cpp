@@ -9,10 +9,10 @@
 #include "cli/command.h"
 #include "cli/output_format.h"
 #include "cli/scenario_source.h"
-#include "core/estimate.h"
-#include "core/memory_snapshot.h"
-#include "core/report.h"
-#include "core/text_table.h"
+#include "core/account/estimate.h"
+#include "core/snapshot/memory_snapshot.h"
+#include "core/report/report.h"
+#include "core/base/text_table.h"
 
 namespace trainmem::cli {
 

@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "cli/command.h"
 #include "cli/output_format.h"
-#include "core/accuracy.h"
+#include "core/report/accuracy.h"
 
 namespace trainmem::cli {
 

@@ -8,7 +8,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "core/report.h"
+#include "core/report/report.h"
 
 namespace trainmem::ui {
 

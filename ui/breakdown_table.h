@@ -4,7 +4,7 @@
 #include <QLabel>
 #include <QTableWidget>
 
-#include "core/report.h"
+#include "core/report/report.h"
 #include "ui/scenario_document.h"
 
 namespace trainmem::ui {

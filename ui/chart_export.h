@@ -7,9 +7,9 @@
 #include <QSize>
 #include <QString>
 
-#include "core/estimate.h"
-#include "core/report.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/report/report.h"
+#include "core/scenario/scenario.h"
 #include "ui/chart_spec.h"
 #include "ui/painting_export.h"
 

@@ -4,7 +4,7 @@
 // edit costs one chart redraw however many tabs there are.
 #include <QWidget>
 
-#include "core/report.h"
+#include "core/report/report.h"
 #include "ui/chart_spec.h"
 #include "ui/scenario_document.h"
 

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "core/optimizer_state.h"
+#include "core/training/optimizer_state.h"
 #include "ui/component_palette.h"
 #include "ui/display_names.h"
 

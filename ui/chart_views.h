@@ -5,9 +5,9 @@
 
 #include <QString>
 
-#include "core/estimate.h"
-#include "core/report.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/report/report.h"
+#include "core/scenario/scenario.h"
 #include "ui/chart_spec.h"
 
 namespace trainmem::ui {

@@ -5,7 +5,7 @@
 
 #include <QRegularExpression>
 
-#include "core/presets.h"
+#include "core/scenario/presets.h"
 
 namespace trainmem::ui {
 

@@ -4,8 +4,8 @@
 // file) and the --set edits on top of it.
 #include <QString>
 
-#include "core/error.h"
-#include "core/scenario.h"
+#include "core/base/error.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem::ui {
 

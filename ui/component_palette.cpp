@@ -1,6 +1,6 @@
 #include "ui/component_palette.h"
 
-#include "core/optimizer_state.h"
+#include "core/training/optimizer_state.h"
 
 namespace trainmem::ui {
 

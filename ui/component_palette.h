@@ -5,8 +5,8 @@
 #include <QColor>
 #include <QString>
 
-#include "core/estimate.h"
-#include "core/training_config.h"
+#include "core/account/estimate.h"
+#include "core/training/training_config.h"
 
 namespace trainmem::ui {
 
@@ -14,7 +14,7 @@ namespace trainmem::ui {
 // the device-level layers the estimate reports beside them.
 enum class DeviceLayer {
     AllocatorReserve,  // reserved - allocated: the caching allocator's fragmentation
-    PagedStates,       // paged optimizer states in CUDA managed memory (core/paged_states.h)
+    PagedStates,       // paged optimizer states in CUDA managed memory (core/account/paged_states.h)
     OutsideAllocator,  // device - reserved - paged: CUDA context, NCCL buffers
 };
 

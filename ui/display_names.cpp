@@ -1,6 +1,6 @@
 #include "ui/display_names.h"
 
-#include "core/optimizer_state.h"
+#include "core/training/optimizer_state.h"
 
 namespace trainmem::ui {
 

@@ -6,9 +6,9 @@
 
 #include <QString>
 
-#include "core/dtype.h"
-#include "core/parallel_config.h"
-#include "core/training_config.h"
+#include "core/base/dtype.h"
+#include "core/training/parallel_config.h"
+#include "core/training/training_config.h"
 
 namespace trainmem::ui {
 

@@ -9,7 +9,7 @@
 #include <QString>
 #include <QWidget>
 
-#include "core/error.h"
+#include "core/base/error.h"
 
 namespace trainmem::ui {
 

@@ -19,7 +19,7 @@
 #include <QSpinBox>
 #include <QWidget>
 
-#include "core/scenario.h"
+#include "core/scenario/scenario.h"
 #include "ui/field_bindings.h"
 #include "ui/scenario_document.h"
 

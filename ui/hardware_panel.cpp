@@ -5,7 +5,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "core/hardware.h"
+#include "core/training/hardware.h"
 
 namespace trainmem::ui {
 

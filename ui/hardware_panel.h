@@ -4,7 +4,7 @@
 // buffers, FSDP prefetch and allocator fragmentation.
 #include <QGroupBox>
 
-#include "core/report.h"
+#include "core/report/report.h"
 #include "ui/field_form.h"
 
 class QComboBox;

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/estimate.h"
-#include "core/presets.h"
-#include "core/scenario_source.h"
+#include "core/account/estimate.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario_source.h"
 #include "ui/chart_export.h"
 #include "ui/scenario_files.h"
 #include "ui/timeline_view.h"
@@ -101,7 +101,7 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
 }
 
 Expected<Scenario> launchScenario(const LaunchOptions& o) {
-    // The CLI's scenario source (core/scenario_source.h): the same flags give
+    // The CLI's scenario source (core/scenario/scenario_source.h): the same flags give
     // the same scenario, warnings and errors in both.
     ScenarioSource source;
     switch (o.source) {

@@ -12,8 +12,8 @@
 #include <QString>
 #include <QStringList>
 
-#include "core/error.h"
-#include "core/scenario.h"
+#include "core/base/error.h"
+#include "core/scenario/scenario.h"
 #include "ui/chart_views.h"
 
 namespace trainmem::ui {

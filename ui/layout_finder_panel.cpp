@@ -19,8 +19,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "core/batch.h"
-#include "core/hardware.h"
+#include "core/scenario/batch.h"
+#include "core/training/hardware.h"
 #include "ui/shaped_text_delegate.h"
 
 namespace trainmem::ui {

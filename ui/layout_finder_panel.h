@@ -1,6 +1,6 @@
 #pragma once
 // "Find a layout": every way to spread the open scenario over N GPUs that
-// fits (core/layout_search.h), ranked, with the closest misses and why, and
+// fits (core/search/layout_search.h), ranked, with the closest misses and why, and
 // Apply, which writes the chosen layout's settings into the document so every
 // panel and tab follows. The search runs on a worker thread; the widgets only
 // read the form into options and show what the core returned.
@@ -17,8 +17,8 @@
 #include <QThread>
 #include <QWidget>
 
-#include "core/layout_search.h"
-#include "core/report.h"
+#include "core/search/layout_search.h"
+#include "core/report/report.h"
 #include "ui/scenario_document.h"
 
 class QCheckBox;

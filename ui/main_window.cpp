@@ -21,7 +21,7 @@
 #include "ui/breakdown_tab.h"
 #include "ui/breakdown_table.h"
 #include "ui/chart_style.h"
-#include "core/scenario_fields.h"
+#include "core/scenario/scenario_fields.h"
 #include "ui/cli_command.h"
 #include "ui/compare_tab.h"
 #include "ui/field_bindings.h"

@@ -4,7 +4,7 @@
 // drag and drop of scenarios and config.json files.
 #include <QMainWindow>
 
-#include "core/report.h"
+#include "core/report/report.h"
 #include "ui/app_settings.h"
 #include "ui/chart_views.h"
 #include "ui/scenario_document.h"

@@ -4,8 +4,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "core/hf_config.h"
-#include "core/report.h"
+#include "core/model/hf_config.h"
+#include "core/report/report.h"
 
 namespace trainmem::ui {
 
@@ -109,7 +109,7 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
                           tr("2 for most models; 4 for Gemma-2 (pre and post norms around attention and MLP).")},
                          1, 8, [](const Scenario& s) { return s.model.norms_per_block; },
                          [](Scenario& s, int64_t v) { s.model.norms_per_block = v; });
-    // The ACT2FN names the core models (core/hf_families.cpp activationCatalogue):
+    // The ACT2FN names the core models (core/model/hf_families.cpp activationCatalogue):
     // a list, so that an unmodelled activation cannot be entered.
     QStringList activations;
     for (const std::string& a : supportedActivations()) activations << QString::fromStdString(a);

@@ -2,7 +2,7 @@
 
 #include <QVBoxLayout>
 
-#include "core/batch.h"
+#include "core/scenario/batch.h"
 #include "ui/display_names.h"
 
 namespace trainmem::ui {

@@ -6,7 +6,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-#include "core/presets.h"
+#include "core/scenario/presets.h"
 
 namespace trainmem::ui {
 

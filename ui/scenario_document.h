@@ -13,8 +13,8 @@
 #include <QString>
 #include <QUndoStack>
 
-#include "core/estimate.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem::ui {
 

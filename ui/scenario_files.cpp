@@ -3,9 +3,9 @@
 #include <QDir>
 #include <QFileInfo>
 
-#include "core/estimate.h"
-#include "core/hf_config.h"
-#include "core/presets.h"
+#include "core/account/estimate.h"
+#include "core/model/hf_config.h"
+#include "core/scenario/presets.h"
 
 namespace trainmem::ui {
 

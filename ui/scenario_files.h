@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/scenario.h"
+#include "core/base/error.h"
+#include "core/scenario/scenario.h"
 #include "ui/scenario_pins.h"
 
 namespace trainmem::ui {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "core/estimate.h"
-#include "core/scenario.h"
-#include "core/scenario_fields.h"  // describeValue
+#include "core/account/estimate.h"
+#include "core/scenario/scenario.h"
+#include "core/scenario/scenario_fields.h"  // describeValue
 
 namespace trainmem::ui {
 

@@ -6,7 +6,7 @@
 #include <QFileInfo>
 #include <QObject>
 
-#include "core/report.h"
+#include "core/report/report.h"
 
 namespace trainmem::ui {
 

@@ -1,7 +1,7 @@
 #pragma once
 // A measured PyTorch memory snapshot set over the estimated step timeline:
 // the core reads the file and rebuilds its allocated and reserved curves
-// (core/memory_snapshot.h); this only places those curves on the estimate's
+// (core/snapshot/memory_snapshot.h); this only places those curves on the estimate's
 // time axis so the two shapes can be compared, and states the peaks.
 #include <cstdint>
 #include <optional>
@@ -12,10 +12,10 @@
 #include <QStringList>
 #include <QVector>
 
-#include "core/error.h"
-#include "core/memory_snapshot.h"
-#include "core/report.h"
-#include "core/timeline.h"
+#include "core/base/error.h"
+#include "core/snapshot/memory_snapshot.h"
+#include "core/report/report.h"
+#include "core/account/timeline.h"
 
 namespace trainmem::ui {
 

@@ -5,8 +5,8 @@
 
 #include <QObject>
 
-#include "core/batch.h"
-#include "core/estimate.h"
+#include "core/scenario/batch.h"
+#include "core/account/estimate.h"
 #include "ui/chart_views.h"
 #include "ui/component_palette.h"
 

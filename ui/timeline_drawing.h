@@ -7,10 +7,10 @@
 
 #include <QString>
 
-#include "core/error.h"
-#include "core/report.h"
-#include "core/scenario.h"
-#include "core/timeline.h"
+#include "core/base/error.h"
+#include "core/report/report.h"
+#include "core/scenario/scenario.h"
+#include "core/account/timeline.h"
 #include "ui/snapshot_overlay.h"
 
 namespace trainmem::ui {

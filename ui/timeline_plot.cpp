@@ -10,7 +10,7 @@
 #include <QPainterPath>
 #include <QPolygonF>
 
-#include "core/estimate.h"
+#include "core/account/estimate.h"
 #include "ui/chart_callouts.h"
 #include "ui/chart_style.h"
 #include "ui/chart_views.h"

@@ -7,7 +7,7 @@
 
 #include <QWidget>
 
-#include "core/report.h"
+#include "core/report/report.h"
 #include "ui/painting_export.h"
 #include "ui/scenario_document.h"
 #include "ui/snapshot_overlay.h"

@@ -5,10 +5,10 @@
 #include <QGridLayout>
 #include <QVBoxLayout>
 
-#include "core/activations.h"
-#include "core/batch.h"
-#include "core/frameworks.h"
-#include "core/parameters.h"
+#include "core/activations/activations.h"
+#include "core/scenario/batch.h"
+#include "core/scenario/frameworks.h"
+#include "core/model/parameters.h"
 #include "ui/display_names.h"
 
 namespace trainmem::ui {
@@ -34,7 +34,7 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
     column->addWidget(form_);
     FieldForm& f = *form_;
 
-    // The stack first: choosing it sets its keys' defaults (core/frameworks.h);
+    // The stack first: choosing it sets its keys' defaults (core/scenario/frameworks.h);
     // the readout says which values came from it and which were changed.
     f.addChoice<Framework>({tr("Framework"), {"training.framework"},
                             tr("The training stack: sets what it does out of the box (precision, optimizer kernel, "

@@ -33,8 +33,8 @@ class MeasurementError(Exception):
     """A run that ran but cannot be trusted (e.g. GradScaler skipped a step)."""
 
 
-# The scenario format's defaults for the keys read here (core/training_config.h,
-# core/parallel_config.h, docs/scenario-format.md): a key a case leaves
+# The scenario format's defaults for the keys read here (core/training/training_config.h,
+# core/training/parallel_config.h, docs/scenario-format.md): a key a case leaves
 # out means what it means to trainmem.
 TRAINING_DEFAULTS = {
     "micro_batch_size": 1, "sequence_length": 2048, "gradient_accumulation_steps": 1,
@@ -50,7 +50,7 @@ PARALLEL_ONE = ("data", "tensor", "pipeline", "context", "expert")
 PARALLEL_IGNORED = {"shard_group", "pipeline_schedule", "virtual_stages", "microbatches"}
 # hardware.* are estimator settings (overheads, capacity), not run settings.
 
-# Precision recipes, as core/precision.cpp plans them: weights, grads, the
+# Precision recipes, as core/training/precision.cpp plans them: weights, grads, the
 # autocast dtype, whether an fp32 master copy is kept, and the state dtype.
 @dataclasses.dataclass(frozen=True)
 class Recipe:
@@ -74,7 +74,7 @@ RECIPES = {
 }
 
 def load_optimizer_catalogue(path=None):
-    """trainmem's optimizer catalogue (core/optimizer_state.cpp) as
+    """trainmem's optimizer catalogue (core/training/optimizer_state.cpp) as
     `trainmem-cli optimizers --format json` writes it: key -> its label and
     the implementations training.optimizer_impl may name. The committed copy,
     validation/optimizers.json, is held equal to the CLI's output by

@@ -138,7 +138,7 @@ class CheckpointedBlock(torch.nn.Module):
 
 def apply_checkpointing(model, training):
     """none / full / every-k / megatron-block / torchtitan-layer / op as
-    trainmem defines them (checkpointsLayer, core/activations_op_policy.cpp):
+    trainmem defines them (checkpointsLayer, core/activations/activations_op_policy.cpp):
     full checkpoints every block, every-k the blocks l with l % k == 0,
     megatron-block the first k blocks, torchtitan-layer the blocks with
     (l + 1) % k == 0, op every block with a save list (step_truth_policies.py).
@@ -233,7 +233,7 @@ def build(scenario, cli, loss_variant=None):
     if plan.lora_rank:
         apply_lora(model, c)
         if plan.recipe.autocast:
-            # trainmem keeps a frozen base in the compute dtype (core/stage_parameters.cpp:
+            # trainmem keeps a frozen base in the compute dtype (core/account/stage_parameters.cpp:
             # "a frozen base in 16-bit"); the adapters train in fp32 under autocast.
             with torch.no_grad():
                 for p in model.parameters():

@@ -8,8 +8,8 @@
 
 #include "cli/cli.h"
 #include "tests/cli/cli_run.h"
-#include "core/estimate.h"
-#include "core/presets.h"
+#include "core/account/estimate.h"
+#include "core/scenario/presets.h"
 
 namespace trainmem::cli {
 namespace {

@@ -17,7 +17,7 @@ using nlohmann::json;
 TEST(CliOptimizers, OptimizersJsonIsTheHarnessCatalogue) {
     // The harness takes its optimizer keys and implementations from this
     // file; regenerate it with `trainmem-cli optimizers --format json >
-    // validation/optimizers.json` when core/optimizer_state.cpp changes.
+    // validation/optimizers.json` when core/training/optimizer_state.cpp changes.
     const CliRun r = run({"optimizers", "--format", "json"});
     ASSERT_EQ(r.status, 0) << r.err;
     const std::filesystem::path committed =

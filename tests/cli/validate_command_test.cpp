@@ -13,8 +13,8 @@
 
 #include "cli/cli.h"
 #include "tests/cli/cli_run.h"
-#include "core/estimate.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem::cli {
 namespace {

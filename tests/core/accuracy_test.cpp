@@ -9,8 +9,8 @@
 #include <fstream>
 #include <set>
 
-#include "core/accuracy.h"
-#include "core/estimate.h"
+#include "core/report/accuracy.h"
+#include "core/account/estimate.h"
 
 namespace trainmem {
 namespace {

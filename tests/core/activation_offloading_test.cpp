@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/estimate.h"
-#include "core/names.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/training/names.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 namespace {

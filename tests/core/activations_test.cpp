@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/activations.h"
+#include "core/activations/activations.h"
 #include "tests/core/test_models.h"
 
 namespace trainmem {

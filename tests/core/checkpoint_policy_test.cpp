@@ -4,9 +4,9 @@
 // (step_truth_test.cpp, the "-op-" cases of validation/step_cases.json).
 #include <gtest/gtest.h>
 
-#include "core/estimate.h"
-#include "core/presets.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 namespace {

@@ -19,11 +19,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/activations.h"
-#include "core/hf_config.h"
-#include "core/presets.h"
-#include "core/scenario.h"
-#include "core/training_config.h"
+#include "core/activations/activations.h"
+#include "core/model/hf_config.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
+#include "core/training/training_config.h"
 #include "tests/core/truth_case.h"
 #include "tests/core/truth_file.h"
 

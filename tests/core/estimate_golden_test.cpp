@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "core/estimate.h"
-#include "core/layout_search.h"
-#include "core/presets.h"
+#include "core/account/estimate.h"
+#include "core/search/layout_search.h"
+#include "core/scenario/presets.h"
 
 namespace trainmem {
 namespace {

@@ -4,8 +4,8 @@
 // that dropped or mixed up any key would show. One setter for the core's
 // and the app's round-trip tests: a field added to the format is added here
 // once, and the core test fails until it is.
-#include "core/hardware.h"
-#include "core/scenario.h"
+#include "core/training/hardware.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem::testing {
 

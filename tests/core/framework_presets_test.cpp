@@ -2,9 +2,9 @@
 // training.framework (presets/scenarios/, each citing its source).
 #include <gtest/gtest.h>
 
-#include "core/estimate.h"
-#include "core/presets.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 namespace {

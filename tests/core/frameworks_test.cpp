@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/frameworks.h"
-#include "core/fsdp_policy.h"
-#include "core/names.h"
-#include "core/scenario.h"
+#include "core/scenario/frameworks.h"
+#include "core/account/fsdp_policy.h"
+#include "core/training/names.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 namespace {

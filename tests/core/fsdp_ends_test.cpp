@@ -1,4 +1,4 @@
-// The model's ends under ZeRO-3 (parallelism.fsdp_ends, core/fsdp_policy.h),
+// The model's ends under ZeRO-3 (parallelism.fsdp_ends, core/account/fsdp_policy.h),
 // on Llama 3.1 8B's published shapes (8,030,261,248 parameters: a 128,256 x
 // 4096 embedding, an untied head of the same shape, a 4096 final norm) and
 // Llama 3.2 1B's tied one (128,256 x 2048, 1,235,814,400 parameters), against
@@ -17,12 +17,12 @@
 //    policy; tied: one unit of the three.
 #include <gtest/gtest.h>
 
-#include "core/fsdp_policy.h"
-#include "core/parameters.h"
-#include "core/pipeline.h"
-#include "core/presets.h"
-#include "core/scenario.h"
-#include "core/step_account.h"
+#include "core/account/fsdp_policy.h"
+#include "core/model/parameters.h"
+#include "core/training/pipeline.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
+#include "core/account/step_account.h"
 #include "tests/core/preset_scenario.h"
 
 namespace trainmem {

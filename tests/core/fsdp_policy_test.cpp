@@ -1,4 +1,4 @@
-// FSDP2 policies (core/fsdp_policy.h) against what PyTorch and torchtitan
+// FSDP2 policies (core/account/fsdp_policy.h) against what PyTorch and torchtitan
 // state, on Llama 3.1 8B, whose published count is 8,030,261,248
 // parameters: 32 blocks of 218,112,000 (attention 4096x4096 q and o,
 // 1024x4096 k and v; MLP 3 x 14336x4096; two 4096 norms), a 128,256 x 4096
@@ -13,10 +13,10 @@
 //    backward without resharding and without gradient sync.
 #include <gtest/gtest.h>
 
-#include "core/presets.h"
-#include "core/scenario.h"
-#include "core/step_account.h"
-#include "core/timeline.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
+#include "core/account/step_account.h"
+#include "core/account/timeline.h"
 #include "tests/core/preset_scenario.h"
 
 namespace trainmem {

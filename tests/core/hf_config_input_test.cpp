@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "core/hf_config.h"
-#include "core/hf_families.h"
-#include "core/parameters.h"
+#include "core/model/hf_config.h"
+#include "core/model/hf_families.h"
+#include "core/model/parameters.h"
 #include "tests/core/hf_config_test_support.h"
 
 namespace trainmem {

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "core/hf_config.h"
+#include "core/model/hf_config.h"
 
 namespace trainmem::hf_test {
 

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/hf_config.h"
-#include "core/presets.h"
-#include "core/scenario.h"
+#include "core/model/hf_config.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 namespace {

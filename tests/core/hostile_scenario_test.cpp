@@ -11,11 +11,11 @@
 
 #include <gtest/gtest.h>
 
-#include "core/json_input.h"
-#include "core/layout_search.h"
-#include "core/presets.h"
-#include "core/report.h"
-#include "core/scenario.h"
+#include "core/base/json_input.h"
+#include "core/search/layout_search.h"
+#include "core/scenario/presets.h"
+#include "core/report/report.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 namespace {

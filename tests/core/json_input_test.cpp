@@ -12,10 +12,10 @@
 
 #include <gtest/gtest.h>
 
-#include "core/json_input.h"
-#include "core/presets.h"
-#include "core/scenario.h"
-#include "core/scenario_fields.h"
+#include "core/base/json_input.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
+#include "core/scenario/scenario_fields.h"
 
 namespace trainmem {
 namespace {

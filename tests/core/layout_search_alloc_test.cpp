@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <new>
 
-#include "core/estimate.h"
-#include "core/layout_search.h"
-#include "core/step_account.h"
+#include "core/account/estimate.h"
+#include "core/search/layout_search.h"
+#include "core/account/step_account.h"
 #include "tests/core/layout_search_test_support.h"
 #include "tests/core/test_models.h"
 

@@ -4,8 +4,8 @@
 // largest micro-batch of a layout.
 #include <gtest/gtest.h>
 
-#include "core/estimate.h"
-#include "core/layout_search.h"
+#include "core/account/estimate.h"
+#include "core/search/layout_search.h"
 #include "tests/core/layout_search_test_support.h"
 #include "tests/core/test_models.h"
 

@@ -4,8 +4,8 @@
 // layout_search_alloc_test.cpp.
 #include <gtest/gtest.h>
 
-#include "core/layout_rules.h"
-#include "core/layout_search.h"
+#include "core/scenario/layout_rules.h"
+#include "core/search/layout_search.h"
 #include "tests/core/layout_search_test_support.h"
 #include "tests/core/test_models.h"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/layout_search.h"
+#include "core/search/layout_search.h"
 #include "tests/core/test_models.h"
 
 namespace trainmem::testing {

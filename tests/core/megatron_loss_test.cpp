@@ -23,9 +23,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/activations.h"
-#include "core/presets.h"
-#include "core/scenario.h"
+#include "core/activations/activations.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
 #include "tests/core/truth_file.h"
 #include "tests/core/preset_scenario.h"
 

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/estimate.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 namespace {

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "core/memory_snapshot.h"
+#include "core/snapshot/memory_snapshot.h"
 #include "tests/core/snapshot_test_support.h"
 
 namespace trainmem {

@@ -2,7 +2,7 @@
 // the seeds' arithmetic and the ZeRO paper.
 #include <gtest/gtest.h>
 
-#include "core/estimate.h"
+#include "core/account/estimate.h"
 #include "tests/core/test_models.h"
 
 namespace trainmem {

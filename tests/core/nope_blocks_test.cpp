@@ -13,10 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/estimate.h"
-#include "core/hf_config.h"
-#include "core/pipeline.h"
-#include "core/step_account.h"
+#include "core/account/estimate.h"
+#include "core/model/hf_config.h"
+#include "core/training/pipeline.h"
+#include "core/account/step_account.h"
 #include "tests/core/truth_file.h"
 
 namespace trainmem {

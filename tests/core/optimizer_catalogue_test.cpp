@@ -5,10 +5,10 @@
 #include <set>
 #include <string>
 
-#include "core/names.h"
-#include "core/optimizer_state.h"
-#include "core/presets.h"
-#include "core/scenario.h"
+#include "core/training/names.h"
+#include "core/training/optimizer_state.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 namespace {

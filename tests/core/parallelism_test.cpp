@@ -2,10 +2,10 @@
 // every estimate must satisfy.
 #include <gtest/gtest.h>
 
-#include "core/batch.h"
-#include "core/estimate.h"
-#include "core/pipeline.h"
-#include "core/step_account.h"
+#include "core/scenario/batch.h"
+#include "core/account/estimate.h"
+#include "core/training/pipeline.h"
+#include "core/account/step_account.h"
 #include "tests/core/test_models.h"
 
 namespace trainmem {

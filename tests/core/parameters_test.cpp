@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "core/hf_config.h"
-#include "core/parameters.h"
+#include "core/model/hf_config.h"
+#include "core/model/parameters.h"
 
 namespace trainmem {
 namespace {

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "core/pickle_reader.h"
+#include "core/snapshot/pickle_reader.h"
 
 namespace trainmem {
 namespace {

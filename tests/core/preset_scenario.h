@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "core/presets.h"
-#include "core/scenario.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <set>
 
-#include "core/presets.h"
+#include "core/scenario/presets.h"
 
 namespace trainmem {
 namespace {

@@ -17,8 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/estimate.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/scenario/scenario.h"
 #include "tests/core/truth_file.h"
 
 namespace trainmem {

@@ -1,5 +1,5 @@
-// QLoRA backends (core/qlora_backend.h) and paged optimizer states
-// (core/paged_states.h) against the libraries' own code and tensor shapes
+// QLoRA backends (core/account/qlora_backend.h) and paged optimizer states
+// (core/account/paged_states.h) against the libraries' own code and tensor shapes
 // (no GPU and no bitsandbytes here; each number below is derived from the
 // cited code by hand, not from trainmem's functions):
 //  - bitsandbytes NF4, blocksize 64 with double quantisation (QLoRA paper
@@ -13,12 +13,12 @@
 //  - bitsandbytes Optimizer8bit.get_state_buffer: paged when numel >= 1e5.
 #include <gtest/gtest.h>
 
-#include "core/frameworks.h"
-#include "core/optimizer_state.h"
-#include "core/presets.h"
-#include "core/qlora_backend.h"
-#include "core/scenario.h"
-#include "core/step_account.h"
+#include "core/scenario/frameworks.h"
+#include "core/training/optimizer_state.h"
+#include "core/scenario/presets.h"
+#include "core/account/qlora_backend.h"
+#include "core/scenario/scenario.h"
+#include "core/account/step_account.h"
 #include "tests/core/preset_scenario.h"
 
 namespace trainmem {

@@ -10,11 +10,11 @@
 
 #include <gtest/gtest.h>
 
-#include "core/byte_count.h"
-#include "core/estimate.h"
-#include "core/presets.h"
-#include "core/scenario.h"
-#include "core/scenario_fields.h"
+#include "core/base/byte_count.h"
+#include "core/account/estimate.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
+#include "core/scenario/scenario_fields.h"
 
 namespace trainmem {
 namespace {

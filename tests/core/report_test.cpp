@@ -5,9 +5,9 @@
 
 #include <sstream>
 
-#include "core/estimate.h"
-#include "core/presets.h"
-#include "core/report.h"
+#include "core/account/estimate.h"
+#include "core/scenario/presets.h"
+#include "core/report/report.h"
 #include "tests/core/test_models.h"
 
 namespace trainmem {

@@ -1,11 +1,11 @@
-// One scenario source for the CLI and the app (core/scenario_source.h): the
+// One scenario source for the CLI and the app (core/scenario/scenario_source.h): the
 // same flags give the same scenario, warnings and errors in both.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "core/presets.h"
-#include "core/scenario_source.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario_source.h"
 
 namespace trainmem {
 namespace {

@@ -8,11 +8,11 @@
 
 #include <unistd.h>
 
-#include "core/estimate.h"
-#include "core/hf_config.h"
-#include "core/names.h"
-#include "core/presets.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/model/hf_config.h"
+#include "core/training/names.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
 #include "tests/core/every_field_changed.h"
 
 namespace trainmem {

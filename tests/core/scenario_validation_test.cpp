@@ -4,8 +4,8 @@
 // heads; Mixtral-8x7B: 8 experts).
 #include <gtest/gtest.h>
 
-#include "core/presets.h"
-#include "core/scenario.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 namespace {

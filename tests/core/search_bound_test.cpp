@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "core/batch.h"
-#include "core/estimate.h"
-#include "core/layout_search.h"
-#include "core/presets.h"
-#include "core/step_account.h"
+#include "core/scenario/batch.h"
+#include "core/account/estimate.h"
+#include "core/search/layout_search.h"
+#include "core/scenario/presets.h"
+#include "core/account/step_account.h"
 #include "tests/core/layout_search_test_support.h"
 
 namespace trainmem {

@@ -1,7 +1,7 @@
 // The estimate's usual path adds up each candidate stage's moments from
-// their terms (core/step_moments.h) and leaves out a later stage that holds
+// their terms (core/account/step_moments.h) and leaves out a later stage that holds
 // the first stage's blocks when it can prove that stage is never the
-// heaviest (scheduledWithinFirst in core/estimate_stages.h). Held here against the
+// heaviest (scheduledWithinFirst in core/account/estimate_stages.h). Held here against the
 // full accounts (accountStep, every moment's breakdown) of both stages, on
 // every valid layout of a grid of models and recipes: the proof's
 // conclusion, checked by the code it lets the estimate skip. The plan's
@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "core/batch.h"
-#include "core/estimate.h"
-#include "core/layout_search.h"
-#include "core/presets.h"
-#include "core/step_account.h"
+#include "core/scenario/batch.h"
+#include "core/account/estimate.h"
+#include "core/search/layout_search.h"
+#include "core/scenario/presets.h"
+#include "core/account/step_account.h"
 #include "tests/core/layout_search_test_support.h"
 
 namespace trainmem {

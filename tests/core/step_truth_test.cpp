@@ -25,9 +25,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/estimate.h"
-#include "core/scenario.h"
-#include "core/timeline.h"
+#include "core/account/estimate.h"
+#include "core/scenario/scenario.h"
+#include "core/account/timeline.h"
 #include "tests/core/truth_file.h"
 
 namespace trainmem {

@@ -1,8 +1,8 @@
 #pragma once
 // Architectures written out by hand from their published config.json files,
 // so estimator tests do not depend on the preset loader or the HF importer.
-#include "core/model_config.h"
-#include "core/scenario.h"
+#include "core/model/model_config.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem::testing {
 

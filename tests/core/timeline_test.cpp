@@ -2,7 +2,7 @@
 // and have the shapes of a measured PyTorch memory profile.
 #include <gtest/gtest.h>
 
-#include "core/timeline.h"
+#include "core/account/timeline.h"
 #include "tests/core/test_models.h"
 
 namespace trainmem {

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "core/hf_config.h"
-#include "core/training_config.h"
+#include "core/model/hf_config.h"
+#include "core/training/training_config.h"
 
 namespace trainmem {
 

@@ -13,10 +13,10 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "core/estimate.h"
-#include "core/hf_config.h"
-#include "core/json_input.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/model/hf_config.h"
+#include "core/base/json_input.h"
+#include "core/scenario/scenario.h"
 
 namespace {
 

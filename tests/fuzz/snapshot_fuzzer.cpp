@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/memory_snapshot.h"
-#include "core/pickle_reader.h"
+#include "core/snapshot/memory_snapshot.h"
+#include "core/snapshot/pickle_reader.h"
 
 namespace {
 

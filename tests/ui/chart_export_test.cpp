@@ -11,7 +11,7 @@
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 
-#include "core/estimate.h"
+#include "core/account/estimate.h"
 #include "ui/chart_export.h"
 #include "ui/chart_views.h"
 #include "ui/export_size_dialog.h"

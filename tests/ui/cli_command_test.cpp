@@ -1,6 +1,6 @@
 // Edit > Copy as trainmem-cli Command: the line, run through the CLI's own
 // parsing (applySettings on the named source), gives back the open scenario.
-#include "core/presets.h"
+#include "core/scenario/presets.h"
 #include "ui/cli_command.h"
 #include "ui_test_support.h"
 

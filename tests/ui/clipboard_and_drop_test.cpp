@@ -5,7 +5,7 @@
 #include <QTemporaryDir>
 #include <QUrl>
 
-#include "core/report.h"
+#include "core/report/report.h"
 #include "ui/chart_export.h"
 #include "ui/chart_views.h"
 #include "ui_test_support.h"

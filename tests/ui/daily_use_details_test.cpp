@@ -14,7 +14,7 @@
 #include <QTableWidget>
 #include <QTest>
 
-#include "core/report.h"
+#include "core/report/report.h"
 #include "ui/breakdown_tab.h"
 #include "ui/breakdown_table.h"
 #include "ui/chart_views.h"

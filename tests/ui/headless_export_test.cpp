@@ -6,7 +6,7 @@
 #include <QSvgRenderer>
 #include <QTemporaryDir>
 
-#include "core/scenario_source.h"
+#include "core/scenario/scenario_source.h"
 #include "ui/launch_options.h"
 #include "ui_test_support.h"
 

@@ -15,8 +15,8 @@
 
 #include <QCheckBox>
 
-#include "core/batch.h"
-#include "core/layout_search.h"
+#include "core/scenario/batch.h"
+#include "core/search/layout_search.h"
 #include "ui/layout_finder_panel.h"
 #include "ui/scenario_document.h"
 #include "ui_test_support.h"

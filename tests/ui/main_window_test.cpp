@@ -4,9 +4,9 @@
 #include <QCheckBox>
 #include <QLabel>
 
-#include "core/hardware.h"
-#include "core/model_keys.h"
-#include "core/scenario.h"
+#include "core/training/hardware.h"
+#include "core/model/model_keys.h"
+#include "core/scenario/scenario.h"
 #include "ui/breakdown_tab.h"
 #include "ui/chart_views.h"
 #include "ui/memory_chart.h"

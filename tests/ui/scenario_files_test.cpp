@@ -3,8 +3,8 @@
 #include <QFile>
 #include <QTemporaryDir>
 
-#include "core/hf_config.h"
-#include "core/scenario.h"
+#include "core/model/hf_config.h"
+#include "core/scenario/scenario.h"
 #include "tests/core/every_field_changed.h"
 #include "ui/app_settings.h"
 #include "ui/scenario_files.h"

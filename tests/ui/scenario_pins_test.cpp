@@ -6,7 +6,7 @@
 #include <QTemporaryDir>
 #include <QUndoStack>
 
-#include "core/scenario.h"
+#include "core/scenario/scenario.h"
 #include "ui/compare_tab.h"
 #include "ui/scenario_pins.h"
 #include "ui_test_support.h"

@@ -4,7 +4,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 
-#include "core/estimate.h"
+#include "core/account/estimate.h"
 #include "ui/app_settings.h"
 #include "ui/breakdown_tab.h"
 #include "ui/compare_tab.h"

@@ -10,7 +10,7 @@
 #include <QTabWidget>
 #include <QTableWidget>
 
-#include "core/training_config.h"
+#include "core/training/training_config.h"
 #include "ui/breakdown_tab.h"
 #include "ui/breakdown_table.h"
 #include "ui/chart_views.h"

@@ -4,7 +4,7 @@
 #include <QHeaderView>
 #include <QTest>
 
-#include "core/report.h"
+#include "core/report/report.h"
 #include "ui/breakdown_tab.h"
 #include "ui/breakdown_table.h"
 #include "ui/memory_chart.h"

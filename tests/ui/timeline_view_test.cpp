@@ -8,9 +8,9 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 
-#include "core/memory_snapshot.h"
-#include "core/presets.h"
-#include "core/report.h"
+#include "core/snapshot/memory_snapshot.h"
+#include "core/scenario/presets.h"
+#include "core/report/report.h"
 #include "ui/chart_views.h"
 #include "ui/component_palette.h"
 #include "ui/scenario_document.h"

@@ -7,8 +7,8 @@
 #include <QSpinBox>
 #include <QString>
 
-#include "core/presets.h"
-#include "core/scenario.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
 #include "ui/chart_spec.h"
 #include "ui/field_bindings.h"
 #include "ui/main_window.h"

@@ -257,7 +257,7 @@ namespace trainmem::ui::test {
 namespace {
 
 // Choosing a stack in the Training panel sets its parallelism key too (how
-// its FSDP wraps the model's ends, core/frameworks.h): the FSDP preset's
+// its FSDP wraps the model's ends, core/scenario/frameworks.h): the FSDP preset's
 // ends follow DeepSpeed's, the Parallelism panel shows it, and one undo
 // takes the whole choice back.
 TEST(FrameworkChoice, SetsHowFsdpWrapsTheModelsEndsAndUndoesAsOneStep) {

@@ -1,0 +1,123 @@
+#include "core/model/block_linears.h"
+
+#include "core/model/hf_families.h"
+
+namespace trainmem {
+namespace {
+
+// Families whose modeling code fuses projections into one Linear: GPT-2's
+// Conv1D c_attn (modeling_gpt2.py, GPT2Attention) and Phi-3's qkv_proj and
+// gate_up_proj (modeling_phi3.py, Phi3Attention / Phi3MLP). The parameter
+// count is the same as unfused; the tensor shapes (and LoRA adapters) differ.
+ModuleNaming naming(const ModelConfig& m) { return familyOf(m.family).modules; }
+bool fusedQkv(const ModelConfig& m) { return naming(m) != ModuleNaming::Llama; }
+bool fusedGateUp(const ModelConfig& m) { return naming(m) == ModuleNaming::Phi3; }
+bool expertW123(const ModelConfig& m) { return familyOf(m.family).expert_w123; }
+
+void addAttention(BlockLinears& out, const ModelConfig& m) {
+    const int64_t h = m.hidden_size;
+    if (m.mla) {
+        // DeepSeek-V2/V3 multi-head latent attention (modeling_deepseek_v3.py,
+        // DeepseekV3Attention): attention_bias applies to q_a, kv_a and o only.
+        const MlaConfig& a = *m.mla;
+        const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+        if (a.q_lora_rank > 0) {
+            out.add({"q_a_proj", BlockPart::Attention, h, a.q_lora_rank, 1, m.attention_qkv_bias,
+                     {"q_a_proj", "q_proj"}});
+            out.add({"q_b_proj", BlockPart::Attention, a.q_lora_rank, m.num_heads * qk, 1, false,
+                     {"q_b_proj", "q_proj"}});
+        } else {
+            out.add({"q_proj", BlockPart::Attention, h, m.num_heads * qk, 1, false, {"q_proj"}});
+        }
+        out.add({"kv_a_proj_with_mqa", BlockPart::Attention, h, a.kv_lora_rank + a.qk_rope_head_dim, 1,
+                 m.attention_qkv_bias, {"kv_a_proj_with_mqa", "k_proj", "v_proj"}});
+        out.add({"kv_b_proj", BlockPart::Attention, a.kv_lora_rank,
+                 m.num_heads * (a.qk_nope_head_dim + a.v_head_dim), 1, false, {"kv_b_proj", "k_proj", "v_proj"}});
+        out.add({"o_proj", BlockPart::Attention, m.num_heads * a.v_head_dim, h, 1, m.attention_output_bias,
+                 {"o_proj"}});
+        return;
+    }
+    const int64_t q = m.num_heads * m.head_dim;
+    const int64_t kv = m.num_kv_heads * m.head_dim;
+    if (fusedQkv(m)) {
+        const bool gpt2 = naming(m) == ModuleNaming::Gpt2;
+        const std::string_view qkv = gpt2 ? "c_attn" : "qkv_proj";
+        out.add({qkv, BlockPart::Attention, h, q + 2 * kv, 1, m.attention_qkv_bias, {qkv, "q_proj", "k_proj", "v_proj"}});
+        if (gpt2)
+            out.add({"c_proj", BlockPart::Attention, q, h, 1, m.attention_output_bias, {"c_proj", "o_proj"}});
+        else
+            out.add({"o_proj", BlockPart::Attention, q, h, 1, m.attention_output_bias, {"o_proj"}});
+        return;
+    }
+    out.add({"q_proj", BlockPart::Attention, h, q, 1, m.attention_qkv_bias, {"q_proj"}});
+    out.add({"k_proj", BlockPart::Attention, h, kv, 1, m.attention_qkv_bias, {"k_proj"}});
+    out.add({"v_proj", BlockPart::Attention, h, kv, 1, m.attention_qkv_bias, {"v_proj"}});
+    out.add({"o_proj", BlockPart::Attention, q, h, 1, m.attention_output_bias, {"o_proj"}});
+}
+
+// One MLP of width w, `copies` times. Mixtral names its expert matrices
+// w1 (gate), w3 (up), w2 (down) (modeling_mixtral.py, MixtralBlockSparseTop2MLP),
+// which is what PEFT's module-name matching sees.
+void addMlp(BlockLinears& out, const ModelConfig& m, BlockPart part, int64_t w, int64_t copies, bool bias) {
+    const int64_t h = m.hidden_size;
+    if (m.mlp == MlpKind::Gated) {
+        if (fusedGateUp(m)) {
+            out.add({"gate_up_proj", part, h, 2 * w, copies, bias, {"gate_up_proj", "gate_proj", "up_proj"}});
+        } else if (part == BlockPart::RoutedExperts && expertW123(m)) {
+            out.add({"w1", part, h, w, copies, bias, {"w1", "gate_proj"}});
+            out.add({"w3", part, h, w, copies, bias, {"w3", "up_proj"}});
+        } else {
+            out.add({"gate_proj", part, h, w, copies, bias, {"gate_proj"}});
+            out.add({"up_proj", part, h, w, copies, bias, {"up_proj"}});
+        }
+        if (part == BlockPart::RoutedExperts && expertW123(m))
+            out.add({"w2", part, w, h, copies, bias, {"w2", "down_proj"}});
+        else
+            out.add({"down_proj", part, w, h, copies, bias, {"down_proj"}});
+        return;
+    }
+    if (naming(m) == ModuleNaming::Gpt2) {
+        out.add({"c_fc", part, h, w, copies, bias, {"c_fc", "up_proj", "gate_proj"}});
+        out.add({"c_proj", part, w, h, copies, bias, {"c_proj", "down_proj"}});
+        return;
+    }
+    out.add({"up_proj", part, h, w, copies, bias, {"up_proj"}});
+    out.add({"down_proj", part, w, h, copies, bias, {"down_proj"}});
+}
+
+}  // namespace
+
+int64_t sharedExpertWidth(const ModelConfig& m) {
+    if (!m.isMoe()) return 0;
+    if (m.moe->shared_expert_ffn > 0) return m.moe->shared_expert_ffn;
+    return m.moe->shared_experts * m.moe->expert_ffn;
+}
+
+BlockLinears blockLinears(const ModelConfig& m, bool moe_layer) {
+    BlockLinears out;
+    addAttention(out, m);
+    if (!moe_layer || !m.isMoe()) {
+        addMlp(out, m, BlockPart::DenseMlp, m.ffn_hidden_size, 1, m.mlp_bias);
+        return out;
+    }
+    const MoeConfig& e = *m.moe;
+    // Routed experts carry biases only in gpt-oss (GptOssExperts' gate_up_proj_bias
+    // and down_proj_bias, modeling_gpt_oss.py).
+    const FamilySpec& family = familyOf(m.family);
+    addMlp(out, m, BlockPart::RoutedExperts, e.expert_ffn, e.num_experts, family.expert_bias);
+    if (family.experts_are_parameters) {
+        // Fused expert parameters, not Linear modules: never a LoRA target.
+        for (size_t i = 0; i < out.size; ++i)
+            if (out.items[i].part == BlockPart::RoutedExperts) out.items[i].lora_targets = {};
+    }
+    const int64_t shared = sharedExpertWidth(m);
+    if (shared > 0) addMlp(out, m, BlockPart::SharedExperts, shared, 1, m.mlp_bias);
+    // Qwen2-MoE: shared_expert_gate = Linear(h, 1, bias=False) (modeling_qwen2_moe.py).
+    if (e.shared_expert_gate) out.add({"shared_expert_gate", BlockPart::SharedExperts, m.hidden_size, 1, 1, false, {}});
+    // Router gate Linear(h, E), with a bias only in gpt-oss (GptOssTopKRouter). It is not
+    // a LoRA target here, "all-linear" included: see docs/memory-model.md.
+    out.add({"gate", BlockPart::Router, m.hidden_size, e.num_experts, 1, family.router_bias, {}});
+    return out;
+}
+
+}  // namespace trainmem

@@ -1,0 +1,170 @@
+// ModelConfig -> config.json: the family's own keys, plus the documented
+// trainmem keys (norm_type, qkv_bias, ...) only where a model departs from
+// its family's convention, so that importHuggingFaceConfig reads back the
+// same ModelConfig.
+#include <string>
+
+#include "core/model/hf_config.h"
+#include "core/model/hf_families.h"
+#include "core/model/model_keys.h"
+
+namespace trainmem {
+namespace {
+
+using nlohmann::json;
+
+class ConfigWriter {
+public:
+    ConfigWriter(const ModelConfig& m, const FamilySpec& d) : m_(m), d_(d) {}
+
+    json run() {
+        j_["model_type"] = m_.family;
+        if (!m_.name.empty()) j_["_name_or_path"] = m_.name;
+        writeSizes();
+        writeStructure();
+        writeDropout();
+        if (m_.mla) writeMla();
+        writeMoe();
+        return j_;
+    }
+
+private:
+    void set(ModelField f, json v) { j_[std::string(configKey(m_.family, f))] = std::move(v); }
+
+    void writeSizes() {
+        set(ModelField::HiddenSize, m_.hidden_size);
+        set(ModelField::NumLayers, m_.num_layers);
+        set(ModelField::NumHeads, m_.num_heads);
+        set(ModelField::Intermediate, m_.ffn_hidden_size);
+        set(ModelField::Vocab, m_.vocab_size);
+        set(ModelField::MaxPositions, m_.max_position_embeddings);
+        if (!d_.attribute_map_aliases || m_.num_kv_heads != m_.num_heads) set(ModelField::NumKvHeads, m_.num_kv_heads);
+        const bool derived = m_.num_heads > 0 && m_.head_dim * m_.num_heads == m_.hidden_size;
+        if (!m_.mla && (!d_.attribute_map_aliases || !derived)) set(ModelField::HeadDim, m_.head_dim);
+    }
+
+    void writeStructure() {
+        j_["tie_word_embeddings"] = m_.tied_embeddings;
+        j_[std::string(d_.act_key)] = m_.hidden_act;
+        if (m_.mlp != d_.mlp)
+            j_["mlp_type"] = m_.mlp == MlpKind::Gated ? "gated" : "plain";
+        if (m_.norm != d_.norm)
+            j_["norm_type"] = m_.norm == NormKind::RMSNorm ? "rmsnorm" : "layernorm";
+        if (m_.norms_per_block != d_.norms_per_block) j_["norms_per_block"] = m_.norms_per_block;
+        if (m_.qk_norm != d_.qk_norm) j_[std::string(d_.qk_norm_key)] = m_.qk_norm;
+        if (m_.learned_positions != d_.learned_positions) j_["learned_position_embeddings"] = m_.learned_positions;
+        // Biases: what the family implies after its own keys, then overrides.
+        bool qkv = d_.qkv_bias;
+        bool out = d_.output_bias;
+        if (d_.reads_attention_bias) {
+            // GLM-4.5's attention_bias reaches q, k and v only.
+            const bool on = d_.attention_bias_on_output ? m_.attention_qkv_bias && m_.attention_output_bias
+                                                        : m_.attention_qkv_bias;
+            j_["attention_bias"] = on;
+            qkv = on;
+            out = d_.attention_bias_on_output && on;
+        }
+        if (d_.qkv_bias_key || m_.attention_qkv_bias != qkv) j_["qkv_bias"] = m_.attention_qkv_bias;
+        if (m_.attention_output_bias != out) j_["attention_output_bias"] = m_.attention_output_bias;
+        if (d_.writes_mlp_bias || m_.mlp_bias != d_.mlp_bias) j_["mlp_bias"] = m_.mlp_bias;
+        if (d_.sliding_window_pattern > 0 || m_.sliding_window_layers > 0) {
+            // One entry per layer: the sliding ones first (only the count matters).
+            json types = json::array();
+            for (int64_t i = 0; i < m_.num_layers; ++i)
+                types.push_back(i < m_.sliding_window_layers ? "sliding_attention" : "full_attention");
+            j_["layer_types"] = std::move(types);
+        }
+        if (d_.no_rope_layer_interval > 0 || m_.no_rope_layer_interval > 0)
+            j_["no_rope_layer_interval"] = m_.no_rope_layer_interval;
+        if (d_.partial_rotary_factor > 0 || m_.partial_rotary_factor != 1.0)
+            j_["partial_rotary_factor"] = m_.partial_rotary_factor;
+    }
+
+    void writeDropout() {
+        set(ModelField::AttentionDropout, m_.attention_dropout);
+        const bool native = d_.writes_dropout_keys;  // the families whose configs carry these keys
+        if (native || m_.hidden_dropout != 0.0) set(ModelField::HiddenDropout, m_.hidden_dropout);
+        if (native || m_.embedding_dropout != 0.0) set(ModelField::EmbeddingDropout, m_.embedding_dropout);
+    }
+
+    void writeMla() {
+        const MlaConfig& a = *m_.mla;
+        set(ModelField::QLoraRank, a.q_lora_rank > 0 ? json(a.q_lora_rank) : json(nullptr));
+        set(ModelField::KvLoraRank, a.kv_lora_rank);
+        set(ModelField::QkNopeHeadDim, a.qk_nope_head_dim);
+        set(ModelField::QkRopeHeadDim, a.qk_rope_head_dim);
+        set(ModelField::VHeadDim, a.v_head_dim);
+    }
+
+    void writeMoe() {
+        const bool family_moe = d_.num_experts > 0;
+        if (!m_.moe) {
+            // A family that has experts by default needs to be told it has none.
+            if (family_moe)
+                set(ModelField::NumExperts, d_.experts_null_is_dense ? json(nullptr) : json(0));
+            return;
+        }
+        const MoeConfig& e = *m_.moe;
+        set(ModelField::NumExperts, e.num_experts);
+        set(ModelField::ExpertsPerToken, e.experts_per_token);
+        if (d_.expert_ffn_key != d_.intermediate_key && d_.expert_ffn_key != "moe_intermediate_size")
+            j_[std::string(d_.expert_ffn_key)] = e.expert_ffn;  // Llama 4: intermediate_size
+        else if (d_.moe_intermediate > 0 || e.expert_ffn != m_.ffn_hidden_size)
+            j_["moe_intermediate_size"] = e.expert_ffn;
+        const bool deepseek = d_.mla;  // DeepSeek's configs state every MoE key
+        if (e.shared_expert_ffn != d_.shared_intermediate) j_["shared_expert_intermediate_size"] = e.shared_expert_ffn;
+        const int64_t shared_default =
+            d_.shared_experts >= 0 ? d_.shared_experts : (e.shared_expert_ffn > 0 ? 1 : 0);
+        if (deepseek || e.shared_experts != shared_default) j_["n_shared_experts"] = e.shared_experts;
+        if (e.shared_expert_gate != d_.shared_expert_gate) j_["shared_expert_gate"] = e.shared_expert_gate;
+        const bool score_bias = d_.router_score_bias;
+        if (e.router_score_bias != score_bias) j_["router_score_bias"] = e.router_score_bias;
+        if (e.routing_groups > 0) {
+            j_["topk_method"] = "group_limited_greedy";
+            j_["n_group"] = e.routing_groups;
+            j_["topk_group"] = e.routing_groups_kept;
+        }
+        if (d_.norm_topk_prob_key && (deepseek || e.norm_topk_prob != d_.norm_topk_prob))
+            j_["norm_topk_prob"] = e.norm_topk_prob;
+        if (e.capacity_factor != 0.0) j_["capacity_factor"] = e.capacity_factor;
+        writeMoeLayers(e, deepseek);
+    }
+
+    void writeMoeLayers(const MoeConfig& e, bool deepseek) {
+        const MoeLayerPattern want{e.first_dense_layers, e.layer_frequency};
+        MoeLayerSelection sel;
+        if (d_.moe_layer_keys == MoeLayerKeys::Llama4) {
+            sel.decoder_sparse_step = e.layer_frequency;
+            j_["interleave_moe_layer_step"] = e.layer_frequency;
+        } else if (d_.moe_layer_keys == MoeLayerKeys::Qwen) {
+            sel.decoder_sparse_step = e.layer_frequency;
+            for (int64_t i = 0; i < e.first_dense_layers && e.layer_frequency > 0; ++i)
+                if ((i + 1) % e.layer_frequency == 0) sel.mlp_only_layers.push_back(i);
+            j_["decoder_sparse_step"] = sel.decoder_sparse_step;
+            j_["mlp_only_layers"] = sel.mlp_only_layers;
+        } else {
+            sel.first_k_dense_replace = e.first_dense_layers;
+            sel.moe_layer_freq = e.layer_frequency;
+            if (deepseek || e.first_dense_layers != d_.first_dense_layers) j_["first_k_dense_replace"] = e.first_dense_layers;
+            if (deepseek || e.layer_frequency != 1) j_["moe_layer_freq"] = e.layer_frequency;
+        }
+        const MoeLayerFit fit = fitMoeLayers(m_.num_layers, sel);
+        if (!fit.supported || !(fit.pattern == want)) {
+            // The family's keys cannot say it exactly: state it outright.
+            j_["trainmem_first_dense_layers"] = e.first_dense_layers;
+            j_["trainmem_moe_layer_frequency"] = e.layer_frequency;
+        }
+    }
+
+    const ModelConfig& m_;
+    const FamilySpec& d_;
+    json j_ = json::object();
+};
+
+}  // namespace
+
+json exportHuggingFaceConfig(const ModelConfig& model) {
+    return ConfigWriter(model, familyOf(model.family)).run();
+}
+
+}  // namespace trainmem

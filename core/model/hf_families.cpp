@@ -1,0 +1,358 @@
+#include "core/model/hf_families.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/activations/activation_shape.h"
+#include "core/model/hf_config.h"
+
+namespace trainmem {
+namespace {
+
+// Values from the transformers configuration classes (configuration_<type>.py)
+// and modeling files (modeling_<type>.py); docs/memory-model.md lists them
+// with their sources. A row states only what differs from FamilySpec's
+// defaults, which are LlamaConfig's and modeling_llama.py's.
+const FamilySpec kFamilies[] = {
+    // GPT2Config: n_inner None = 4 * n_embd; Conv1D biases everywhere;
+    // LayerNorm; learned positions; every dropout 0.1; tie_word_embeddings
+    // from PretrainedConfig (True). GPT2Attention softmaxes in the compute
+    // dtype and masks with its bool buffer.
+    {.model_type = "gpt2", .hidden_key = "n_embd", .layers_key = "n_layer", .heads_key = "n_head",
+     .intermediate_key = "n_inner", .positions_key = "n_positions", .attention_dropout_key = "attn_pdrop",
+     .act_key = "activation_function", .attribute_map_aliases = true,
+     .vocab_size = 50257, .hidden_size = 768, .intermediate_size = 0, .num_layers = 12, .num_heads = 12,
+     .max_positions = 1024, .tie_word_embeddings = true, .hidden_act = "gelu_new", .inner_defaults_to_4h = true,
+     .dropout = 0.1, .modules = ModuleNaming::Gpt2, .mlp = MlpKind::Plain, .norm = NormKind::LayerNorm,
+     .learned_positions = true, .qkv_bias = true, .output_bias = true, .mlp_bias = true,
+     .reads_attention_bias = false, .softmax_fp32 = false, .additive_mask = false, .rope = false,
+     .writes_dropout_keys = true},
+    // LlamaConfig (Llama-2-7B's sizes); attention_bias and mlp_bias keys.
+    {.model_type = "llama", .writes_mlp_bias = true},
+    // MistralConfig: num_key_value_heads=8, max_position_embeddings=4096*32;
+    // MistralAttention has no biases.
+    {.model_type = "mistral", .intermediate_size = 14336, .num_kv_heads = 8, .max_positions = 131072,
+     .reads_attention_bias = false},
+    // MixtralConfig: num_local_experts=8, num_experts_per_tok=2; the experts
+    // are intermediate_size wide and named w1 / w3 / w2.
+    {.model_type = "mixtral", .expert_ffn_key = "intermediate_size", .intermediate_size = 14336, .num_kv_heads = 8,
+     .max_positions = 131072, .reads_attention_bias = false, .num_experts = 8, .experts_per_token = 2,
+     .expert_w123 = true},
+    // Qwen2Attention: q, k, v with bias=True, o without (no config key).
+    {.model_type = "qwen2", .vocab_size = 151936, .intermediate_size = 22016, .num_kv_heads = 32,
+     .max_positions = 32768, .qkv_bias = true, .reads_attention_bias = false},
+    // Qwen2MoeConfig: num_experts=60, top-4, moe_intermediate_size=1408, one
+    // shared expert of 5632 with a sigmoid gate, qkv_bias=True,
+    // norm_topk_prob=False (Qwen2MoeSparseMoeBlock renormalises only when set:
+    // modeling_qwen2_moe.py at transformers commit 00a3f938).
+    {.model_type = "qwen2_moe", .experts_key = "num_experts", .moe_layer_keys = MoeLayerKeys::Qwen,
+     .qkv_bias_key = true, .vocab_size = 151936, .hidden_size = 2048, .intermediate_size = 5632, .num_layers = 24,
+     .num_heads = 16, .num_kv_heads = 16, .max_positions = 32768, .qkv_bias = true, .reads_attention_bias = false,
+     .num_experts = 60, .experts_per_token = 4, .moe_intermediate = 1408, .shared_intermediate = 5632,
+     .shared_expert_gate = true, .norm_topk_prob = false, .norm_topk_prob_key = true, .zero_experts_is_dense = true},
+    // Qwen3Config (transformers 4.51): head_dim=128, attention_bias=False;
+    // Qwen3Attention adds q_norm / k_norm = Qwen3RMSNorm(head_dim) on every head.
+    {.model_type = "qwen3", .vocab_size = 151936, .intermediate_size = 22016, .num_kv_heads = 32, .head_dim = 128,
+     .max_positions = 32768, .qk_norm = true},
+    // Qwen3MoeConfig (transformers 4.51): num_experts=128, top-8,
+    // moe_intermediate_size=768, no shared expert; Qwen3MoeSparseMoeBlock's
+    // experts are Qwen3MoeMLP (gate_proj / up_proj / down_proj); per-head q/k norms;
+    // norm_topk_prob=False, read as Qwen2-MoE's block reads it.
+    {.model_type = "qwen3_moe", .experts_key = "num_experts", .moe_layer_keys = MoeLayerKeys::Qwen,
+     .vocab_size = 151936, .hidden_size = 2048, .intermediate_size = 6144, .num_layers = 24, .num_kv_heads = 4,
+     .max_positions = 32768, .qk_norm = true, .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 768,
+     .norm_topk_prob = false, .norm_topk_prob_key = true, .zero_experts_is_dense = true},
+    // Olmo2Config (transformers 4.47): vocab_size=50304, untied. Olmo2DecoderLayer
+    // norms the outputs of attention and MLP (post_attention_layernorm,
+    // post_feedforward_layernorm), not their inputs; Olmo2Attention's q_norm
+    // and k_norm are Olmo2RMSNorm(H * head_dim) and (KV * head_dim) over the
+    // whole projections; Olmo2RMSNorm multiplies by its weight in fp32.
+    {.model_type = "olmo2", .vocab_size = 50304, .norm_placement = NormPlacement::Post, .qk_norm = true,
+     .qk_norm_span = QkNormSpan::Projection, .norm_weight_fp32 = true},
+    // SmolLM3Config (transformers 4.53): tie_word_embeddings=True (the
+    // SmolLM3-3B config.json leaves the key out), GQA with 4 KV heads; every
+    // fourth layer skips the rotary embedding (no_rope_layers), which keeps
+    // nothing per block either way.
+    {.model_type = "smollm3", .vocab_size = 128256, .hidden_size = 2048, .num_layers = 36, .num_heads = 16,
+     .num_kv_heads = 4, .max_positions = 32768, .tie_word_embeddings = true, .writes_mlp_bias = true},
+    // GraniteConfig (transformers 4.45+): LlamaConfig's defaults and blocks;
+    // its embedding, attention, residual and logits multipliers scale by
+    // Python numbers, which keep no tensor.
+    {.model_type = "granite", .writes_mlp_bias = true},
+    // GemmaConfig: head_dim=256, tie_word_embeddings=True; GemmaRMSNorm
+    // computes in fp32 and scales by (1 + weight).
+    {.model_type = "gemma", .vocab_size = 256000, .hidden_size = 3072, .intermediate_size = 24576,
+     .num_layers = 28, .num_heads = 16, .num_kv_heads = 16, .head_dim = 256, .max_positions = 8192,
+     .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norm_weight_fp32 = true},
+    // Gemma2Config: pre- and post-norms around attention and MLP (4 per
+    // block), tanh soft-capping of attention logits and final logits.
+    // modeling_gemma2.py at transformers commit 9a80143c (and modular_gemma2.py
+    // at 213da5a0): every other layer (even indices) slides; Gemma2Model
+    // builds one causal mask and one rotary table for all layers, and
+    // Gemma2DecoderLayer derives the sliding mask inside its forward.
+    {.model_type = "gemma2", .act_key = "hidden_activation", .vocab_size = 256000, .hidden_size = 2304,
+     .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
+     .max_positions = 8192, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
+     .sliding_window_pattern = 2, .sliding_mask_in_layer = true, .norm_weight_fp32 = true, .attention_softcap = true,
+     .final_logit_softcap = true},
+    // Gemma3TextConfig (transformers 4.50), the text model of Gemma 3 (the 1B
+    // checkpoint is text-only; the larger ones are model_type gemma3 with it
+    // under text_config): Gemma-2's four norms per block plus per-head
+    // q_norm / k_norm (Gemma3RMSNorm(head_dim)); attn_logit_softcapping and
+    // final_logit_softcapping default to None, so nothing is soft-capped; five
+    // sliding-window layers per global one (sliding_window_pattern 6), which
+    // keep the same tensors per block. Gemma3TextModel builds a causal mask
+    // and a rotary table per layer type: the sliding layers' rotates with
+    // rope_local_base_freq (modeling_gemma3.py at transformers 0018aa64).
+    {.model_type = "gemma3_text", .text_config_of = "gemma3", .act_key = "hidden_activation", .vocab_size = 262208, .hidden_size = 2304,
+     .intermediate_size = 9216, .num_layers = 26, .num_heads = 8, .num_kv_heads = 4, .head_dim = 256,
+     .max_positions = 131072, .tie_word_embeddings = true, .hidden_act = "gelu_pytorch_tanh", .norms_per_block = 4,
+     .qk_norm = true, .sliding_window_pattern = 6, .local_rope = true, .norm_weight_fp32 = true},
+    // GptOssConfig / modeling_gpt_oss.py (transformers 4.55): 36 layers of
+    // 2880 with 64 heads of 64 and 8 KV heads, 128 experts top-4, each
+    // intermediate_size (2880) wide, attention_bias=True (q, k, v and o), untied.
+    // GptOssAttention holds `sinks`, one learned logit per head; GptOssExperts
+    // holds gate_up_proj_bias [E, 2f] and down_proj_bias [E, h];
+    // GptOssTopKRouter holds a bias [E]. Every layer is a MoE layer. The
+    // checkpoint's MXFP4 expert blocks are counted as the parameters they
+    // dequantize to. What the eager forward keeps (modeling_gpt_oss.py at
+    // transformers commit 6edf5b31): GptOssRMSNorm multiplies its weight in
+    // fp32; cos / sin are head_dim / 2 wide (emb = freqs); the sink column
+    // joins the logits before a row max and a softmax in their own dtype;
+    // the router takes top-k of the logits, then softmax over the k; each
+    // expert's SwiGLU clamps interleaved gate and up columns.
+    {.model_type = "gpt_oss", .expert_ffn_key = "intermediate_size", .vocab_size = 201088, .hidden_size = 2880,
+     .intermediate_size = 2880, .num_layers = 36, .num_heads = 64, .num_kv_heads = 8, .head_dim = 64,
+     .max_positions = 131072, .qkv_bias = true, .output_bias = true, .attention_sinks = true,
+     .sliding_window_pattern = 2, .rotary_half_table = true, .num_experts = 128, .experts_per_token = 4,
+     .expert_bias = true, .experts_are_parameters = true, .router_bias = true, .router_topk_softmax = true,
+     .clamped_swiglu = true, .norm_weight_fp32 = true},
+    // Glm4MoeConfig / modeling_glm4_moe.py (transformers 4.54, GLM-4.5-Air's
+    // sizes): 46 layers of 4096, 96 heads, 8 KV heads, 128 experts top-8 of
+    // 1408, one shared expert, first_k_dense_replace=1, attention_bias=False,
+    // use_qk_norm=False. Glm4MoeAttention puts attention_bias on q, k and v
+    // only (o_proj has none); q_norm / k_norm are per head when use_qk_norm.
+    // Glm4MoeTopkRouter is DeepSeek-V3's: fp32 logits and
+    // e_score_correction_bias. The class has no head_dim default (the
+    // modeling file falls back to h / H, 42 here); every GLM-4.5 config.json
+    // gives 128, the row's default. The MTP layer (num_nextn_predict_layers)
+    // is stored in the checkpoint but not built: not counted.
+    // partial_rotary_factor=0.5: apply_rotary_pos_emb turns the first
+    // cos.shape[-1] dims of each head and concatenates the rest.
+    {.model_type = "glm4_moe", .experts_key = "n_routed_experts", .qk_norm_key = "use_qk_norm",
+     .vocab_size = 151552, .hidden_size = 4096, .intermediate_size = 10944, .num_layers = 46, .num_heads = 96,
+     .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072, .attention_bias_on_output = false,
+     .partial_rotary_factor = 0.5, .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 1408, .shared_experts = 1,
+     .first_dense_layers = 1, .router_score_bias = true, .norm_topk_prob_key = true, .fp32_router = true},
+    // Llama4TextConfig / modeling_llama4.py (transformers 4.51): 48 layers
+    // of 5120, 40 heads of 128, 8 KV heads; routed experts intermediate_size
+    // (8192) wide, dense MLPs intermediate_size_mlp (16384); 16 experts top-1;
+    // MoE layers interleave_moe_layer_step-1, 2*step-1, ... (moe_layers when
+    // given), each with one shared expert (Llama4TextMLP of intermediate_size)
+    // and a bias-free router. attention_bias is forced False by the class.
+    // Llama-4 checkpoints are multimodal (model_type llama4 with a
+    // text_config); the importer reads that text_config as Llama4ForCausalLM,
+    // as the preset is. What the eager forward keeps (modeling_llama4.py and
+    // configuration_llama4.py at transformers commit 000c33fd): softmax in
+    // the compute dtype; the rotary as one complex fp32 freqs_cis product;
+    // use_qk_norm: Llama4TextL2Norm (no weight, on an fp32 copy) after the
+    // rotary, on rotary layers only; every no_rope_layer_interval-th layer
+    // (4) is NoPE and scales its query by attn_scales (attn_temperature_tuning,
+    // default True); the rotary layers are chunked_attention layers with
+    // their own mask; Llama4TextMoe runs every expert on every token.
+    {.model_type = "llama4_text", .text_config_of = "llama4", .intermediate_key = "intermediate_size_mlp", .expert_ffn_key = "intermediate_size",
+     .moe_layer_keys = MoeLayerKeys::Llama4, .qk_norm_key = "use_qk_norm", .vocab_size = 202048, .hidden_size = 5120,
+     .intermediate_size = 16384, .num_layers = 48, .num_heads = 40, .num_kv_heads = 8, .head_dim = 128,
+     .max_positions = 131072, .reads_attention_bias = false, .qk_norm = true, .qk_norm_span = QkNormSpan::L2,
+     .complex_rotary = true, .no_rope_layer_interval = 4, .nope_temperature_tuning = true,
+     .num_experts = 16, .experts_per_token = 1, .moe_intermediate = 8192, .shared_experts = 1,
+     .experts_are_parameters = true, .every_expert_every_token = true, .softmax_fp32 = false,
+     .activation_caveat = "activations: transformers' eager Llama4TextMoe runs every expert on every token "
+                          "(num_local_experts copies of each token's expert tensors), as counted here with "
+                          "kernels = eager; a grouped-GEMM stack (kernels = fused or megatron) keeps top-k "
+                          "(docs/memory-model.md)"},
+    // Phi3Config: fused qkv_proj / gate_up_proj without biases.
+    {.model_type = "phi3", .vocab_size = 32064, .hidden_size = 3072, .intermediate_size = 8192, .max_positions = 4096,
+     .modules = ModuleNaming::Phi3, .reads_attention_bias = false, .writes_dropout_keys = true},
+    // DeepseekV2Config: n_routed_experts=64, num_experts_per_tok=None,
+    // moe_intermediate_size=1407, n_shared_experts=2, first_k_dense_replace=0.
+    // DeepseekV2MoEGate scales the top-k softmax weights by
+    // routed_scaling_factor and never renormalises them: norm_topk_prob is
+    // stored, not read (modeling_deepseek_v2.py at transformers commits
+    // 03eac6f6 and 0233e509). DeepseekV2RotaryEmbedding makes one complex
+    // fp32 freqs_cis of qk_rope_head_dim / 2 values per token; apply_rotary_emb
+    // multiplies fp32 complex views of the rope slices by it, which keeps
+    // nothing per block.
+    {.model_type = "deepseek_v2", .experts_key = "n_routed_experts", .mla = true, .complex_rotary = true,
+     .num_experts = 64, .moe_intermediate = 1407, .shared_experts = 2, .norm_topk_prob = false,
+     .experts_null_is_dense = true, .fp32_router = true, .sorted_expert_dispatch = true},
+    // DeepseekV3Config: 256 experts, top-8, 2048 wide, 1 shared, 3 dense
+    // layers, e_score_correction_bias. Kimi-K2 ships this architecture as
+    // model_type kimi_k2 (its config.json names DeepseekV3ForCausalLM).
+    // DeepseekV3TopkRouter renormalises when norm_topk_prob (class default
+    // True; modeling_deepseek_v3.py at transformers commit 00b676f8).
+    {.model_type = "deepseek_v3", .aliases = {"kimi_k2"}, .experts_key = "n_routed_experts", .vocab_size = 129280,
+     .hidden_size = 7168, .intermediate_size = 18432, .num_layers = 61, .num_heads = 128, .num_kv_heads = 128,
+     .max_positions = 4096, .mla = true, .num_experts = 256, .experts_per_token = 8, .moe_intermediate = 2048,
+     .shared_experts = 1, .first_dense_layers = 3, .router_score_bias = true, .norm_topk_prob_key = true,
+     .experts_null_is_dense = true, .fp32_router = true},
+};
+
+// An unknown model_type must state its sizes (0 = required); the rest is
+// Llama's. Its MoE blocks are Mixtral's, renormalising unless norm_topk_prob
+// says otherwise.
+constexpr FamilySpec kLlamaStyle = {.model_type = "", .vocab_size = 0, .hidden_size = 0, .intermediate_size = 0,
+                                    .num_layers = 0, .num_heads = 0, .max_positions = 0,
+                                    .norm_topk_prob_key = true};
+
+}  // namespace
+
+const FamilySpec* findFamily(std::string_view model_type) {
+    for (const FamilySpec& f : kFamilies) {
+        if (f.model_type == model_type) return &f;
+        for (std::string_view alias : f.aliases)
+            if (!alias.empty() && alias == model_type) return &f;
+    }
+    return nullptr;
+}
+
+const FamilySpec* findTextConfigFamily(std::string_view model_type) {
+    for (const FamilySpec& f : kFamilies)
+        if (!f.text_config_of.empty() && f.text_config_of == model_type) return &f;
+    return nullptr;
+}
+
+const FamilySpec& familyOf(std::string_view model_type) {
+    const FamilySpec* f = findFamily(model_type);
+    return f ? *f : kLlamaStyle;
+}
+
+const FamilySpec& llamaStyleFamily() { return kLlamaStyle; }
+
+int64_t rotaryTableWidth(const ModelConfig& m) {
+    if (m.mla) return m.mla->qk_rope_head_dim;
+    const auto width = static_cast<int64_t>(static_cast<double>(m.head_dim) * m.partial_rotary_factor);
+    return familyOf(m.family).rotary_half_table ? width / 2 : width;
+}
+
+bool mixesAttentionLayers(const ModelConfig& m) {
+    // Llama 4: chunked rotary layers and global NoPE layers.
+    if (familyOf(m.family).no_rope_layer_interval > 0 && m.no_rope_layer_interval > 1 &&
+        m.no_rope_layer_interval <= m.num_layers)
+        return true;
+    return m.sliding_window_layers > 0 && m.sliding_window_layers < m.num_layers;
+}
+
+int64_t causalMasks(const ModelConfig& m) {
+    return mixesAttentionLayers(m) && !familyOf(m.family).sliding_mask_in_layer ? 2 : 1;
+}
+
+int64_t rotaryTables(const ModelConfig& m) { return familyOf(m.family).local_rope && mixesAttentionLayers(m) ? 2 : 1; }
+
+int64_t rotaryTableBytes(const ModelConfig& m, int64_t tokens, double element_bytes) {
+    const int64_t width = rotaryTableWidth(m);
+    // Llama4TextRotaryEmbedding: torch.polar of fp32 freqs, width / 2 complex64 values per token.
+    if (familyOf(m.family).complex_rotary) return rotaryTables(m) * tensorBytes(tokens * (width / 2), 8.0);
+    return rotaryTables(m) * 2 * tensorBytes(tokens * width, element_bytes);
+}
+
+const std::vector<ActivationSpec>& activationCatalogue() {
+    // transformers/activations.py ACT2CLS: "silu" and "swish" are both
+    // nn.SiLU; "gelu" is GELUActivation (F.gelu), "gelu_pytorch_tanh"
+    // F.gelu(approximate="tanh"), "gelu_new" NewGELUActivation.
+    static const std::vector<ActivationSpec> rows = {
+        {"silu", ""}, {"swish", "silu"}, {"gelu", ""}, {"gelu_pytorch_tanh", ""}, {"gelu_new", ""}, {"relu", ""},
+    };
+    return rows;
+}
+
+const ActivationSpec* findActivation(std::string_view name) {
+    for (const ActivationSpec& a : activationCatalogue())
+        if (a.name == name) return &a;
+    return nullptr;
+}
+
+const std::vector<std::string>& supportedActivations() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> n;
+        for (const ActivationSpec& a : activationCatalogue()) n.emplace_back(a.name);
+        return n;
+    }();
+    return names;
+}
+
+std::string allowedActivations() {
+    std::string s;
+    for (const ActivationSpec& a : activationCatalogue()) {
+        if (!s.empty()) s += ", ";
+        s += a.name;
+        if (!a.same_as.empty()) s += " (= " + std::string(a.same_as) + ")";
+    }
+    return s;
+}
+
+const std::vector<const FamilySpec*>& familyCatalogue() {
+    static const std::vector<const FamilySpec*> rows = [] {
+        std::vector<const FamilySpec*> r;
+        for (const FamilySpec& f : kFamilies) r.push_back(&f);
+        return r;
+    }();
+    return rows;
+}
+
+const std::vector<std::string>& supportedModelTypes() {
+    static const std::vector<std::string> types = [] {
+        std::vector<std::string> t;
+        for (const FamilySpec& f : kFamilies) {
+            t.emplace_back(f.model_type);
+            for (std::string_view alias : f.aliases)
+                if (!alias.empty()) t.emplace_back(alias);
+            if (!f.text_config_of.empty()) t.emplace_back(f.text_config_of);
+        }
+        return t;
+    }();
+    return types;
+}
+
+MoeLayerFit fitMoeLayers(int64_t L, const MoeLayerSelection& k) {
+    const int64_t fkd = k.first_k_dense_replace;
+    const int64_t f1 = k.moe_layer_freq;
+    const int64_t step = k.decoder_sparse_step;
+    // Non-positive values are reported by validate() under their own key.
+    if (f1 <= 0) return {{fkd, f1}, true};
+    if (step <= 0) return {{0, step}, true};
+    if (fkd < 0) return {{fkd, f1}, true};
+    if (k.mlp_only_layers.empty() && step == 1) {
+        // DeepSeek's rule: the first MoE layer is the first multiple of the
+        // frequency at or after first_k_dense_replace.
+        const int64_t first = (fkd + f1 - 1) / f1 * f1;
+        if (fkd > L) return {{fkd, f1}, true};  // validate() rejects it
+        return {{first > L ? L : first, f1}, true};
+    }
+    if (k.mlp_only_layers.empty() && fkd == 0 && f1 == 1) {
+        // Qwen2-MoE's rule: layers step-1, 2*step-1, ...
+        return {{step - 1 > L ? L : step - 1, step}, true};
+    }
+    std::vector<int64_t> dense_layers = k.mlp_only_layers;  // sorted: each test is a binary search
+    std::sort(dense_layers.begin(), dense_layers.end());
+    auto isMoe = [&](int64_t i) {
+        if (i < fkd || i % f1 != 0 || (i + 1) % step != 0) return false;
+        return !std::binary_search(dense_layers.begin(), dense_layers.end(), i);
+    };
+    std::vector<int64_t> moe;
+    for (int64_t i = 0; i < L; ++i)
+        if (isMoe(i)) moe.push_back(i);
+    if (moe.empty()) return {{L, f1 > 1 ? f1 : step}, true};
+    auto matches = [&](int64_t first, int64_t freq) {
+        for (int64_t i = 0; i < L; ++i)
+            if (isMoe(i) != (i >= first && (i - first) % freq == 0)) return false;
+        return true;
+    };
+    const int64_t first = moe.front();
+    const int64_t candidates[] = {moe.size() > 1 ? moe[1] - first : step, step, f1, L - first};
+    for (int64_t freq : candidates)
+        if (freq >= 1 && matches(first, freq)) return {{first, freq}, true};
+    return {{first, 1}, false};
+}
+
+}  // namespace trainmem

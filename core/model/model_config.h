@@ -1,0 +1,109 @@
+#pragma once
+// The architecture of a decoder-only transformer, independent of any file
+// format. Hugging Face config.json files are translated into this by
+// hf_config.h; every field has the meaning of the corresponding HF field.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/base/error.h"
+
+namespace trainmem {
+
+enum class MlpKind { Gated, Plain };        // SwiGLU/GeGLU (3 matrices) or GELU MLP (2)
+enum class NormKind { RMSNorm, LayerNorm };  // RMSNorm: h weights; LayerNorm: h weights + h biases
+
+// Mixture of experts (Mixtral, Qwen2-MoE, DeepSeek). Absent for dense models.
+struct MoeConfig {
+    int64_t num_experts = 0;          // routed experts per MoE layer (E)
+    int64_t experts_per_token = 0;    // top-k
+    int64_t expert_ffn = 0;           // intermediate size of one routed expert
+    int64_t shared_experts = 0;       // DeepSeek: n_shared_experts (each expert_ffn wide)
+    int64_t shared_expert_ffn = 0;    // Qwen2-MoE: width of the single shared expert; 0 = shared_experts * expert_ffn
+    bool shared_expert_gate = false;  // Qwen2-MoE: sigmoid gate Linear(h, 1) on the shared expert
+    int64_t first_dense_layers = 0;   // DeepSeek first_k_dense_replace: leading layers with a dense MLP
+    int64_t layer_frequency = 1;      // a MoE layer every k layers after the dense ones (moe_layer_freq / decoder_sparse_step)
+    bool router_score_bias = false;   // DeepSeek-V3 e_score_correction_bias (E extra parameters per layer)
+    double capacity_factor = 0.0;     // 0 = dropless routing; > 0 pads each expert to capacity (token-dropping)
+    // The top-k routing weights are divided by their sum (norm_topk_prob;
+    // Mixtral always; DeepSeek-V2 never). Keeps T*k + T small tensors.
+    bool norm_topk_prob = true;
+    // DeepSeek-V2 topk_method "group_limited_greedy": the experts form
+    // routing_groups groups (n_group), the best routing_groups_kept
+    // (topk_group) by their highest score are kept, the others masked off
+    // before the top-k. 0 = plain top-k ("greedy").
+    int64_t routing_groups = 0;
+    int64_t routing_groups_kept = 0;
+    bool operator==(const MoeConfig&) const = default;
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3). Replaces q/k/v/o projections.
+struct MlaConfig {
+    int64_t q_lora_rank = 0;          // 0 = no query compression (DeepSeek-V2-Lite)
+    int64_t kv_lora_rank = 0;
+    int64_t qk_nope_head_dim = 0;
+    int64_t qk_rope_head_dim = 0;
+    int64_t v_head_dim = 0;
+    bool operator==(const MlaConfig&) const = default;
+};
+
+// The largest value any size, count or index of a model may have. No public
+// model comes near it; it keeps every product of two sizes (and the parameter
+// total validate() checks) far inside int64_t.
+inline constexpr int64_t kMaxModelSize = int64_t{1} << 24;
+
+struct ModelConfig {
+    std::string name;                  // display name, e.g. "Llama-3.1-8B"
+    std::string family;                // HF model_type; its traits are its row in hf_families.h (unknown: Llama-style)
+    int64_t hidden_size = 0;           // h
+    int64_t num_layers = 0;            // L
+    int64_t num_heads = 0;             // H (query heads)
+    int64_t num_kv_heads = 0;          // KV heads: = H for MHA, 1 for MQA
+    int64_t head_dim = 0;              // d; h / H when the config gives none
+    int64_t ffn_hidden_size = 0;       // f: intermediate size of a dense MLP
+    int64_t vocab_size = 0;            // V
+    int64_t max_position_embeddings = 0;
+    MlpKind mlp = MlpKind::Gated;
+    NormKind norm = NormKind::RMSNorm;
+    int64_t norms_per_block = 2;       // Gemma-2 has 4 (pre and post around attention and MLP)
+    bool qk_norm = false;              // RMSNorm on q and k, per head or over the projection as the family says
+    bool attention_qkv_bias = false;   // biases on q, k, v (Qwen2, GPT-2)
+    bool attention_output_bias = false;// bias on o (GPT-2)
+    bool mlp_bias = false;             // biases on every MLP matrix (GPT-2)
+    bool tied_embeddings = false;      // LM head shares the embedding matrix
+    bool learned_positions = false;    // GPT-2: position embedding of max_position_embeddings x h
+    std::string hidden_act = "silu";
+    // The share of each q/k head the rotary embedding turns (GLM-4.5's
+    // partial_rotary_factor, 0.5); the rest passes through. 1 = the whole head.
+    double partial_rotary_factor = 1.0;
+    // Layers with sliding-window attention in a model that mixes them with
+    // global ones (layer_types: Gemma 2/3, gpt-oss). Only the count matters
+    // to memory: a model with both kinds builds two causal masks, and Gemma 3
+    // two rotary tables.
+    int64_t sliding_window_layers = 0;
+    // Llama 4's NoPE layers: layer i skips the rotary embedding (and the
+    // L2 q/k norm) when (i + 1) % no_rope_layer_interval == 0; its other
+    // layers attend in chunks, with a causal mask of their own. 0 = none.
+    int64_t no_rope_layer_interval = 0;
+    double attention_dropout = 0.0;    // probability on the attention probabilities
+    double hidden_dropout = 0.0;       // probability after attention and MLP outputs (GPT-2 resid_pdrop)
+    double embedding_dropout = 0.0;    // probability after the embeddings (GPT-2 embd_pdrop)
+    std::optional<MoeConfig> moe;
+    std::optional<MlaConfig> mla;
+
+    bool isMoe() const { return moe.has_value() && moe->num_experts > 0; }
+    // True when layer i (0-based) has routed experts.
+    bool isMoeLayer(int64_t i) const {
+        if (!isMoe() || i < moe->first_dense_layers) return false;
+        return (i - moe->first_dense_layers) % moe->layer_frequency == 0;
+    }
+    // True when layer i (0-based) applies the rotary embedding.
+    bool isRopeLayer(int64_t i) const { return no_rope_layer_interval <= 0 || (i + 1) % no_rope_layer_interval != 0; }
+    bool operator==(const ModelConfig&) const = default;
+};
+
+// Checks sizes and relations (positive sizes, KV heads divide heads, ...).
+// Field names in errors are the HF config keys prefixed "model.".
+Status validate(const ModelConfig& model);
+
+}  // namespace trainmem

@@ -1,0 +1,156 @@
+#include "core/model/parameters.h"
+
+#include <algorithm>
+
+#include "core/model/block_linears.h"
+#include "core/model/hf_families.h"
+
+namespace trainmem {
+
+TensorGroup& TensorGroup::operator+=(const TensorGroup& o) {
+    params += o.params;
+    matrix_params += o.matrix_params;
+    factored_elems += o.factored_elems;
+    largest_tensor = std::max(largest_tensor, o.largest_tensor);
+    return *this;
+}
+
+TensorGroup LayerParameters::total() const {
+    TensorGroup t = attention;
+    t += dense_mlp;
+    t += routed_experts;
+    t += shared_experts;
+    t += router;
+    t += norms;
+    return t;
+}
+
+int64_t LayerParameters::matmulParams() const {
+    return attention.matrix_params + dense_mlp.matrix_params + routed_experts.matrix_params +
+           shared_experts.matrix_params + router.matrix_params;
+}
+
+namespace {
+
+// A 2-D weight of rows x cols, `copies` times. Adafactor factors each matrix's
+// second moment into a row and a column vector (Shazeer & Stern 2018, §3),
+// hence rows + cols per matrix.
+void addMatrix(TensorGroup& g, int64_t rows, int64_t cols, int64_t copies = 1) {
+    g.params += copies * rows * cols;
+    g.matrix_params += copies * rows * cols;
+    g.factored_elems += copies * (rows + cols);
+    g.largest_tensor = std::max(g.largest_tensor, rows * cols);
+}
+
+void addVector(TensorGroup& g, int64_t n, int64_t copies = 1) {
+    g.params += copies * n;
+    g.largest_tensor = std::max(g.largest_tensor, n);
+}
+
+// RMSNorm keeps a weight of n; LayerNorm a weight and a bias of n each.
+void addNorm(TensorGroup& g, const ModelConfig& m, int64_t n, int64_t count = 1) {
+    addVector(g, n, count * (m.norm == NormKind::LayerNorm ? 2 : 1));
+}
+
+TensorGroup& partOf(LayerParameters& lp, BlockPart p) {
+    switch (p) {
+        case BlockPart::Attention: return lp.attention;
+        case BlockPart::DenseMlp: return lp.dense_mlp;
+        case BlockPart::RoutedExperts: return lp.routed_experts;
+        case BlockPart::SharedExperts: return lp.shared_experts;
+        case BlockPart::Router: return lp.router;
+    }
+    return lp.attention;
+}
+
+LayerParameters layerParameters(const ModelConfig& m, bool moe_layer) {
+    LayerParameters lp;
+    for (const BlockLinear& l : blockLinears(m, moe_layer)) {
+        TensorGroup& g = partOf(lp, l.part);
+        addMatrix(g, l.out, l.in, l.copies);
+        if (l.bias) addVector(g, l.out, l.copies);
+    }
+    if (m.mla) {
+        // DeepSeek's q_a_layernorm and kv_a_layernorm (RMSNorm over the latent).
+        if (m.mla->q_lora_rank > 0) addNorm(lp.attention, m, m.mla->q_lora_rank);
+        addNorm(lp.attention, m, m.mla->kv_lora_rank);
+    } else if (m.qk_norm && familyOf(m.family).qk_norm_span != QkNormSpan::L2) {  // Llama 4's L2 norm: no weight
+        if (familyOf(m.family).qk_norm_span == QkNormSpan::PerHead) {
+            // Qwen3RMSNorm(head_dim) on every head of q and k: head_dim weights each.
+            addNorm(lp.attention, m, m.head_dim, 2);
+        } else {
+            // OLMo 2: Olmo2RMSNorm(H * head_dim) and (KV * head_dim) over the projections.
+            addNorm(lp.attention, m, m.num_heads * m.head_dim);
+            addNorm(lp.attention, m, m.num_kv_heads * m.head_dim);
+        }
+    }
+    // gpt-oss: GptOssAttention.sinks, one learned logit per query head.
+    if (familyOf(m.family).attention_sinks) addVector(lp.attention, m.num_heads);
+    if (moe_layer && m.moe->router_score_bias)
+        addVector(lp.router, m.moe->num_experts);  // DeepSeek-V3 e_score_correction_bias
+    addNorm(lp.norms, m, m.hidden_size, m.norms_per_block);
+    return lp;
+}
+
+int64_t countMoeLayers(const ModelConfig& m) {
+    if (!m.isMoe()) return 0;
+    int64_t n = 0;
+    for (int64_t i = 0; i < m.num_layers; ++i)
+        if (m.isMoeLayer(i)) ++n;
+    return n;
+}
+
+}  // namespace
+
+ParameterLayout parameterLayout(const ModelConfig& m) {
+    ParameterLayout lay;
+    lay.num_layers = m.num_layers;
+    lay.num_moe_layers = countMoeLayers(m);
+    addMatrix(lay.embedding, m.vocab_size, m.hidden_size);
+    if (m.learned_positions) addMatrix(lay.embedding, m.max_position_embeddings, m.hidden_size);
+    addNorm(lay.final_norm, m, m.hidden_size);
+    if (!m.tied_embeddings) addMatrix(lay.lm_head, m.vocab_size, m.hidden_size);
+    // A block kind that does not occur stays all zero, so that consumers can
+    // take maxima over both kinds without checking the layer counts.
+    if (lay.num_layers > lay.num_moe_layers) lay.dense_layer = layerParameters(m, false);
+    if (lay.num_moe_layers > 0) {
+        lay.moe_layer = layerParameters(m, true);
+        lay.expert_params = lay.moe_layer.routed_experts.params / m.moe->num_experts;
+    }
+    return lay;
+}
+
+ParameterCount countParameters(const ModelConfig& m, int64_t lora_rank, const std::vector<std::string>& lora_targets) {
+    return countParameters(m, parameterLayout(m), lora_rank, lora_targets);
+}
+
+ParameterCount countParameters(const ModelConfig& m, const ParameterLayout& lay, int64_t lora_rank,
+                               const std::vector<std::string>& lora_targets) {
+    const int64_t moe = lay.num_moe_layers;
+    const int64_t dense = lay.num_layers - moe;
+    ParameterCount c;
+    c.embedding = lay.embedding.params;
+    c.lm_head = lay.lm_head.params;
+    c.attention = dense * lay.dense_layer.attention.params + moe * lay.moe_layer.attention.params;
+    c.mlp = dense * lay.dense_layer.dense_mlp.params;
+    c.routed_experts = moe * lay.moe_layer.routed_experts.params;
+    c.shared_experts = moe * lay.moe_layer.shared_experts.params;
+    c.router = moe * lay.moe_layer.router.params;
+    c.norms = dense * lay.dense_layer.norms.params + moe * lay.moe_layer.norms.params + lay.final_norm.params;
+    LoraParameters lora;
+    if (lora_rank > 0) lora = loraParameters(m, lora_rank, lora_targets);
+    c.lora = lora.total;
+    c.total = c.embedding + c.attention + c.mlp + c.routed_experts + c.shared_experts + c.router + c.norms +
+              c.lm_head + c.lora;
+    c.trainable = lora_rank > 0 ? c.lora : c.total;
+    c.active = c.total;
+    if (moe > 0) {
+        // Each token runs top_k of the E routed experts (and their adapters).
+        const int64_t idle = m.moe->num_experts - m.moe->experts_per_token;
+        const int64_t expert_adapter = lora_rank > 0 ? loraExpertParameters(m, lora_rank, lora_targets) : 0;
+        c.active -= moe * idle * (lay.expert_params + expert_adapter);
+    }
+    return c;
+}
+
+}  // namespace trainmem

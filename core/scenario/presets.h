@@ -1,0 +1,33 @@
+#pragma once
+// Presets: public models as config.json files (presets/models/NAME.json) and
+// named scenarios (presets/scenarios/NAME.json). Names are file stems and are
+// unique across both kinds.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/base/error.h"
+#include "core/scenario/scenario.h"
+
+namespace trainmem {
+
+enum class PresetKind { Model, Scenario };
+
+struct PresetInfo {
+    std::string name;
+    PresetKind kind;
+    std::string description;  // scenario "description", or the model's display name and size
+    std::filesystem::path path;
+};
+
+// $TRAINMEM_PRESETS if set; else <exe>/../share/trainmem/presets when installed;
+// else the source tree's presets/ (compiled in).
+std::filesystem::path presetsDirectory();
+void setPresetsDirectory(std::filesystem::path dir);  // tests and the GUI's command line
+
+std::vector<PresetInfo> listPresets();
+// A model preset gives a default scenario around it; a scenario preset the whole scenario.
+Expected<Scenario> loadPreset(const std::string& name);
+Expected<ModelConfig> loadModelPreset(const std::string& name);
+
+}  // namespace trainmem
