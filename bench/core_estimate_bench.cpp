@@ -10,6 +10,7 @@
 #include "core/scenario/presets.h"
 #include "core/account/step_account.h"
 #include "tests/core/test_models.h"
+#include "core/account/layout_account.h"
 
 namespace {
 

@@ -4,9 +4,11 @@
 #include "cli/command.h"
 #include "cli/output_format.h"
 #include "cli/scenario_source.h"
+#include "core/base/json_input.h"
 #include "core/account/estimate.h"
 #include "core/training/names.h"
 #include "core/base/text_table.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::cli {
 

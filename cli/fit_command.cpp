@@ -12,6 +12,7 @@
 
 #include "cli/command.h"
 #include "cli/scenario_source.h"
+#include "core/base/json_input.h"
 #include "core/training/hardware.h"
 #include "core/search/layout_search.h"
 #include "core/report/report.h"

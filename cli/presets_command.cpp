@@ -3,6 +3,7 @@
 
 #include "cli/command.h"
 #include "cli/output_format.h"
+#include "core/base/json_input.h"
 #include "core/scenario/presets.h"
 #include "core/base/text_table.h"
 

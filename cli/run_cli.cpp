@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "cli/command.h"
+#include "core/base/json_input.h"
 #include "core/scenario/scenario_fields.h"
 
 namespace trainmem::cli {

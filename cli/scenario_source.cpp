@@ -2,6 +2,7 @@
 
 #include "core/training/hardware.h"
 #include "core/scenario/scenario_source.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::cli {
 

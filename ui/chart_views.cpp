@@ -5,6 +5,7 @@
 #include "core/training/optimizer_state.h"
 #include "ui/component_palette.h"
 #include "ui/display_names.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 

@@ -6,6 +6,7 @@
 #include <QRegularExpression>
 
 #include "core/scenario/presets.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 

@@ -22,6 +22,7 @@
 #include "core/scenario/batch.h"
 #include "core/training/hardware.h"
 #include "ui/shaped_text_delegate.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 
@@ -315,6 +316,10 @@ std::shared_ptr<LayoutFinderPanel::Outcome> LayoutFinderPanel::outcomeForForm() 
         outcome->options.global_batch = global_batch_->value();
     outcome->options.top = top_->value();
     outcome->options.rejected = 5;
+    // The edit that starts this search prepared the same model, recipe and
+    // GPU already: the search reuses it unless the panel names another GPU.
+    if (!document_->stale() && outcome->base.hardware == document_->scenario().hardware)
+        outcome->options.prepared = document_->prepared();
     return outcome;
 }
 

@@ -28,6 +28,8 @@
 #include "ui/scenario_files.h"
 #include "ui/scenario_pins.h"
 #include "ui/timeline_tab.h"
+#include "core/base/json_input.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 

@@ -11,6 +11,8 @@
 #include "ui/compare_tab.h"
 #include "ui/scenario_files.h"
 #include "ui/scenario_pins.h"
+#include "core/base/json_input.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 

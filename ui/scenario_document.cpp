@@ -102,18 +102,16 @@ void ScenarioDocument::setSavedAs(const QString& path) {
 }
 
 void ScenarioDocument::reestimate() {
-    Expected<Estimate> estimated = estimate(scenario_);
+    // One validation and one preparation for the estimate and every stage;
+    // the preparation is kept for Find a Layout's search of this scenario.
+    Expected<ScenarioEstimate> estimated = estimateWithStages(scenario_);
     if (!estimated) {
         error_ = estimated.error();
         return;
     }
-    Expected<std::vector<StageEstimate>> stages = estimateStages(scenario_);
-    if (!stages) {
-        error_ = stages.error();
-        return;
-    }
     error_.reset();
-    result_ = Result{scenario_, std::move(estimated).value(), std::move(stages).value()};
+    ScenarioEstimate& e = *estimated;
+    result_ = Result{scenario_, std::move(e.estimate), std::move(e.stages), std::move(e.prepared)};
 }
 
 }  // namespace trainmem::ui

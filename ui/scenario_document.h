@@ -51,6 +51,9 @@ public:
     bool hasResult() const { return result_.has_value(); }
     const Estimate& result() const { return result_->estimate; }
     const std::vector<StageEstimate>& stages() const { return result_->stages; }
+    // The last estimate's preparation of the model, recipe and GPU (what a
+    // layout search of this scenario starts from); null before the first.
+    std::shared_ptr<const PreparedScenario> prepared() const { return result_ ? result_->prepared : nullptr; }
     const Scenario& resultScenario() const { return result_->scenario; }
     // True when the current scenario is invalid and the result is older.
     bool stale() const { return error_.has_value(); }
@@ -76,6 +79,7 @@ private:
         Scenario scenario;
         Estimate estimate;
         std::vector<StageEstimate> stages;
+        std::shared_ptr<const PreparedScenario> prepared;
     };
     Scenario scenario_;
     std::optional<Result> result_;

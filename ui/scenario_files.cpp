@@ -3,9 +3,11 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include "core/base/json_input.h"
 #include "core/account/estimate.h"
 #include "core/model/hf_config.h"
 #include "core/scenario/presets.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 

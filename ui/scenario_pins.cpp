@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include "core/base/json_input.h"
 #include "core/account/estimate.h"
 #include "core/scenario/scenario.h"
 #include "core/scenario/scenario_fields.h"  // describeValue
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 

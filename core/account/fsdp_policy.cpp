@@ -38,32 +38,16 @@
 #include "core/account/qlora_backend.h"
 #include "core/scenario/scenario.h"
 #include "core/account/stage_parameters.h"
-#include "core/account/step_account.h"
+#include "core/account/account_types.h"
 
 namespace trainmem {
 namespace {
-
-constexpr std::array<EnumName<FsdpGradientSync>, 2> kSyncNames{{
-    {FsdpGradientSync::EveryMicrobatch, "every-microbatch"},
-    {FsdpGradientSync::LastMicrobatch, "last-microbatch"},
-}};
-
-constexpr std::array<EnumName<FsdpEnds>, 3> kEndsNames{{
-    {FsdpEnds::Root, "root"},
-    {FsdpEnds::OwnUnits, "own-units"},
-    {FsdpEnds::OwnUnitsHeadKept, "own-units-head-kept"},
-}};
 
 int64_t bytesOfDouble(double b) { return saturatedBytes(b); }
 
 std::string str(int64_t v) { return std::to_string(v); }
 
 }  // namespace
-
-template <>
-std::span<const EnumName<FsdpGradientSync>> enumNames<FsdpGradientSync>() { return kSyncNames; }
-template <>
-std::span<const EnumName<FsdpEnds>> enumNames<FsdpEnds>() { return kEndsNames; }
 
 FsdpEndsBytes fsdpEndsBytes(const Scenario& s, const ParameterLayout& lay, const PipelineStage& st,
                             const PrecisionPlan& plan) {

@@ -32,11 +32,6 @@ struct StepAccount;
 struct StageParameters;
 struct PrecisionPlan;
 
-template <>
-std::span<const EnumName<FsdpGradientSync>> enumNames<FsdpGradientSync>();
-template <>
-std::span<const EnumName<FsdpEnds>> enumNames<FsdpEnds>();
-
 // What one rank of a stage gathers, in bytes of the gathered dtype.
 struct FsdpStageBytes {
     double units = 0;        // the computing unit and the prefetched ones (every policy gathers these)

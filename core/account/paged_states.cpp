@@ -15,7 +15,6 @@
 #include "core/model/hf_families.h"
 #include "core/training/optimizer_state.h"
 #include "core/scenario/scenario.h"
-#include "core/account/stage_parameters.h"
 
 namespace trainmem {
 namespace {
@@ -73,7 +72,7 @@ double stateBytes(const Scenario& s, double elements) {
 
 }  // namespace
 
-double pagedStateBytes(const Scenario& s, const StageParameters& sp, int64_t dense_ranks, int64_t expert_ranks) {
+double pagedStateBytes(const Scenario& s, const StageMatrices& sp, int64_t dense_ranks, int64_t expert_ranks) {
     if (!s.training.optimizer_paged) return 0;
     const Shares share = pagedShares(s);
     // Embedding and head matrices (vocabulary x hidden / t) are far above 1e5.

@@ -8,11 +8,19 @@
 #include <cstdint>
 
 #include "core/base/error.h"
+#include "core/model/parameters.h"  // TensorGroup
 
 namespace trainmem {
 
 struct Scenario;
-struct StageParameters;
+
+// The stage's matmul-weight groups the paging rule reads (StageParameters'
+// dense, experts and embedding_head).
+struct StageMatrices {
+    const TensorGroup& dense;
+    const TensorGroup& experts;
+    const TensorGroup& embedding_head;
+};
 
 // bitsandbytes Optimizer8bit.get_state_buffer: paged when p.numel() >= 1e5.
 constexpr int64_t kPagedMinElements = 100000;
@@ -21,7 +29,7 @@ constexpr int64_t kPagedMinElements = 100000;
 // caller's rounding): the ZeRO share of the states of its tensors of at
 // least kPagedMinElements elements. `dense_ranks` / `expert_ranks` are the
 // ZeRO partition sizes of the two replication groups.
-double pagedStateBytes(const Scenario& scenario, const StageParameters& params, int64_t dense_ranks,
+double pagedStateBytes(const Scenario& scenario, const StageMatrices& params, int64_t dense_ranks,
                        int64_t expert_ranks);
 
 // training.optimizer_paged and its combinations (docs/scenario-format.md).

@@ -13,11 +13,7 @@
 namespace trainmem {
 
 struct Scenario;
-struct StepAccount;
 struct ParameterLayout;
-
-template <>
-std::span<const EnumName<QloraBackend>> enumNames<QloraBackend>();
 
 // Bytes per frozen matmul weight, quantisation constants included:
 // bitsandbytes NF4 (blocksize 64, double quantisation: an 8-bit absmax per
@@ -34,19 +30,8 @@ double qloraBaseBytesPerParam(QloraBackend backend);
 double qloraGatheredBlockBytes(const ParameterLayout& layout, int64_t tensor, int64_t expert, bool dense_blocks,
                                bool moe_blocks, QloraBackend backend, double compute_bytes);
 
-// bitsandbytes before 0.43.2: MatMul4Bit saves its input A for backward.
-// The bytes per block and micro-batch that nothing else keeps (inputs
-// shared with an adapted Linear, whose LoRA path saves the same tensor when
-// lora_dropout is 0, are not counted twice). 0 for the other backends.
-double qloraKeptInputBytes(const Scenario& scenario);
-
-// Adds the kept inputs to the account's activations: a block that is not
-// checkpointed (none, selective, and the blocks every-k, megatron-block and
-// torchtitan-layer leave alone) keeps them from its forward to its
-// backward, in every micro-batch in flight; a checkpointed block has them
-// again only while it is replayed (megatron-uniform: with its chunk's
-// layers below it). Dense blocks only (validateQloraBackend).
-void applyQloraKeptInputs(const Scenario& scenario, double per_block, StepAccount& acc);
+// The older bitsandbytes' kept inputs and their place in the account:
+// core/account/qlora_kept_inputs.h.
 
 // training.qlora_backend and its combinations (docs/scenario-format.md).
 Status validateQloraBackend(const Scenario& scenario);

@@ -11,8 +11,9 @@
 #include "core/training/hardware.h"
 #include "core/training/optimizer_state.h"
 #include "core/model/parameters.h"
-#include "core/scenario/scenario.h"
+#include "core/account/scenario_validate.h"
 #include "core/scenario/scenario_fields.h"
+#include "core/model/model_validate.h"
 
 namespace trainmem {
 

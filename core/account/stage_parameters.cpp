@@ -162,7 +162,7 @@ StageModelStates stageModelStates(const Scenario& s, const StageParameters& sp) 
                     share(optimizerStateBytes(tr.optimizer, sd, sp.experts, false), ne);
 
     if (tr.optimizer_paged) {  // outside the allocator (core/account/paged_states.h)
-        const double paged = std::min(states, pagedStateBytes(s, sp, nd, ne));
+        const double paged = std::min(states, pagedStateBytes(s, {sp.dense, sp.experts, sp.embedding_head}, nd, ne));
         states -= paged;
         out.managed_bytes = par.offload_optimizer ? 0 : roundBytes(paged);
     }

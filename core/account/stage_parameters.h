@@ -3,7 +3,7 @@
 // expert parallelism, before ZeRO sharding; and the model states they cost.
 #include <cstdint>
 
-#include "core/account/estimate.h"
+#include "core/account/estimate_result.h"
 #include "core/model/parameters.h"
 #include "core/training/pipeline.h"
 #include "core/scenario/scenario.h"

@@ -17,6 +17,7 @@
 #include "core/account/fsdp_policy.h"
 #include "core/training/optimizer_state.h"
 #include "core/account/qlora_backend.h"
+#include "core/account/qlora_kept_inputs.h"
 #include "core/account/step_moments.h"
 
 namespace trainmem {

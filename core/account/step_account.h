@@ -6,206 +6,27 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/activations/activations.h"
-#include "core/account/estimate.h"
-#include "core/model/parameters.h"
-#include "core/training/pipeline.h"
-#include "core/account/stage_parameters.h"
+// Defined in step_account.cpp, with the preparation and the search's floor in
+// step_account_prepare.cpp and the block-by-block activations in
+// step_account_blocks.cpp.
+#include "core/account/account_types.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 
-// Everything that depends only on the model and the training recipe
-// (precision, optimizer, fine-tuning, GPU, overheads): computed once per
-// scenario and reused for every layout (issue 14). No string is looked at
-// after this: the GPU's workspace and capacity are numbers here.
-struct PreparedScenario {
-    ParameterLayout layout;
-    ParameterCount parameters;  // whole model (estimate's `parameters`)
-    LoraParameters lora;        // adapters per block (zero for full fine-tuning)
-    PrecisionPlan plan;
-    int64_t workspace_bytes = 0;
-    int64_t capacity_bytes = 0;
-    // Every block alike (dense, or MoE in every layer): stages differ only
-    // in their block count, ends and micro-batches in flight.
-    bool uniform_blocks = true;
-};
 PreparedScenario prepareScenario(const Scenario& scenario);
 
-// Per-block and end activations: they depend on the layout only through the
-// micro-batch, tensor, sequence and context parallelism (and the recipe).
-struct LayoutActivations {
-    BlockKindActivations kinds;  // dense / MoE, rotary / NoPE blocks
-    EndActivations ends;
-    double qlora_kept_inputs = 0;  // per block and micro-batch (core/account/qlora_backend.h)
-    // Some block or end offloads to the host (offloadedActivationHostBytes
-    // is 0 otherwise): the account looks for host copies only then.
-    bool offloads_to_host = false;
-    // One block of each rotary kind as `unit_policy` (the scenario's
-    // checkpointing) leaves it, for the policies that treat every block
-    // alike: a stage of n blocks of one kind is n times its sums
-    // (stageActivations; the same doubles it would multiply), made once
-    // here instead of once per stage and layout.
-    struct BlockUnit {
-        double saved = 0;  // nothing recomputed
-        double kept = 0;   // one micro-batch, as checkpointing leaves it
-        double recompute_block = 0, recompute_block_kept = 0, backward_working = 0;
-        bool recomputed = false;  // the policy replays every block
-    };
-    BlockUnit dense_unit, moe_unit;
-    Checkpointing unit_policy = Checkpointing::None;
-    // Expert parallelism's dispatch + combine buffers of one MoE block
-    // (0 for a dense model): a stage with MoE blocks holds them when EP > 1.
-    int64_t all_to_all = 0;
-};
 LayoutActivations layoutActivations(const Scenario& scenario);
 // One block of `kind` as `policy` leaves it (not every-k and its kin).
 LayoutActivations::BlockUnit blockUnit(Checkpointing policy, const LayerActivations& kind);
 
-// Inputs that do not depend on the stage, computed once per estimate.
-struct StepInputs {
-    PreparedScenario prepared;
-    LayoutActivations activations;
-    int64_t microbatches = 1;
-};
 StepInputs stepInputs(const Scenario& scenario);
 
-// What a stage holds: its blocks and ends, its parameters and model states.
-// Depends on the model, the recipe, the degrees and ZeRO, not on the
-// schedule, the micro-batch or checkpointing (in_flight is set per layout).
-struct StageFacts {
-    PipelineStage stage;
-    StageParameters params;
-    StageModelStates states;
-    // The optimizer step's temporaries (bytes, before rounding): they depend
-    // only on the recipe and the stage's trainable shard, so once per stage.
-    double step_transient = 0;
-    // What every moment of the step holds (weights, master weights,
-    // optimizer states, workspace, the data-parallel comm buffers): it
-    // depends on the stage's states, ZeRO, the data x context degree and the
-    // overheads only, so once per stage (stageResident in step_account.cpp,
-    // where one more additive term on a stage's resident bytes goes).
-    MemoryBreakdown resident;
-    int64_t resident_bytes = 0;  // resident.total()
-    // resident's components and every stage-only term below that a moment
-    // may hold, OR'ed: the moments' totals check them (core/account/step_moments.h).
-    uint64_t stage_bits = 0;
-    // The terms of the moments that depend on the stage and the recipe only
-    // (not on the schedule, micro-batches, their size or checkpointing), so
-    // once per stage too (core/account/step_moments.h):
-    int64_t step_transient_bytes = 0;    // step_transient, rounded
-    int64_t autocast_copies = 0;         // AMP's casts of one micro-batch's graph
-    int64_t fp8_copies = 0;              // Transformer Engine's fp8 weights and transposes
-    int64_t lasting_copies = 0;          // fp8_copies + QLoRA's dequantised matrix
-    double gathered_units = 0;           // ZeRO-3 / FSDP: the gathered units before rounding
-    int64_t gathered = 0;                // ... rounded
-    int64_t scatter = 0;                 // one unit's unsharded gradient before reduce-scatter
-    // ZeRO-3 / FSDP: what the model's ends add (parallelism.fsdp_ends,
-    // fsdpEndsTerms in core/account/fsdp_policy.h, rounded): gathered weights, and
-    // their unsharded gradient in the communication buffers.
-    struct GatheredEnds {
-        int64_t forward = 0, loss = 0, head_backward = 0, backward_start = 0, backward_end = 0;
-        int64_t gradient_head_backward = 0, gradient_backward_start = 0, gradient_backward_end = 0;
-        bool atMost(const GatheredEnds& o) const {
-            return forward <= o.forward && loss <= o.loss && head_backward <= o.head_backward &&
-                   backward_start <= o.backward_start && backward_end <= o.backward_end &&
-                   gradient_head_backward <= o.gradient_head_backward &&
-                   gradient_backward_start <= o.gradient_backward_start && gradient_backward_end <= o.gradient_backward_end;
-        }
-    } ends;
-    int64_t head_gradient_bytes = 0;     // the LM head's weight gradient (StepAccount::head_gradients when it applies)
-    int64_t late_gradient_bytes = 0;     // StepAccount::late_gradients when it applies
-    // planStages: a later stage with the blocks of the plan's first stage
-    // (stage 0), neither holding the LM head, whose every stage-only term
-    // is at most stage 0's (scheduledWithinFirst in estimate_stages.h: then, with a
-    // few checks per layout, no moment of it exceeds stage 0's peak).
-    bool within_first = false;
-    // planStages: the plan's previous stage has the same blocks (sameBlocks,
-    // estimate_stages.h), so the same activations for every layout.
-    bool same_blocks_as_previous = false;
-};
 StageFacts stageFacts(const Scenario& scenario, const PreparedScenario& prepared, int64_t stage);
-
-// What a stage's moments hold that depends on the schedule and the
-// micro-batches per step but not on the activations (the micro-batch size,
-// sequence parallelism, checkpointing): computed once per (stage plan,
-// schedule, micro-batches) for the search (scheduleStagePlan), or per
-// account (scheduledStage, core/account/step_moments.h).
-struct ScheduledStage {
-    PipelineStage stage;     // with the layout's micro-batches in flight
-    double others = 0;       // micro-batches still in flight after one chunk's backward
-    double other_heads = 0;  // other micro-batches whose heads the last stage keeps (GPipe: m - 1)
-    double chunks = 1;       // v: chunks per stage (interleaved 1F1B), 1 otherwise
-    bool grads_in_forward = false;
-    bool step_in_backward = false;     // training.optimizer_in_backward: no step moment
-    bool optimizer_offloaded = false;  // the step runs on the host: no temporaries on the GPU
-    bool backward_next = false;        // two backward chunks in a row: the backward_next moment exists
-    bool all_to_all = false;           // MoE blocks under expert parallelism: LayoutActivations::all_to_all
-    // A later stage of the plan whose moments stay within stage 0's for any
-    // activations that are not negative (scheduledWithinFirst, estimate_stages.h).
-    bool within_first = false;
-    int64_t gradients_forward = 0;  // the gradients alive at the forward peak
-    int64_t head_gradients = 0;     // StepAccount::head_gradients
-    int64_t late_gradients = 0;     // StepAccount::late_gradients
-    int64_t weight_copies = 0;      // with every micro-batch in flight
-    int64_t weight_copies_end = 0;  // with `others` in flight
-    // Each moment's total less its activations, the model's ends'
-    // activations and the all-to-all buffers (momentTotals adds them), as
-    // unsigned sums: meaningful while `bits` is below 2^56.
-    uint64_t base[8] = {};
-    uint64_t bits = 0;  // StageFacts::stage_bits and the terms above, OR'ed
-};
-
-struct StepAccount {
-    PipelineStage stage;
-    StageModelStates states;
-    MemoryBreakdown resident;       // weights, master, optimizer states, workspace, comm buffers
-    MemoryBreakdown forward;        // end of the forward pass of the peak micro-batch
-    MemoryBreakdown loss;           // worst moment of the loss (last stage; = forward elsewhere)
-    MemoryBreakdown backward_head;  // the head's backward at its worst (last stage; = forward elsewhere)
-    MemoryBreakdown backward_start; // first block's backward (+ recompute), after the head's has freed its buffers
-    MemoryBreakdown backward_recompute; // every-k with the last block kept: the first recomputed block's
-                                        // backward (zero otherwise)
-    int64_t backward_recompute_layer = -1;  // that block (-1: no such moment)
-    MemoryBreakdown backward_end;   // all gradients, other micro-batches still in flight
-    // The next backward right after (GPipe, or 1F1B with m <= in flight):
-    // all gradients exist and the head's backward runs again. Zero when the
-    // stage never runs two backwards in a row with micro-batches left.
-    MemoryBreakdown backward_next;
-    MemoryBreakdown step;           // optimizer step with its temporaries
-    bool grads_in_forward = false;
-    bool persistent_grads = false;          // a gradient buffer exists from the start of the step
-    int64_t autocast_copies_per_microbatch = 0;  // AMP casts one micro-batch's graph keeps
-    int64_t lasting_copies = 0;             // FP8 caches, QLoRA's dequantised matrix
-    double activations_one_microbatch = 0;  // this stage's blocks, as checkpointing leaves them
-    double activations_no_recompute = 0;    // all in-flight micro-batches, nothing recomputed
-    double recompute_block = 0;             // saved tensors of the largest block being recomputed
-    // Op-level checkpointing: what a block keeps from its forward (input and
-    // the save list's outputs), alive while it is replayed; the other
-    // policies' block input is not counted there. Activation offloading: what
-    // is brought back beside a lower block's replay, less what recompute_block
-    // holds for the first block's.
-    double recompute_block_kept = 0;
-    double backward_working = 0;
-    double recompute_fraction = 0;
-    // The model's ends, per micro-batch, on this stage (zero where absent).
-    double embedding_saved = 0;   // first stage
-    double head_saved = 0;        // last stage: final norm + logits kept until the head's backward
-    double final_norm_saved = 0;
-    double loss_peak = 0;         // the current micro-batch's loss, at its worst (includes its logits)
-    double loss_backward_peak = 0;// the current micro-batch's head backward, at its worst
-    int64_t head_gradients = 0;   // LM head's weight gradient, allocated by the head's backward (0 when it
-                                  // is frozen, when gradients already exist, or under ZeRO-2/3)
-    // Gradients not yet allocated at the worst moment of the stage's last
-    // block backward (one micro-batch per step, gradients not kept between
-    // steps): that block's own, but its MLP output projection's (computed
-    // first), and on the first stage the untied embedding's (computed last).
-    int64_t late_gradients = 0;
-};
 
 // The embedding, final-norm, logits and loss buffers alive with
 // `micro_alive` micro-batches of activations in flight and `heads_saved`
 // other micro-batches' heads kept, at a moment of the current micro-batch.
-enum class EndsMoment { Between, AfterForward, Loss, HeadBackward };
 int64_t endsBytes(const StepAccount& account, double micro_alive, double heads_saved, EndsMoment moment);
 
 StepAccount accountStep(const Scenario& scenario, const StepInputs& inputs, int64_t stage);
@@ -217,55 +38,6 @@ StepAccount accountStep(const Scenario& scenario, const PreparedScenario& prepar
 void accountStep(const Scenario& scenario, const PreparedScenario& prepared, const LayoutActivations& activations,
                  int64_t microbatches, const StageFacts& facts, StepAccount& account);
 
-// The stages that can be the heaviest (estimate.cpp), with their facts, for
-// one set of degrees, ZeRO stage and offload: built once per such set and
-// reused for every schedule, micro-batch count and size and checkpointing
-// policy of the same kind (every-k or not). Reusing `plan` keeps its storage.
-struct StagePlan {
-    std::vector<StageFacts> stages;
-    bool every_k = false;  // built for every-k checkpointing (its own candidate rule)
-    // The stages' ScheduledStage for one schedule, chunk count and number of
-    // micro-batches per step (scheduleStagePlan); accountLayout uses them
-    // when they are the scenario's and makes its own otherwise.
-    std::vector<ScheduledStage> scheduled;
-    // scheduleKeepsMomentsAsTerms (core/account/step_moments.h) for that schedule.
-    bool moments_as_terms = false;
-    int64_t communicators = 0;  // NCCL communicators a rank of these degrees belongs to
-    Estimate estimate_start;    // what every layout's estimate of these degrees starts from
-    PipelineSchedule schedule = PipelineSchedule::OneFOneB;
-    int64_t virtual_stages = 0;
-    int64_t microbatches = 0;  // 0: not scheduled
-    bool scheduledFor(const ParallelConfig& par, int64_t m) const {
-        return microbatches == m && schedule == par.schedule && virtual_stages == par.virtual_stages;
-    }
-};
-// Plans the stages for the scenario's degrees and ZeRO stage, and schedules
-// them for its schedule and micro-batches.
-void planStages(const Scenario& scenario, const PreparedScenario& prepared, StagePlan& plan);
-// Schedules a plan for the scenario's schedule and micro-batches per step
-// when it is not already (the search calls it per layout: a comparison
-// unless they changed). Allocation-free once the plan has been scheduled.
-void scheduleStagePlan(const Scenario& scenario, const PreparedScenario& prepared, StagePlan& plan);
-
-// Prepare once per scenario, account per layout: estimateValidated() of a
-// scenario whose model and recipe are those `prepared` was made from, and
-// whose degrees and ZeRO stage are those `stages` was planned for.
-// Allocation-free.
-Estimate accountLayout(const Scenario& scenario, const PreparedScenario& prepared, const LayoutActivations& activations,
-                       const StagePlan& stages);
-// What the search reads of accountLayout()'s estimate to count a layout
-// and to see whether it enters a list: the heaviest stage's device bytes
-// (Estimate::peak.device_bytes) and Estimate::too_large, the same numbers,
-// without building the rest when the plan is scheduled for the layout.
-struct LayoutPeak {
-    int64_t device_bytes = 0;
-    bool too_large = false;
-};
-LayoutPeak accountLayoutPeak(const Scenario& scenario, const PreparedScenario& prepared,
-                             const LayoutActivations& activations, const StagePlan& stages);
-// accountLayout(), planning the stages on the way (no storage).
-Estimate estimatePrepared(const Scenario& scenario, const PreparedScenario& prepared);
-
 // A lower bound on the stage's peak: its resident set, the gradients when
 // they exist at the forward peak and the activations in flight there (the
 // forward moment without its weight copies, gathered units, all-to-all and
@@ -273,27 +45,10 @@ Estimate estimatePrepared(const Scenario& scenario, const PreparedScenario& prep
 // peak of at least this; the search uses it to skip accounts (layout_search.cpp).
 int64_t stagePeakFloor(const Scenario& scenario, const PreparedScenario& prepared, const LayoutActivations& activations,
                        int64_t microbatches, const StageFacts& facts);
-// The same bound on accountLayout()'s device bytes (the largest of the
-// plan's stages' floors, rounded and topped up as the peak is): a layout
-// whose floor is past the capacity cannot fit. 0 when `stages` is empty or
-// planned for the other candidate rule.
-int64_t deviceBytesFloor(const Scenario& scenario, const PreparedScenario& prepared,
-                         const LayoutActivations& activations, const StagePlan& stages);
-// deviceBytesFloor(...) >= bytes, stopping at the first stage whose floor
-// shows it (the first stage, which keeps the most micro-batches in flight,
-// usually does).
-bool deviceBytesAtLeast(const Scenario& scenario, const PreparedScenario& prepared,
-                        const LayoutActivations& activations, const StagePlan& stages, int64_t bytes);
-
 // Weight copies alive with `microbatches_alive` micro-batches of saved
 // activations in flight (fractions for partial passes and chunks).
 int64_t weightCopiesAlive(int64_t autocast_per_microbatch, int64_t lasting, double microbatches_alive);
 
-// The worst of the account's moments (every backward_* counts as Backward).
-struct StagePeak {
-    Phase phase;
-    const MemoryBreakdown* breakdown;
-};
 StagePeak stagePeak(const StepAccount& account);
 
 }  // namespace trainmem

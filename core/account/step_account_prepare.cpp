@@ -7,10 +7,10 @@
 #include "core/scenario/batch.h"
 #include "core/training/optimizer_state.h"
 #include "core/account/qlora_backend.h"
+#include "core/account/qlora_kept_inputs.h"
 #include "core/account/fsdp_policy.h"
 #include "core/account/step_account.h"
 #include "core/account/step_moments.h"
-#include "core/account/layout_terms.h"
 
 namespace trainmem {
 

@@ -3,7 +3,6 @@
 // docs/memory-model.md §The peak of one step.
 #include "core/account/step_moments.h"
 
-#include "core/account/layout_terms.h"
 
 #include <algorithm>
 

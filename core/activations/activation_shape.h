@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/base/byte_count.h"
 #include "core/model/model_config.h"
 #include "core/training/parallel_config.h"
 #include "core/training/training_config.h"
@@ -123,10 +124,5 @@ struct ActivationShape {
 // NoPE layers do not: ModelConfig::isRopeLayer).
 ActivationShape activationShape(const ModelConfig& model, const TrainingConfig& training,
                                 const ParallelConfig& parallel, bool moe_layer, bool rope_layer = true);
-
-// Bytes of `elements` elements of `bytes_per_element` each.
-inline int64_t tensorBytes(int64_t elements, double bytes_per_element) {
-    return static_cast<int64_t>(static_cast<double>(elements) * bytes_per_element + 0.5);
-}
 
 }  // namespace trainmem

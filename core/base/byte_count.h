@@ -28,4 +28,9 @@ inline int64_t addBytes(int64_t a, int64_t b) {
     return sum >= kTooLargeBytes ? kTooLargeBytes : sum;
 }
 
+// Bytes of `elements` elements of `bytes_per_element` each (a tensor's size).
+inline int64_t tensorBytes(int64_t elements, double bytes_per_element) {
+    return static_cast<int64_t>(static_cast<double>(elements) * bytes_per_element + 0.5);
+}
+
 }  // namespace trainmem

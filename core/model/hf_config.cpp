@@ -10,6 +10,7 @@
 #include "core/model/hf_families.h"
 #include "core/base/json_input.h"  // describeJson: bounded values in messages
 #include "core/model/model_keys.h"
+#include "core/model/model_validate.h"
 
 namespace trainmem {
 namespace {

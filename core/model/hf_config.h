@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
+#include "core/model/hf_families.h"
 #include "core/model/model_config.h"
 
 namespace trainmem {
@@ -19,15 +20,14 @@ struct ImportedModel {
 
 // Errors name the config key ("model.num_attention_heads: ...").
 Expected<ImportedModel> importHuggingFaceConfig(const nlohmann::json& config);
-// A config.json that importHuggingFaceConfig reads back to the same ModelConfig.
+// A config.json that importHuggingFaceConfig reads back to the same ModelConfig
+// (defined in hf_config_export.cpp).
 nlohmann::json exportHuggingFaceConfig(const ModelConfig& model);
 // The model as the block code reads it (sizes, family traits, which layers
-// have experts), for `estimate --format json` and validation/.
+// have experts), for `estimate --format json` and validation/ (defined in
+// model_description.cpp).
 nlohmann::json describeModel(const ModelConfig& model);
-// model_types with known family defaults.
-const std::vector<std::string>& supportedModelTypes();
-// The hidden_act values the activation account models (aliases included),
-// in catalogue order: what a front end may offer.
-const std::vector<std::string>& supportedActivations();
+// supportedModelTypes() and supportedActivations(), what a front end may
+// offer, are the catalogue's: core/model/hf_families.h.
 
 }  // namespace trainmem

@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/activations/activation_shape.h"
-#include "core/model/hf_config.h"
+#include "core/base/byte_count.h"
 
 namespace trainmem {
 namespace {

@@ -219,8 +219,13 @@ const std::vector<ActivationSpec>& activationCatalogue();
 const ActivationSpec* findActivation(std::string_view name);
 // "silu, swish (= silu), gelu, ..." for messages.
 std::string allowedActivations();
+// The hidden_act values the activation account models (aliases included),
+// in catalogue order: what a front end may offer.
+const std::vector<std::string>& supportedActivations();
 // Every row, in catalogue order.
 const std::vector<const FamilySpec*>& familyCatalogue();
+// model_types with known family defaults (aliases and multimodal wrappers too).
+const std::vector<std::string>& supportedModelTypes();
 
 // Which blocks have routed experts, as ModelConfig holds it: the first MoE
 // layer and the step between MoE layers.

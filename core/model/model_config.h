@@ -102,8 +102,4 @@ struct ModelConfig {
     bool operator==(const ModelConfig&) const = default;
 };
 
-// Checks sizes and relations (positive sizes, KV heads divide heads, ...).
-// Field names in errors are the HF config keys prefixed "model.".
-Status validate(const ModelConfig& model);
-
 }  // namespace trainmem

@@ -13,6 +13,8 @@
 
 #include "core/account/estimate.h"
 #include "core/base/text_table.h"
+#include "core/scenario/scenario_file.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 

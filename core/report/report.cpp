@@ -14,11 +14,7 @@ namespace trainmem {
 
 namespace {
 
-std::string fixed(double value, int decimals) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-    return buffer;
-}
+std::string fixed(double value, int decimals) { return formatFixed(value, decimals); }
 
 // 8 -> "8", 2.03125 -> "2.03", 0.5 -> "0.5"
 std::string shortNumber(double value) {
@@ -155,21 +151,6 @@ ComponentExplanation explainActivations(const Scenario& s, const Estimate& e, Un
 }
 
 }  // namespace
-
-std::string formatBytes(int64_t bytes, Units units) {
-    const double scale = units == Units::GiB ? static_cast<double>(kGiB) : 1e9;
-    return fixed(static_cast<double>(bytes) / scale, 2) + (units == Units::GiB ? " GiB" : " GB");
-}
-
-std::string formatCount(int64_t n) {
-    const double v = static_cast<double>(n);
-    const double a = std::fabs(v);
-    if (a >= 1e12) return fixed(v / 1e12, 2) + "T";
-    if (a >= 1e9) return fixed(v / 1e9, 2) + "B";
-    if (a >= 1e6) return fixed(v / 1e6, 2) + "M";
-    if (a >= 1e3) return fixed(v / 1e3, 2) + "K";
-    return std::to_string(n);
-}
 
 ComponentExplanation explainComponent(Component c, const Scenario& s, const Estimate& e, Units u) {
     const PrecisionPlan plan = planPrecision(s.training);

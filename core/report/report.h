@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/account/estimate.h"
+#include "core/base/units.h"
 #include "core/scenario/scenario.h"
 
 namespace trainmem {
@@ -16,8 +17,6 @@ struct ComponentExplanation {
     std::string scaling;  // "AdamW: 2x params, fp32"
     std::string formula;  // "8.03B x 12 B / 8 (ZeRO-3)"
 };
-// Human-readable sizes; GiB (1024^3) or GB (1000^3).
-enum class Units { GiB, GB };
 
 // Sizes in the formula in `units` (the app shows one unit everywhere).
 ComponentExplanation explainComponent(Component c, const Scenario& scenario, const Estimate& estimate,
@@ -26,8 +25,7 @@ ComponentExplanation explainComponent(Component c, const Scenario& scenario, con
 // without `units` in GB as the seed figure.
 std::string workedExample(const Scenario& scenario, const Estimate& estimate);
 std::string workedExample(const Scenario& scenario, const Estimate& estimate, Units units);
-std::string formatBytes(int64_t bytes, Units units = Units::GiB);
-std::string formatCount(int64_t n);  // 8030261248 -> "8.03B"
+// formatBytes, formatCount: core/base/units.h.
 
 // Every warning a report gives, in order: the scenario's (the importer's),
 // the estimate's (warningTexts), and the family's activation caveat (a

@@ -7,6 +7,7 @@
 #include "core/model/hf_families.h"
 #include "core/report/report.h"
 #include "core/base/text_table.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem {
 

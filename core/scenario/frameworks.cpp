@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "core/account/fsdp_policy.h"
 #include "core/training/names.h"
 
 namespace trainmem {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/scenario/model_presets.h"  // presetsDirectory, loadModelPreset
 #include "core/scenario/scenario.h"
 
 namespace trainmem {
@@ -20,14 +21,8 @@ struct PresetInfo {
     std::filesystem::path path;
 };
 
-// $TRAINMEM_PRESETS if set; else <exe>/../share/trainmem/presets when installed;
-// else the source tree's presets/ (compiled in).
-std::filesystem::path presetsDirectory();
-void setPresetsDirectory(std::filesystem::path dir);  // tests and the GUI's command line
-
 std::vector<PresetInfo> listPresets();
 // A model preset gives a default scenario around it; a scenario preset the whole scenario.
 Expected<Scenario> loadPreset(const std::string& name);
-Expected<ModelConfig> loadModelPreset(const std::string& name);
 
 }  // namespace trainmem

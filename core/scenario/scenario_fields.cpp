@@ -10,8 +10,6 @@
 #include <limits>
 
 #include "core/scenario/frameworks.h"
-#include "core/account/fsdp_policy.h"
-#include "core/account/qlora_backend.h"
 #include "core/base/json_input.h"
 #include "core/training/names.h"
 

@@ -6,8 +6,8 @@
 #include <exception>
 
 #include "core/model/hf_config.h"
-#include "core/scenario/presets.h"
-#include "core/scenario/scenario.h"
+#include "core/scenario/model_presets.h"
+#include "core/scenario/scenario_file.h"
 #include "core/scenario/scenario_fields.h"
 
 namespace trainmem {

@@ -2,6 +2,7 @@
 
 #include "core/model/hf_config.h"
 #include "core/scenario/presets.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem {
 

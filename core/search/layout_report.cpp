@@ -4,7 +4,7 @@
 #include <cctype>
 
 #include "core/search/layout_search.h"
-#include "core/report/report.h"
+#include "core/base/units.h"
 #include "core/scenario/scenario_fields.h"
 
 namespace trainmem {

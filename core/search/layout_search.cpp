@@ -15,6 +15,8 @@
 
 #include "core/scenario/layout_rules.h"
 #include "core/account/step_account.h"
+#include "core/account/scenario_validate.h"
+#include "core/account/layout_account.h"
 
 namespace trainmem {
 
@@ -240,8 +242,11 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
         }
         return true;
     };
-    // What does not depend on the layout, once per search.
-    const PreparedScenario prepared = prepareScenario(work);
+    // What does not depend on the layout, once per search (or once per edit,
+    // when the caller's estimate of the base prepared it).
+    std::optional<PreparedScenario> own_preparation;
+    const PreparedScenario& prepared =
+        options.prepared ? *options.prepared : own_preparation.emplace(prepareScenario(work));
     // The candidate stages' facts for the current degrees and ZeRO stage,
     // planned at the first valid layout that needs them.
     StagePlan stages;

@@ -6,6 +6,7 @@
 // the validity rules and the ranking are in docs/layout-search.md.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -50,6 +51,11 @@ struct LayoutSearchOptions {
     // Called every 2^16 points with the counts so far; returning false stops
     // the search with the best so far (the CLI's Ctrl+C). May be empty.
     std::function<bool(int64_t enumerated, int64_t fitting)> progress;
+    // The base scenario's preparation when the caller has it already
+    // (ScenarioEstimate::prepared, made on the edit that started the search):
+    // it depends on the model, the recipe and the GPU only, which no layout
+    // changes. Empty: the search prepares the base itself.
+    std::shared_ptr<const PreparedScenario> prepared;
 };
 
 struct RankedLayout {

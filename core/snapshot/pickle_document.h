@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/snapshot/pickle_reader.h"
+#include "core/snapshot/pickle_kind.h"
 
 namespace trainmem::pickle_detail {
 

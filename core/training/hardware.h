@@ -6,10 +6,11 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/units.h"  // kGiB
+
 namespace trainmem {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-constexpr int64_t kGiB = int64_t{1} << 30;
 
 struct GpuSpec {
     std::string_view name;          // "H100-80GB"

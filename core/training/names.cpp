@@ -106,6 +106,23 @@ constexpr std::array<EnumName<PipelineSchedule>, 3> kSchedules{{
     {PipelineSchedule::GPipe, "gpipe"},
 }};
 
+constexpr std::array<EnumName<FsdpGradientSync>, 2> kSyncNames{{
+    {FsdpGradientSync::EveryMicrobatch, "every-microbatch"},
+    {FsdpGradientSync::LastMicrobatch, "last-microbatch"},
+}};
+
+constexpr std::array<EnumName<FsdpEnds>, 3> kEndsNames{{
+    {FsdpEnds::Root, "root"},
+    {FsdpEnds::OwnUnits, "own-units"},
+    {FsdpEnds::OwnUnitsHeadKept, "own-units-head-kept"},
+}};
+
+constexpr std::array<EnumName<QloraBackend>, 3> kBackendNames{{
+    {QloraBackend::Bnb, "bnb"},
+    {QloraBackend::BnbLegacy, "bnb-legacy"},
+    {QloraBackend::TorchaoNf4, "torchao-nf4"},
+}};
+
 template <class E>
 std::vector<E> valuesOf(std::span<const EnumName<E>> table) {
     std::vector<E> values;
@@ -119,6 +136,12 @@ template <>
 std::span<const EnumName<DType>> enumNames<DType>() { return kDTypes; }
 template <>
 std::span<const EnumName<Precision>> enumNames<Precision>() { return kPrecisions; }
+template <>
+std::span<const EnumName<FsdpGradientSync>> enumNames<FsdpGradientSync>() { return kSyncNames; }
+template <>
+std::span<const EnumName<FsdpEnds>> enumNames<FsdpEnds>() { return kEndsNames; }
+template <>
+std::span<const EnumName<QloraBackend>> enumNames<QloraBackend>() { return kBackendNames; }
 template <>
 std::span<const EnumName<OptimizerKind>> enumNames<OptimizerKind>() { return optimizerNames(); }
 template <>

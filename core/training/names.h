@@ -46,6 +46,12 @@ std::span<const EnumName<Finetuning>> enumNames<Finetuning>();
 template <>
 std::span<const EnumName<Framework>> enumNames<Framework>();
 template <>
+std::span<const EnumName<FsdpGradientSync>> enumNames<FsdpGradientSync>();
+template <>
+std::span<const EnumName<FsdpEnds>> enumNames<FsdpEnds>();
+template <>
+std::span<const EnumName<QloraBackend>> enumNames<QloraBackend>();
+template <>
 std::span<const EnumName<PipelineSchedule>> enumNames<PipelineSchedule>();
 
 template <class E>

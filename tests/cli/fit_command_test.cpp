@@ -10,6 +10,7 @@
 #include "tests/cli/cli_run.h"
 #include "core/account/estimate.h"
 #include "core/scenario/presets.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::cli {
 namespace {

@@ -15,6 +15,7 @@
 #include "tests/cli/cli_run.h"
 #include "core/account/estimate.h"
 #include "core/scenario/scenario.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::cli {
 namespace {

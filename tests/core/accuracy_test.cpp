@@ -9,8 +9,11 @@
 #include <fstream>
 #include <set>
 
+#include "core/base/json_input.h"
 #include "core/report/accuracy.h"
 #include "core/account/estimate.h"
+#include "core/scenario/scenario_file.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 namespace {

@@ -10,6 +10,7 @@
 #include "core/account/estimate.h"
 #include "core/training/names.h"
 #include "core/scenario/scenario.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem {
 namespace {

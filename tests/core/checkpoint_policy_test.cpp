@@ -7,6 +7,8 @@
 #include "core/account/estimate.h"
 #include "core/scenario/presets.h"
 #include "core/scenario/scenario.h"
+#include "core/scenario/scenario_file.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 namespace {

@@ -26,6 +26,8 @@
 #include "core/training/training_config.h"
 #include "tests/core/truth_case.h"
 #include "tests/core/truth_file.h"
+#include "core/scenario/scenario_file.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 namespace {

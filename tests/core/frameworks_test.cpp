@@ -11,6 +11,7 @@
 #include "core/account/fsdp_policy.h"
 #include "core/training/names.h"
 #include "core/scenario/scenario.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem {
 namespace {

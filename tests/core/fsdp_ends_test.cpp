@@ -24,6 +24,7 @@
 #include "core/scenario/scenario.h"
 #include "core/account/step_account.h"
 #include "tests/core/preset_scenario.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem {
 namespace {

@@ -18,6 +18,8 @@
 #include "core/account/step_account.h"
 #include "core/account/timeline.h"
 #include "tests/core/preset_scenario.h"
+#include "core/scenario/scenario_file.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 namespace {

@@ -14,6 +14,7 @@
 #include "core/model/hf_config.h"
 #include "core/scenario/presets.h"
 #include "core/scenario/scenario.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem {
 namespace {

@@ -16,6 +16,7 @@
 #include "core/scenario/presets.h"
 #include "core/scenario/scenario.h"
 #include "core/scenario/scenario_fields.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem {
 namespace {

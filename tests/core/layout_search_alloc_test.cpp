@@ -11,6 +11,8 @@
 #include "core/account/step_account.h"
 #include "tests/core/layout_search_test_support.h"
 #include "tests/core/test_models.h"
+#include "core/account/scenario_validate.h"
+#include "core/account/layout_account.h"
 
 // Counting replacement of the global operator new. It is global for the
 // whole test binary, so it counts only while `g_counting` is set and

@@ -8,6 +8,7 @@
 #include "core/search/layout_search.h"
 #include "tests/core/layout_search_test_support.h"
 #include "tests/core/test_models.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 namespace {

@@ -8,6 +8,7 @@
 
 #include "core/search/layout_search.h"
 #include "tests/core/test_models.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::testing {
 

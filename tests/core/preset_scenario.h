@@ -9,6 +9,8 @@
 
 #include "core/scenario/presets.h"
 #include "core/scenario/scenario.h"
+#include "core/scenario/scenario_file.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 

@@ -20,6 +20,7 @@
 #include "core/account/estimate.h"
 #include "core/scenario/scenario.h"
 #include "tests/core/truth_file.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem {
 namespace {

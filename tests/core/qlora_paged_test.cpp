@@ -20,6 +20,8 @@
 #include "core/scenario/scenario.h"
 #include "core/account/step_account.h"
 #include "tests/core/preset_scenario.h"
+#include "core/scenario/scenario_file.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 namespace {

@@ -9,6 +9,7 @@
 #include "core/scenario/presets.h"
 #include "core/report/report.h"
 #include "tests/core/test_models.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem {
 namespace {

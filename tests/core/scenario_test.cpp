@@ -8,12 +8,15 @@
 
 #include <unistd.h>
 
+#include "core/base/json_input.h"
 #include "core/account/estimate.h"
 #include "core/model/hf_config.h"
 #include "core/training/names.h"
 #include "core/scenario/presets.h"
 #include "core/scenario/scenario.h"
 #include "tests/core/every_field_changed.h"
+#include "core/scenario/scenario_file.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 namespace {

@@ -17,6 +17,7 @@
 #include "core/search/layout_search.h"
 #include "core/scenario/presets.h"
 #include "tests/core/layout_search_test_support.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 namespace {

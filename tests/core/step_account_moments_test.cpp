@@ -21,6 +21,8 @@
 #include "core/scenario/presets.h"
 #include "core/account/step_account.h"
 #include "tests/core/layout_search_test_support.h"
+#include "core/account/scenario_validate.h"
+#include "core/account/layout_account.h"
 
 namespace trainmem {
 namespace {

@@ -29,6 +29,7 @@
 #include "core/scenario/scenario.h"
 #include "core/account/timeline.h"
 #include "tests/core/truth_file.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem {
 namespace {

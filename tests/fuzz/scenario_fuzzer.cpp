@@ -17,6 +17,7 @@
 #include "core/model/hf_config.h"
 #include "core/base/json_input.h"
 #include "core/scenario/scenario.h"
+#include "core/scenario/scenario_file.h"
 
 namespace {
 

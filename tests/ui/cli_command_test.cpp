@@ -3,6 +3,7 @@
 #include "core/scenario/presets.h"
 #include "ui/cli_command.h"
 #include "ui_test_support.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 namespace {

@@ -9,6 +9,7 @@
 #include "ui/chart_export.h"
 #include "ui/chart_views.h"
 #include "ui_test_support.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 namespace {

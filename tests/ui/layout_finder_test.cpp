@@ -20,6 +20,7 @@
 #include "ui/layout_finder_panel.h"
 #include "ui/scenario_document.h"
 #include "ui_test_support.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 namespace {

@@ -13,6 +13,7 @@
 #include "ui/model_panel.h"
 #include "ui/preset_picker.h"
 #include "ui_test_support.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 namespace {

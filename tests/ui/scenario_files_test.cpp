@@ -9,6 +9,7 @@
 #include "ui/app_settings.h"
 #include "ui/scenario_files.h"
 #include "ui_test_support.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 namespace {

@@ -10,6 +10,7 @@
 #include "ui/compare_tab.h"
 #include "ui/scenario_pins.h"
 #include "ui_test_support.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::ui {
 namespace {

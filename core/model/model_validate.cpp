@@ -1,4 +1,4 @@
-#include "core/model/model_config.h"
+#include "core/model/model_validate.h"
 
 #include <cmath>
 #include <sstream>

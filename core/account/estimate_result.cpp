@@ -1,5 +1,5 @@
 // Display names and stable keys of the estimate's components and warnings.
-#include "core/account/estimate.h"
+#include "core/account/estimate_result.h"
 
 namespace trainmem {
 
@@ -46,6 +46,16 @@ std::vector<std::string_view> warningTexts(uint32_t w) {
     if (w & kWarnOffloadNeedsZero) out.push_back("offload without ZeRO sharding: every rank keeps a full host copy");
     if (w & kWarnHostMemory) out.push_back("offload needs more than 256 GiB of host memory per GPU");
     return out;
+}
+
+std::string_view phaseName(Phase p) {
+    switch (p) {
+        case Phase::Forward: return "forward";
+        case Phase::Loss: return "loss";
+        case Phase::Backward: return "backward";
+        case Phase::OptimizerStep: return "optimizer step";
+    }
+    return "forward";
 }
 
 }  // namespace trainmem
