@@ -6,6 +6,7 @@
 #include "ui/component_palette.h"
 #include "ui/display_names.h"
 #include "core/scenario/scenario_file.h"
+#include "core/account/estimate.h"
 
 namespace trainmem::ui {
 

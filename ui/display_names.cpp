@@ -1,5 +1,6 @@
 #include "ui/display_names.h"
 
+#include "core/training/names.h"
 #include "core/training/optimizer_state.h"
 
 namespace trainmem::ui {

@@ -13,7 +13,7 @@ namespace {
 
 constexpr double kMiBd = 1024.0 * 1024.0;
 constexpr double kGiBd = 1024.0 * kMiBd;
-const QString kCustom = QStringLiteral("custom");
+const QString& kCustom = GpuChoice::kCustom;
 
 int64_t fromMiB(double v) { return static_cast<int64_t>(std::llround(v * kMiBd)); }
 
@@ -26,15 +26,7 @@ HardwarePanel::HardwarePanel(ScenarioDocument* document, FieldBindings* bindings
     column->addWidget(form_);
 
     // GPU: catalogue names plus "custom"; the combo's data is the name itself.
-    auto* gpu = new QComboBox(form_);
-    for (const GpuSpec& spec : gpuCatalogue()) {
-        const QString name = QString::fromUtf8(spec.name.data(), static_cast<qsizetype>(spec.name.size()));
-        gpu->addItem(QStringLiteral("%1  (%2 GiB)").arg(name).arg(spec.memory_bytes / kGiBd, 0, 'f', 1), name);
-        gpu->setItemData(gpu->count() - 1,
-                         QString::fromUtf8(spec.description.data(), static_cast<qsizetype>(spec.description.size())),
-                         Qt::ToolTipRole);
-    }
-    gpu->addItem(tr("Custom size"), kCustom);
+    auto* gpu = new GpuChoice(true, form_);
     connect(gpu, &QComboBox::currentIndexChanged, this, [this, gpu](int) {
         const std::string name = gpu->currentData().toString().toStdString();
         document_->edit([&](Scenario& s) {
@@ -128,15 +120,7 @@ void HardwarePanel::refresh() {
 }
 
 void HardwarePanel::setUnits(Units units) {
-    const double unit = units == Units::GiB ? kGiBd : 1e9;
-    const QString name = units == Units::GiB ? QStringLiteral("GiB") : QStringLiteral("GB");
-    const std::vector<GpuSpec>& catalogue = gpuCatalogue();
-    for (int i = 0; i < gpu_->count(); ++i) {
-        const QString key = gpu_->itemData(i).toString();
-        for (const GpuSpec& spec : catalogue)
-            if (key == QString::fromUtf8(spec.name.data(), static_cast<qsizetype>(spec.name.size())))
-                gpu_->setItemText(i, QStringLiteral("%1  (%2 %3)").arg(key).arg(spec.memory_bytes / unit, 0, 'f', 1).arg(name));
-    }
+    gpu_->setUnits(units);
 }
 
 }  // namespace trainmem::ui

@@ -6,6 +6,7 @@
 
 #include "core/report/report.h"
 #include "ui/field_form.h"
+#include "ui/gpu_choice.h"
 
 class QComboBox;
 class QToolButton;
@@ -25,7 +26,7 @@ private:
 
     ScenarioDocument* document_;
     FieldForm* form_;
-    QComboBox* gpu_;
+    GpuChoice* gpu_;
     QWidget* custom_memory_;
     QToolButton* expander_;
     FieldForm* advanced_;

@@ -29,7 +29,7 @@ namespace trainmem::ui {
 namespace {
 
 constexpr double kGiBd = 1024.0 * 1024.0 * 1024.0;
-const QString kCustom = QStringLiteral("custom");
+const QString& kCustom = GpuChoice::kCustom;
 
 QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
@@ -167,11 +167,7 @@ LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent
     gpus_->setRange(1, 1'000'000);
     gpus_->setToolTip(tr("GPUs to spread the run over: data × tensor × pipeline × context."));
     labelled(tr("&GPUs"), gpus_);
-    gpu_ = new QComboBox(this);
-    for (const GpuSpec& spec : gpuCatalogue()) {
-        const QString name = q(spec.name);
-        gpu_->addItem(QStringLiteral("%1  (%2 GiB)").arg(name).arg(spec.memory_bytes / kGiBd, 0, 'f', 1), name);
-    }
+    gpu_ = new GpuChoice(false, this);
     gpu_->setToolTip(tr("The GPU every layout must fit into."));
     labelled(tr("GP&U"), gpu_);
     // The global batch is a training decision, not a memory one: by default
@@ -290,14 +286,7 @@ int64_t LayoutFinderPanel::scenarioBatch() const { return planBatch(document_->s
 void LayoutFinderPanel::setUnits(Units units) {
     if (units_ == units) return;
     units_ = units;
-    const double unit = units == Units::GiB ? kGiBd : 1e9;
-    for (int i = 0; i < gpu_->count(); ++i)
-        for (const GpuSpec& spec : gpuCatalogue())
-            if (gpu_->itemData(i).toString() == q(spec.name))
-                gpu_->setItemText(i, QStringLiteral("%1  (%2 %3)")
-                                         .arg(q(spec.name))
-                                         .arg(spec.memory_bytes / unit, 0, 'f', 1)
-                                         .arg(units == Units::GiB ? QStringLiteral("GiB") : QStringLiteral("GB")));
+    gpu_->setUnits(units);
     refreshLargest();
     if (last_ && last_->result) showResult();
 }

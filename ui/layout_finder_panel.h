@@ -20,6 +20,7 @@
 #include "core/search/layout_search.h"
 #include "core/report/report.h"
 #include "ui/scenario_document.h"
+#include "ui/gpu_choice.h"
 
 class QCheckBox;
 class QComboBox;
@@ -86,7 +87,7 @@ private:
 
     ScenarioDocument* document_;
     QSpinBox* gpus_;
-    QComboBox* gpu_;
+    GpuChoice* gpu_;
     QCheckBox* other_batch_;
     QSpinBox* global_batch_;
     QSpinBox* top_;

@@ -103,13 +103,13 @@ class DefaultsTest(unittest.TestCase):
 
     def test_defaults_agree_with_training_config_header(self):
         core = mg.REPO / "core"
-        header = (core / "training_config.h").read_text()
+        header = (core / "training" / "training_config.h").read_text()
         struct = header[header.index("struct TrainingConfig {"):]
         struct = struct[:struct.index("\n};")]  # a member's braced default ends in "};" too
         members = dict(re.findall(r"^\s+[\w:<>]+ (\w+) = ([^;]+);", struct, re.M))
-        names = dict(re.findall(r'\{(\w+::\w+), "([^"]+)"\}', (core / "names.cpp").read_text()))
+        names = dict(re.findall(r'\{(\w+::\w+), "([^"]+)"\}', (core / "training" / "names.cpp").read_text()))
         # Optimizer names are the first field of the optimizer catalogue's rows.
-        names.update(re.findall(r'\{(OptimizerKind::\w+), "([^"]+)"', (core / "optimizer_state.cpp").read_text()))
+        names.update(re.findall(r'\{(OptimizerKind::\w+), "([^"]+)"', (core / "training" / "optimizer_state.cpp").read_text()))
         checked = 0
         for key, default in mg.TRAINING_DEFAULTS.items():
             member = self.MEMBER_OF_KEY.get(key, key)

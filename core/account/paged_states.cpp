@@ -15,6 +15,7 @@
 #include "core/model/hf_families.h"
 #include "core/training/optimizer_state.h"
 #include "core/scenario/scenario.h"
+#include "core/training/names.h"
 
 namespace trainmem {
 namespace {

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-// Defined in step_account.cpp, with the preparation and the search's floor in
-// step_account_prepare.cpp and the block-by-block activations in
-// step_account_blocks.cpp.
+// Defined in step_account.cpp, except: the preparation (prepareScenario,
+// layoutActivations, stepInputs, stageFacts, stagePeakFloor) in
+// step_account_prepare.cpp, and blockUnit in step_moments.cpp.
 #include "core/account/account_types.h"
 #include "core/scenario/scenario.h"
 

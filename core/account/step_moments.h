@@ -11,6 +11,7 @@
 // builds the one breakdown it reports, the heaviest stage's peak moment
 // (momentBreakdown). Both take their numbers from the same terms, so the
 // peak and its breakdown are the account's by construction.
+// blockByBlockActivations and recomputedBlockMoment are in step_account_blocks.cpp.
 #include <cstdint>
 #include <algorithm>
 #include <iterator>

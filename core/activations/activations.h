@@ -2,6 +2,10 @@
 // The activation account: what autograd saves for backward in one transformer
 // block, op by op, for each implementation profile (KernelProfile), and what
 // the embedding, logits and loss hold. Per-op tables: docs/memory-model.md §Activations.
+// Defined in activations.cpp, except: the op-level policy (checkpointsLayer, checkpointKeptBytes,
+// recomputedBytes, checkpointSaveOpNames) in activations_op_policy.cpp; offloading
+// (offloadedActivationHostBytes, validateActivationOffloading) in activations_offload.cpp;
+// endActivations in activation_ends.cpp.
 #include <cstdint>
 #include <string>
 #include <string_view>

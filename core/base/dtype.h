@@ -19,7 +19,6 @@ constexpr double bytesOf(DType t) {
     return 4.0;
 }
 
-std::string_view dtypeName(DType t);
-std::optional<DType> parseDType(std::string_view name);  // "fp32", "bf16", ...
+// Spelled, like every enum, in core/training/names.h (dtypeName, parseDType).
 
 }  // namespace trainmem

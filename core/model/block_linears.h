@@ -3,6 +3,7 @@
 // code builds them (names, shapes, fusion, biases). Parameter counts, the
 // optimizer-facing tensor shapes and LoRA adapters are all derived from this
 // one list, so they cannot disagree. Internal to the core.
+// loraAdapts and loraExpertParameters are in lora_parameters.cpp.
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,7 @@
 #pragma once
 // Exact parameter counts of a ModelConfig, by component and by layer kind,
 // with the tensor shapes optimizers care about (matrices vs vectors).
+// The LoRA counts (loraParameters, loraTargetNames) are in lora_parameters.cpp.
 #include <cstdint>
 #include <string>
 #include <vector>

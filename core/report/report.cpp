@@ -9,6 +9,7 @@
 #include "core/account/fsdp_policy.h"
 #include "core/training/optimizer_state.h"
 #include "core/account/stage_parameters.h"
+#include "core/training/names.h"
 
 namespace trainmem {
 

@@ -1,6 +1,7 @@
 #pragma once
 // Text renderings of an estimate (CLI output, the GUI's clipboard table) and
 // the explanation of each component: what it is and how it scales.
+// The renderings (reportWarnings, estimateTo*) are in report_render.cpp.
 #include <string>
 #include <vector>
 

@@ -1,6 +1,6 @@
 #pragma once
-// A scenario: model + training + parallelism + hardware. The JSON scenario
-// format (versioned) is what the CLI reads and the GUI saves and opens.
+// A scenario: model + training + parallelism + hardware, the one value every
+// estimate starts from. Its file format is scenario_file.h.
 #include <string>
 #include <string_view>
 #include <vector>

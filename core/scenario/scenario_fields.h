@@ -3,6 +3,7 @@
 // JSON type and how it reads from and writes into a Scenario. Loading,
 // saving, applySetting and settingKeys all walk this one table, so a key
 // cannot be readable and not writable, or spelled two ways.
+// scenarioToOrderedJson is in scenario_json.cpp, beside the reader.
 #include <functional>
 #include <string>
 #include <string_view>

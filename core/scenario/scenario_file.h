@@ -19,7 +19,7 @@
 namespace trainmem {
 
 // JSON <-> Scenario. fromJson rejects unknown keys and wrong types with the
-// key's dotted path. A {"preset": NAME} model is resolved through presets.h.
+// key's dotted path. A {"preset": NAME} model is resolved through model_presets.h.
 Expected<Scenario> scenarioFromJson(const nlohmann::json& json);
 nlohmann::json scenarioToJson(const Scenario& scenario);
 

@@ -4,6 +4,7 @@
 // sequence parallelism, pipeline schedule, micro-batch size, activation
 // checkpointing), estimated one by one and ranked. The enumeration space,
 // the validity rules and the ranking are in docs/layout-search.md.
+// layoutSettings, rejectionOf and rejectionText are in layout_report.cpp.
 #include <cstdint>
 #include <functional>
 #include <memory>

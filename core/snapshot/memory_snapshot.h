@@ -10,6 +10,7 @@
 //                  first; a ring buffer, so the oldest may have been dropped
 // Reading goes through the restricted unpickler (pickle_reader.h): a snapshot
 // never runs code.
+// The timeline functions (phaseOfCallStack, phaseLabel, downsampleCurve) are in memory_timeline.cpp.
 #include <cstdint>
 #include <filesystem>
 #include <optional>

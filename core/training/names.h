@@ -13,6 +13,9 @@
 
 namespace trainmem {
 
+std::string_view dtypeName(DType t);
+std::optional<DType> parseDType(std::string_view name);  // "fp32", "bf16", ...
+
 template <class E>
 struct EnumName {
     E value;

@@ -1,4 +1,5 @@
 #pragma once
+// scheduleName and parseSchedule are in names.cpp, with every enum's spelling.
 #include <cstdint>
 #include <optional>
 #include <string_view>

@@ -1,6 +1,7 @@
 #pragma once
 // How the model is trained: batch, precision recipe, optimizer, recomputation,
 // kernel implementation and fine-tuning method.
+// planPrecision is in precision.cpp; the names and parsers of the enums in names.cpp.
 #include <cstdint>
 #include <optional>
 #include <string>

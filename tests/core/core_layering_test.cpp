@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -103,6 +104,45 @@ std::vector<std::string> layeringProblems(const std::vector<SourceFile>& files) 
     return problems;
 }
 
+// Functions a header declares at namespace scope (a line at column 0 that
+// names a function and whose statement ends with ';'), and functions a .cpp
+// defines there (the statement reaches '{' first).
+struct FunctionLines {
+    std::map<std::string, std::vector<std::string>> declared;  // header -> names
+    std::map<std::string, std::set<std::string>> defined_in;   // name -> .cpp files
+    std::map<std::string, std::string> text;                   // header -> its text
+};
+
+FunctionLines readFunctions() {
+    const fs::path root = TRAINMEM_CORE_SOURCE_DIR;
+    const std::regex head(R"(^(?!(inline|constexpr|static|template|return|using|friend|typedef|struct|class|enum|namespace|case|default|if|for|while|else|do|switch)\b)[A-Za-z_][\w:<>,\*& ]*?\b(\w+)\()");
+    FunctionLines out;
+    for (const auto& entry : fs::recursive_directory_iterator(root)) {
+        const fs::path& p = entry.path();
+        const bool header = p.extension() == ".h";
+        if (!entry.is_regular_file() || (!header && p.extension() != ".cpp")) continue;
+        const std::string rel = fs::relative(p, root).generic_string();
+        std::ifstream in(p);
+        const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (header) out.text[rel] = all;
+        size_t pos = 0;
+        while (pos < all.size()) {
+            const size_t end = all.find('\n', pos);
+            const std::string line = all.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+            std::smatch m;
+            if (std::regex_search(line, m, head)) {
+                const size_t semi = all.find(';', pos), brace = all.find('{', pos);
+                const bool declaration = semi < brace;
+                if (header && declaration) out.declared[rel].push_back(m[2].str());
+                if (!header && !declaration) out.defined_in[m[2].str()].insert(rel);
+            }
+            if (end == std::string::npos) break;
+            pos = end + 1;
+        }
+    }
+    return out;
+}
+
 std::vector<SourceFile> readCore() {
     const fs::path root = TRAINMEM_CORE_SOURCE_DIR;
     const std::regex include(R"(^\s*#\s*include\s*"core/([^"]+)\")");
@@ -152,6 +192,26 @@ TEST(CoreLayering, EveryFolderIncludesOnlyThoseBelowItAndNothingIncludesInACircl
     const std::vector<SourceFile> files = readCore();
     ASSERT_GT(files.size(), 90u) << "core/ was not found at " << TRAINMEM_CORE_SOURCE_DIR;
     const auto problems = layeringProblems(files);
+    EXPECT_TRUE(problems.empty()) << joined(problems);
+}
+
+TEST(CoreLayering, AFunctionIsDefinedInTheFileNamedAfterItsHeaderOrTheHeaderSaysWhere) {
+    const FunctionLines f = readFunctions();
+    ASSERT_GT(f.declared.size(), 40u);
+    std::vector<std::string> problems;
+    for (const auto& [header, names] : f.declared) {
+        const std::string own = header.substr(0, header.size() - 2) + ".cpp";
+        for (const std::string& name : names) {
+            const auto it = f.defined_in.find(name);
+            if (it == f.defined_in.end() || it->second.count(own)) continue;
+            for (const std::string& cpp : it->second) {
+                const std::string file = cpp.substr(cpp.rfind('/') + 1);
+                if (f.text.at(header).find(file) == std::string::npos)
+                    problems.push_back("core/" + header + " declares " + name + ", defined in core/" + cpp +
+                                       ": define it in " + own + " or say so in the header");
+            }
+        }
+    }
     EXPECT_TRUE(problems.empty()) << joined(problems);
 }
 

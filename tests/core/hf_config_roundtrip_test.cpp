@@ -11,6 +11,7 @@
 #include "core/model/hf_families.h"
 #include "core/model/parameters.h"
 #include "core/model/model_validate.h"
+#include "core/account/scenario_validate.h"
 #include "tests/core/hf_config_test_support.h"
 
 namespace trainmem {

@@ -17,6 +17,7 @@
 #include "core/report/report.h"
 #include "core/scenario/scenario.h"
 #include "core/scenario/scenario_file.h"
+#include "core/account/estimate.h"
 
 namespace trainmem {
 namespace {

@@ -16,6 +16,7 @@
 #include "core/scenario/scenario.h"
 #include "core/scenario/scenario_fields.h"
 #include "core/scenario/scenario_file.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 namespace {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/account/timeline.h"
+#include "core/account/estimate.h"
 #include "tests/core/test_models.h"
 
 namespace trainmem {

@@ -10,6 +10,7 @@
 #include "ui/chart_views.h"
 #include "ui_test_support.h"
 #include "core/scenario/scenario_file.h"
+#include "core/account/estimate.h"
 
 namespace trainmem::ui {
 namespace {

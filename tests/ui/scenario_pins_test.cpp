@@ -11,6 +11,7 @@
 #include "ui/scenario_pins.h"
 #include "ui_test_support.h"
 #include "core/scenario/scenario_file.h"
+#include "core/account/estimate.h"
 
 namespace trainmem::ui {
 namespace {
