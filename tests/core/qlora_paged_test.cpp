@@ -22,6 +22,7 @@
 #include "tests/core/preset_scenario.h"
 #include "core/scenario/scenario_file.h"
 #include "core/account/scenario_validate.h"
+#include "core/account/estimate.h"
 
 namespace trainmem {
 namespace {
