@@ -1,7 +1,14 @@
 #pragma once
-// Every architecture field of the model; the MoE block only for MoE models
-// and the MLA block only for MLA models.
+// Every architecture field of the model, one widget per row of the
+// model-field table (core/model/model_fields.h); the MoE block only for MoE
+// models and the MLA block only for MLA models.
+#include <array>
+#include <optional>
+#include <string>
+
 #include <QGroupBox>
+
+#include "core/model/model_fields.h"
 
 #include "ui/field_form.h"
 
@@ -17,11 +24,19 @@ public:
     // Opens or closes the architecture fields (closed at start).
     void setArchitectureShown(bool shown);
     bool architectureShown() const;
+    // The widget that edits the field.
+    QWidget* fieldWidget(ModelField field) const;
 
 private:
     void refresh();
+    QWidget* addField(FieldForm* form, const ModelFieldRow& row);
+    // Binds the family's own key spellings to their widgets (errors name those).
+    void bindFamily(const std::string& family);
 
     ScenarioDocument* document_;
+    FieldBindings* bindings_;
+    std::array<QWidget*, static_cast<size_t>(ModelField::VHeadDim) + 1> widgets_{};
+    std::optional<std::string> bound_family_;
     FieldForm* shape_;  // every dense-model field, in one form so labels align
     QCheckBox* moe_toggle_;
     QGroupBox* moe_box_;

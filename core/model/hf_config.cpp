@@ -9,7 +9,7 @@
 
 #include "core/model/hf_families.h"
 #include "core/base/json_input.h"  // describeJson: bounded values in messages
-#include "core/model/model_keys.h"
+#include "core/model/model_fields.h"
 #include "core/model/model_validate.h"
 
 namespace trainmem {
@@ -147,7 +147,17 @@ public:
     }
 
 private:
-    std::string_view key(ModelField f) const { return configKey(type_, f); }
+    // The key in this family's spelling and the family's default, from the
+    // model-field table (model_fields.h); a null default (derived or
+    // required) reads as 0.
+    std::string_view key(ModelField f) const { return modelFieldRow(f).key(d_); }
+    nlohmann::json familyDefault(ModelField f) const { return modelFieldRow(f).default_of(d_); }
+    int64_t defaultSize(ModelField f) const {
+        const nlohmann::json v = familyDefault(f);
+        return v.is_number() ? v.get<int64_t>() : 0;
+    }
+    bool defaultFlag(ModelField f) const { return familyDefault(f).get<bool>(); }
+    double defaultNumber(ModelField f) const { return familyDefault(f).get<double>(); }
 
     // A size the family defaults when absent (with a warning: a config without
     // it is unusual), or that an unknown model_type must state.
@@ -172,13 +182,16 @@ private:
     std::optional<int64_t> attributeMapAlias(ModelField f) {
         if (!d_.attribute_map_aliases) return std::nullopt;
         // The generic names are the Llama-style row's (an unknown model_type's).
-        const std::string_view alias = configKey(llamaStyleFamily().model_type, f);
+        const std::string_view alias = modelFieldRow(f).key(llamaStyleFamily());
         if (alias == key(f) || !r_.present(alias)) return std::nullopt;
         return r_.integer(alias, 0);
     }
 
     void readName() {
-        for (std::string_view k : {"_name_or_path", "name"}) {
+        const ModelFieldRow& row = modelFieldRow(ModelField::Name);
+        std::vector<std::string_view> keys = {row.key(d_)};
+        keys.insert(keys.end(), row.aliases.begin(), row.aliases.end());
+        for (std::string_view k : keys) {
             if (std::optional<std::string> n = r_.text(k); n && !n->empty()) {
                 out_.model.name = *n;
                 return;
@@ -189,33 +202,34 @@ private:
 
     void readSizes() {
         ModelConfig& m = out_.model;
-        m.hidden_size = size(ModelField::HiddenSize, d_.hidden_size);
-        m.num_layers = size(ModelField::NumLayers, d_.num_layers);
-        m.num_heads = size(ModelField::NumHeads, d_.num_heads);
-        m.vocab_size = size(ModelField::Vocab, d_.vocab_size);
+        m.hidden_size = size(ModelField::HiddenSize, defaultSize(ModelField::HiddenSize));
+        m.num_layers = size(ModelField::NumLayers, defaultSize(ModelField::NumLayers));
+        m.num_heads = size(ModelField::NumHeads, defaultSize(ModelField::NumHeads));
+        m.vocab_size = size(ModelField::Vocab, defaultSize(ModelField::Vocab));
         if (d_.inner_defaults_to_4h) {
             // n_inner None means 4 * n_embd (GPT2MLP in modeling_gpt2.py).
             const std::string_view k = key(ModelField::Intermediate);
             const std::optional<int64_t> alias = attributeMapAlias(ModelField::Intermediate);
             m.ffn_hidden_size = alias ? *alias : r_.present(k) ? r_.integer(k, 0) : 4 * m.hidden_size;
         } else {
-            m.ffn_hidden_size = size(ModelField::Intermediate, d_.intermediate_size);
+            m.ffn_hidden_size = size(ModelField::Intermediate, defaultSize(ModelField::Intermediate));
         }
         const std::string_view kv = key(ModelField::NumKvHeads);
-        if (r_.isNull(kv) || (!r_.has(kv) && d_.num_kv_heads == 0))
+        const int64_t kv_default = defaultSize(ModelField::NumKvHeads);  // 0: as many as the heads
+        if (r_.isNull(kv) || (!r_.has(kv) && kv_default == 0))
             m.num_kv_heads = m.num_heads;  // multi-head attention
         else
-            m.num_kv_heads = r_.integer(kv, d_.num_kv_heads);
+            m.num_kv_heads = r_.integer(kv, kv_default);
         const std::string_view mp = key(ModelField::MaxPositions);
         const std::optional<int64_t> mp_alias = attributeMapAlias(ModelField::MaxPositions);
-        m.max_position_embeddings = mp_alias ? *mp_alias : r_.integer(mp, d_.max_positions);
+        m.max_position_embeddings = mp_alias ? *mp_alias : r_.integer(mp, defaultSize(ModelField::MaxPositions));
         const std::string_view hd = key(ModelField::HeadDim);
         if (r_.present(hd)) {
             m.head_dim = r_.integer(hd, 0);
-        } else if (d_.head_dim > 0) {
-            m.head_dim = d_.head_dim;
+        } else if (defaultSize(ModelField::HeadDim) > 0) {
+            m.head_dim = defaultSize(ModelField::HeadDim);
         } else if (m.num_heads > 0 && m.hidden_size > 0) {
-            if (m.hidden_size % m.num_heads != 0 && !d_.mla && !r_.present("kv_lora_rank"))
+            if (m.hidden_size % m.num_heads != 0 && !d_.mla && !r_.present(key(ModelField::KvLoraRank)))
                 r_.fail(key(ModelField::NumHeads), "must divide " + std::string(key(ModelField::HiddenSize)) + " (" +
                                                        std::to_string(m.hidden_size) +
                                                        ") when head_dim is not given (got " +
@@ -230,30 +244,31 @@ private:
     // a model differs from its family's convention.
     void readStructure() {
         ModelConfig& m = out_.model;
-        m.tied_embeddings = r_.boolean("tie_word_embeddings", d_.tie_word_embeddings);
-        m.hidden_act = std::string(d_.hidden_act);
-        for (std::string_view k : {d_.act_key, std::string_view("hidden_activation"), std::string_view("hidden_act")})
+        m.tied_embeddings = r_.boolean(key(ModelField::TiedEmbeddings), defaultFlag(ModelField::TiedEmbeddings));
+        m.hidden_act = familyDefault(ModelField::HiddenAct).get<std::string>();
+        // The family's key, then the two spellings any family's config may use.
+        for (std::string_view k : {key(ModelField::HiddenAct), std::string_view("hidden_activation"), std::string_view("hidden_act")})
             if (std::optional<std::string> a = r_.text(k)) {
                 m.hidden_act = *a;
                 break;
             }
         m.mlp = d_.mlp;
-        if (std::optional<std::string> t = r_.text("mlp_type")) {
+        if (std::optional<std::string> t = r_.text(key(ModelField::Mlp))) {
             if (*t == "gated" || *t == "plain")
                 m.mlp = *t == "gated" ? MlpKind::Gated : MlpKind::Plain;
             else
-                r_.fail("mlp_type", "must be \"gated\" or \"plain\" (got \"" + *t + "\")");
+                r_.fail(key(ModelField::Mlp), "must be \"gated\" or \"plain\" (got \"" + *t + "\")");
         }
         m.norm = d_.norm;
-        if (std::optional<std::string> t = r_.text("norm_type")) {
+        if (std::optional<std::string> t = r_.text(key(ModelField::Norm))) {
             if (*t == "rmsnorm" || *t == "layernorm")
                 m.norm = *t == "rmsnorm" ? NormKind::RMSNorm : NormKind::LayerNorm;
             else
-                r_.fail("norm_type", "must be \"rmsnorm\" or \"layernorm\" (got \"" + *t + "\")");
+                r_.fail(key(ModelField::Norm), "must be \"rmsnorm\" or \"layernorm\" (got \"" + *t + "\")");
         }
-        m.norms_per_block = r_.integer("norms_per_block", d_.norms_per_block);
-        m.qk_norm = r_.boolean(d_.qk_norm_key, d_.qk_norm);
-        m.learned_positions = r_.boolean("learned_position_embeddings", d_.learned_positions);
+        m.norms_per_block = r_.integer(key(ModelField::NormsPerBlock), defaultSize(ModelField::NormsPerBlock));
+        m.qk_norm = r_.boolean(key(ModelField::QkNorm), defaultFlag(ModelField::QkNorm));
+        m.learned_positions = r_.boolean(key(ModelField::LearnedPositions), defaultFlag(ModelField::LearnedPositions));
         m.attention_qkv_bias = d_.qkv_bias;
         m.attention_output_bias = d_.output_bias;
         if (d_.reads_attention_bias && r_.present("attention_bias")) {
@@ -261,18 +276,18 @@ private:
             m.attention_output_bias = d_.attention_bias_on_output && m.attention_qkv_bias;
         }
         m.attention_qkv_bias = r_.boolean("qkv_bias", m.attention_qkv_bias);
-        m.attention_output_bias = r_.boolean("attention_output_bias", m.attention_output_bias);
-        m.mlp_bias = r_.boolean("mlp_bias", d_.mlp_bias);
+        m.attention_output_bias = r_.boolean(key(ModelField::AttentionOutputBias), m.attention_output_bias);
+        m.mlp_bias = r_.boolean(key(ModelField::MlpBias), defaultFlag(ModelField::MlpBias));
         // transformers' default rope init (modeling_rope_utils.py) reads
         // partial_rotary_factor of any config; the GLM-4.5 class defaults it.
         m.partial_rotary_factor =
-            r_.number("partial_rotary_factor", d_.partial_rotary_factor > 0 ? d_.partial_rotary_factor : 1.0);
+            r_.number(key(ModelField::PartialRotaryFactor), defaultNumber(ModelField::PartialRotaryFactor));
     }
 
     void readDropout() {
         ModelConfig& m = out_.model;
         // GPT2Config defaults every dropout to 0.1; the other families to 0.
-        const double fallback = d_.dropout;
+        const double fallback = defaultNumber(ModelField::AttentionDropout);
         m.attention_dropout = r_.number(key(ModelField::AttentionDropout), fallback);
         const std::string_view resid = key(ModelField::HiddenDropout);
         m.hidden_dropout = r_.present(resid) ? r_.number(resid, fallback) : r_.number("hidden_dropout", fallback);
@@ -374,7 +389,7 @@ private:
     // defaults); another family has it only when its config says kv_lora_rank.
     void readMla() {
         ModelConfig& m = out_.model;
-        if (!d_.mla && !r_.present("kv_lora_rank")) return;
+        if (!d_.mla && !r_.present(key(ModelField::KvLoraRank))) return;
         auto dim = [&](ModelField f, int64_t fallback) {
             const std::string_view k = key(f);
             if (r_.present(k)) return r_.integer(k, 0);
@@ -383,11 +398,11 @@ private:
         };
         MlaConfig a;
         const std::string_view q = key(ModelField::QLoraRank);
-        a.q_lora_rank = r_.isNull(q) ? 0 : r_.integer(q, d_.mla ? 1536 : 0);  // null: no query compression
-        a.kv_lora_rank = dim(ModelField::KvLoraRank, 512);
-        a.qk_nope_head_dim = dim(ModelField::QkNopeHeadDim, 128);
-        a.qk_rope_head_dim = dim(ModelField::QkRopeHeadDim, 64);
-        a.v_head_dim = dim(ModelField::VHeadDim, 128);
+        a.q_lora_rank = r_.isNull(q) ? 0 : r_.integer(q, defaultSize(ModelField::QLoraRank));  // null: no query compression
+        a.kv_lora_rank = dim(ModelField::KvLoraRank, defaultSize(ModelField::KvLoraRank));
+        a.qk_nope_head_dim = dim(ModelField::QkNopeHeadDim, defaultSize(ModelField::QkNopeHeadDim));
+        a.qk_rope_head_dim = dim(ModelField::QkRopeHeadDim, defaultSize(ModelField::QkRopeHeadDim));
+        a.v_head_dim = dim(ModelField::VHeadDim, defaultSize(ModelField::VHeadDim));
         m.mla = a;
         // HF stores head_dim = qk_rope_head_dim for RoPE; the q/k head is nope + rope wide.
         m.head_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;
@@ -414,7 +429,7 @@ private:
             return;
         }
         MoeConfig e;
-        e.num_experts = r_.present(ek) ? r_.integer(ek, 0) : size(ModelField::NumExperts, d_.num_experts);
+        e.num_experts = r_.present(ek) ? r_.integer(ek, 0) : size(ModelField::NumExperts, defaultSize(ModelField::NumExperts));
         if (e.num_experts == 0) {
             // Qwen2-MoE / Qwen3-MoE build dense MLPs when num_experts is 0
             // (their decoder layers test num_experts > 0); Mixtral's block
@@ -427,33 +442,40 @@ private:
         const std::string_view top = key(ModelField::ExpertsPerToken);
         if (r_.present(top))
             e.experts_per_token = r_.integer(top, 0);
-        else if (d_.experts_per_token > 0)
-            e.experts_per_token = size(ModelField::ExpertsPerToken, d_.experts_per_token);
+        else if (defaultSize(ModelField::ExpertsPerToken) > 0)
+            e.experts_per_token = size(ModelField::ExpertsPerToken, defaultSize(ModelField::ExpertsPerToken));
         else
             r_.fail(top, "required for a mixture-of-experts model");
         // Llama 4 names the expert width intermediate_size (its dense MLPs are
         // intermediate_size_mlp); elsewhere it is moe_intermediate_size.
-        const std::string_view ffn_key =
-            d_.expert_ffn_key != d_.intermediate_key ? d_.expert_ffn_key : std::string_view("moe_intermediate_size");
+        // Where the two share intermediate_size (Mixtral, gpt-oss) the
+        // experts' own width is the row's alias, moe_intermediate_size.
+        const std::string_view ffn_key = key(ModelField::ExpertFfn) != key(ModelField::Intermediate)
+                                             ? key(ModelField::ExpertFfn)
+                                             : modelFieldRow(ModelField::ExpertFfn).aliases.front();
         if (r_.present(ffn_key))
             e.expert_ffn = r_.integer(ffn_key, 0);
-        else if (d_.moe_intermediate > 0)
-            e.expert_ffn = size(ModelField::ExpertFfn, d_.moe_intermediate);
+        else if (defaultSize(ModelField::ExpertFfn) > 0)
+            e.expert_ffn = size(ModelField::ExpertFfn, defaultSize(ModelField::ExpertFfn));
         else
             e.expert_ffn = m.ffn_hidden_size;  // Mixtral's experts are intermediate_size wide
-        e.shared_expert_ffn = r_.integer("shared_expert_intermediate_size", d_.shared_intermediate);
-        const int64_t shared_default = d_.shared_experts >= 0 ? d_.shared_experts : (e.shared_expert_ffn > 0 ? 1 : 0);
-        e.shared_experts = r_.isNull("n_shared_experts") ? 0 : r_.integer("n_shared_experts", shared_default);
-        e.shared_expert_gate = r_.boolean("shared_expert_gate", d_.shared_expert_gate);
+        e.shared_expert_ffn = r_.integer(key(ModelField::SharedExpertFfn), defaultSize(ModelField::SharedExpertFfn));
+        // A null family default: one shared expert when a shared width is given, else none.
+        const nlohmann::json shared = familyDefault(ModelField::SharedExperts);
+        const int64_t shared_default = shared.is_number() ? shared.get<int64_t>() : (e.shared_expert_ffn > 0 ? 1 : 0);
+        const std::string_view shared_key = key(ModelField::SharedExperts);
+        e.shared_experts = r_.isNull(shared_key) ? 0 : r_.integer(shared_key, shared_default);
+        e.shared_expert_gate = r_.boolean(key(ModelField::SharedExpertGate), defaultFlag(ModelField::SharedExpertGate));
         // DeepSeek-V3 routes with a score-correction bias ("noaux_tc"); V2 can too.
-        bool score_bias = d_.router_score_bias;
+        bool score_bias = defaultFlag(ModelField::RouterScoreBias);
         if (std::optional<std::string> method = r_.text("topk_method")) {
             score_bias = *method == "noaux_tc";
             if (d_.sorted_expert_dispatch && *method == "group_limited_greedy") readRoutingGroups(e);
         }
-        e.router_score_bias = r_.boolean("router_score_bias", score_bias);
-        e.norm_topk_prob = d_.norm_topk_prob_key ? r_.boolean("norm_topk_prob", d_.norm_topk_prob) : d_.norm_topk_prob;
-        e.capacity_factor = r_.number("capacity_factor", 0.0);
+        e.router_score_bias = r_.boolean(key(ModelField::RouterScoreBias), score_bias);
+        const bool normalise = defaultFlag(ModelField::NormTopkProb);
+        e.norm_topk_prob = d_.norm_topk_prob_key ? r_.boolean(key(ModelField::NormTopkProb), normalise) : normalise;
+        e.capacity_factor = r_.number(key(ModelField::CapacityFactor), defaultNumber(ModelField::CapacityFactor));
         readMoeLayers(e);
         m.moe = e;
     }
@@ -461,8 +483,8 @@ private:
     // DeepSeek-V2's group-limited top-k: n_group groups of experts, the best
     // topk_group kept (DeepseekV2MoEGate; both are None in the class).
     void readRoutingGroups(MoeConfig& e) {
-        e.routing_groups = r_.integer("n_group", 0);
-        e.routing_groups_kept = r_.integer("topk_group", 0);
+        e.routing_groups = r_.integer(key(ModelField::RoutingGroups), defaultSize(ModelField::RoutingGroups));
+        e.routing_groups_kept = r_.integer(key(ModelField::RoutingGroupsKept), defaultSize(ModelField::RoutingGroupsKept));
         if (r_.failed()) return;
         if (e.routing_groups <= 0 || e.num_experts % e.routing_groups != 0)
             r_.fail("n_group", "must be a positive divisor of n_routed_experts (" + std::to_string(e.num_experts) +
@@ -478,7 +500,7 @@ private:
         // The layer count is within limits before any walk over the layers.
         if (r_.failed() || out_.model.num_layers <= 0) return;
         MoeLayerSelection sel;
-        sel.first_k_dense_replace = r_.integer("first_k_dense_replace", d_.first_dense_layers);
+        sel.first_k_dense_replace = r_.integer("first_k_dense_replace", defaultSize(ModelField::FirstDenseLayers));
         sel.moe_layer_freq = r_.integer("moe_layer_freq", 1);
         sel.decoder_sparse_step = r_.integer("decoder_sparse_step", 1);
         sel.mlp_only_layers = r_.integers("mlp_only_layers");

@@ -1,12 +1,13 @@
 // ModelConfig -> config.json: the family's own keys, plus the documented
 // trainmem keys (norm_type, qkv_bias, ...) only where a model departs from
 // its family's convention, so that importHuggingFaceConfig reads back the
-// same ModelConfig.
+// same ModelConfig. Keys and family defaults are the model-field table's
+// (model_fields.h); which keys a family writes is code.
 #include <string>
 
 #include "core/model/hf_config.h"
 #include "core/model/hf_families.h"
-#include "core/model/model_keys.h"
+#include "core/model/model_fields.h"
 
 namespace trainmem {
 namespace {
@@ -29,7 +30,10 @@ public:
     }
 
 private:
-    void set(ModelField f, json v) { j_[std::string(configKey(m_.family, f))] = std::move(v); }
+    std::string key(ModelField f) const { return std::string(modelFieldRow(f).key(d_)); }
+    void set(ModelField f, json v) { j_[key(f)] = std::move(v); }
+    // Whether the model departs from its family's default for the field.
+    bool differs(ModelField f) const { return modelFieldRow(f).get(m_) != modelFieldRow(f).default_of(d_); }
 
     void writeSizes() {
         set(ModelField::HiddenSize, m_.hidden_size);
@@ -44,15 +48,11 @@ private:
     }
 
     void writeStructure() {
-        j_["tie_word_embeddings"] = m_.tied_embeddings;
-        j_[std::string(d_.act_key)] = m_.hidden_act;
-        if (m_.mlp != d_.mlp)
-            j_["mlp_type"] = m_.mlp == MlpKind::Gated ? "gated" : "plain";
-        if (m_.norm != d_.norm)
-            j_["norm_type"] = m_.norm == NormKind::RMSNorm ? "rmsnorm" : "layernorm";
-        if (m_.norms_per_block != d_.norms_per_block) j_["norms_per_block"] = m_.norms_per_block;
-        if (m_.qk_norm != d_.qk_norm) j_[std::string(d_.qk_norm_key)] = m_.qk_norm;
-        if (m_.learned_positions != d_.learned_positions) j_["learned_position_embeddings"] = m_.learned_positions;
+        set(ModelField::TiedEmbeddings, m_.tied_embeddings);
+        set(ModelField::HiddenAct, m_.hidden_act);
+        for (ModelField f : {ModelField::Mlp, ModelField::Norm, ModelField::NormsPerBlock, ModelField::QkNorm,
+                             ModelField::LearnedPositions})
+            if (differs(f)) set(f, modelFieldRow(f).get(m_));
         // Biases: what the family implies after its own keys, then overrides.
         bool qkv = d_.qkv_bias;
         bool out = d_.output_bias;
@@ -65,8 +65,8 @@ private:
             out = d_.attention_bias_on_output && on;
         }
         if (d_.qkv_bias_key || m_.attention_qkv_bias != qkv) j_["qkv_bias"] = m_.attention_qkv_bias;
-        if (m_.attention_output_bias != out) j_["attention_output_bias"] = m_.attention_output_bias;
-        if (d_.writes_mlp_bias || m_.mlp_bias != d_.mlp_bias) j_["mlp_bias"] = m_.mlp_bias;
+        if (m_.attention_output_bias != out) set(ModelField::AttentionOutputBias, m_.attention_output_bias);
+        if (d_.writes_mlp_bias || differs(ModelField::MlpBias)) set(ModelField::MlpBias, m_.mlp_bias);
         if (d_.sliding_window_pattern > 0 || m_.sliding_window_layers > 0) {
             // One entry per layer: the sliding ones first (only the count matters).
             json types = json::array();
@@ -75,9 +75,9 @@ private:
             j_["layer_types"] = std::move(types);
         }
         if (d_.no_rope_layer_interval > 0 || m_.no_rope_layer_interval > 0)
-            j_["no_rope_layer_interval"] = m_.no_rope_layer_interval;
+            set(ModelField::NoRopeLayerInterval, m_.no_rope_layer_interval);
         if (d_.partial_rotary_factor > 0 || m_.partial_rotary_factor != 1.0)
-            j_["partial_rotary_factor"] = m_.partial_rotary_factor;
+            set(ModelField::PartialRotaryFactor, m_.partial_rotary_factor);
     }
 
     void writeDropout() {
@@ -107,26 +107,26 @@ private:
         const MoeConfig& e = *m_.moe;
         set(ModelField::NumExperts, e.num_experts);
         set(ModelField::ExpertsPerToken, e.experts_per_token);
-        if (d_.expert_ffn_key != d_.intermediate_key && d_.expert_ffn_key != "moe_intermediate_size")
-            j_[std::string(d_.expert_ffn_key)] = e.expert_ffn;  // Llama 4: intermediate_size
+        const std::string_view moe_width = modelFieldRow(ModelField::ExpertFfn).aliases.front();  // moe_intermediate_size
+        if (key(ModelField::ExpertFfn) != key(ModelField::Intermediate) && key(ModelField::ExpertFfn) != moe_width)
+            set(ModelField::ExpertFfn, e.expert_ffn);  // Llama 4: intermediate_size
         else if (d_.moe_intermediate > 0 || e.expert_ffn != m_.ffn_hidden_size)
-            j_["moe_intermediate_size"] = e.expert_ffn;
+            j_[std::string(moe_width)] = e.expert_ffn;
         const bool deepseek = d_.mla;  // DeepSeek's configs state every MoE key
-        if (e.shared_expert_ffn != d_.shared_intermediate) j_["shared_expert_intermediate_size"] = e.shared_expert_ffn;
+        if (differs(ModelField::SharedExpertFfn)) set(ModelField::SharedExpertFfn, e.shared_expert_ffn);
         const int64_t shared_default =
             d_.shared_experts >= 0 ? d_.shared_experts : (e.shared_expert_ffn > 0 ? 1 : 0);
-        if (deepseek || e.shared_experts != shared_default) j_["n_shared_experts"] = e.shared_experts;
-        if (e.shared_expert_gate != d_.shared_expert_gate) j_["shared_expert_gate"] = e.shared_expert_gate;
-        const bool score_bias = d_.router_score_bias;
-        if (e.router_score_bias != score_bias) j_["router_score_bias"] = e.router_score_bias;
+        if (deepseek || e.shared_experts != shared_default) set(ModelField::SharedExperts, e.shared_experts);
+        for (ModelField f : {ModelField::SharedExpertGate, ModelField::RouterScoreBias})
+            if (differs(f)) set(f, modelFieldRow(f).get(m_));
         if (e.routing_groups > 0) {
             j_["topk_method"] = "group_limited_greedy";
-            j_["n_group"] = e.routing_groups;
-            j_["topk_group"] = e.routing_groups_kept;
+            set(ModelField::RoutingGroups, e.routing_groups);
+            set(ModelField::RoutingGroupsKept, e.routing_groups_kept);
         }
-        if (d_.norm_topk_prob_key && (deepseek || e.norm_topk_prob != d_.norm_topk_prob))
-            j_["norm_topk_prob"] = e.norm_topk_prob;
-        if (e.capacity_factor != 0.0) j_["capacity_factor"] = e.capacity_factor;
+        if (d_.norm_topk_prob_key && (deepseek || differs(ModelField::NormTopkProb)))
+            set(ModelField::NormTopkProb, e.norm_topk_prob);
+        if (differs(ModelField::CapacityFactor)) set(ModelField::CapacityFactor, e.capacity_factor);
         writeMoeLayers(e, deepseek);
     }
 

@@ -5,7 +5,7 @@
 
 #include "core/model/block_linears.h"
 #include "core/model/hf_families.h"
-#include "core/model/model_keys.h"
+#include "core/model/model_fields.h"
 
 namespace trainmem {
 namespace {
@@ -25,6 +25,57 @@ public:
     bool failed() const { return failed_; }
     Error error() const { return error_; }
 
+    // The row's allowed range (model_fields.h), each kind with its one message.
+    void range(const ModelFieldRow& row) {
+        if (row.range == FieldRange::Any) return;
+        const nlohmann::json v = row.get(m_);
+        switch (row.range) {
+            case FieldRange::Any: return;
+            case FieldRange::Positive: return positive(row.field, v.get<int64_t>());
+            case FieldRange::NonNegative: return nonNegative(row.field, v.get<int64_t>());
+            case FieldRange::Probability: {
+                const double p = v.get<double>();
+                if (!(p >= 0.0 && p < 1.0)) fail(row.field, "must be a probability in [0, 1) (got " + number(p) + ")");
+                return;
+            }
+            case FieldRange::Fraction: {
+                const double p = v.get<double>();
+                if (!failed_ && !(p > 0.0 && p <= 1.0))
+                    fail(row.field, "must be a fraction in (0, 1] of head_dim (got " + std::to_string(p) + ")");
+                return;
+            }
+            case FieldRange::NonNegativeNumber: {
+                const double x = v.get<double>();
+                if (!(x >= 0.0 && std::isfinite(x)))
+                    fail(row.field, "must be 0 (dropless routing) or a positive number (got " + number(x) + ")");
+                return;
+            }
+            case FieldRange::UpToLayers: {
+                const int64_t n = v.get<int64_t>();
+                if (!failed_ && (n < 0 || n > m_.num_layers))
+                    fail(row.field, "must name at most num_hidden_layers (" + std::to_string(m_.num_layers) +
+                                        ") sliding_attention layers (got " + std::to_string(n) + ")");
+                return;
+            }
+            case FieldRange::NoPeInterval: {
+                const int64_t k = v.get<int64_t>();
+                if (!failed_ && (k < 0 || k > kMaxModelSize + 1))
+                    fail(row.field, "must be 0 (no NoPE layers) or a positive integer up to " +
+                                        std::to_string(kMaxModelSize + 1) + " (got " + std::to_string(k) + ")");
+                return;
+            }
+            case FieldRange::Activation: {
+                // An activation the account does not model would otherwise be
+                // read as SiLU's without a word (activationFn's default).
+                const std::string& a = m_.hidden_act;
+                if (failed_ || findActivation(a)) return;
+                std::string shown = a.substr(0, 40);
+                if (shown.size() < a.size()) shown += "...";
+                fail(row.field, "must be one of " + allowedActivations() + " (got \"" + shown + "\")");
+                return;
+            }
+        }
+    }
     void positive(ModelField f, int64_t v) {
         if (v <= 0)
             fail(f, "must be a positive integer (got " + std::to_string(v) + ")");
@@ -37,14 +88,10 @@ public:
         else
             atMost(f, v);
     }
-    void probability(ModelField f, double p) {
-        if (!(p >= 0.0 && p < 1.0)) fail(f, "must be a probability in [0, 1) (got " + number(p) + ")");
-    }
-    void fail(ModelField f, std::string message) { failRaw(modelField(m_.family, f), std::move(message)); }
-    void failRaw(std::string field, std::string message) {
+    void fail(ModelField f, std::string message) {
         if (failed_) return;  // the first problem is the one reported
         failed_ = true;
-        error_ = Error{std::move(field), std::move(message)};
+        error_ = Error{modelField(m_.family, f), std::move(message)};
     }
 
 private:
@@ -57,34 +104,45 @@ private:
     Error error_;
 };
 
-void checkMoe(ModelChecker& c, const ModelConfig& m) {
-    const MoeConfig& e = *m.moe;
-    c.positive(ModelField::NumExperts, e.num_experts);
-    c.positive(ModelField::ExpertsPerToken, e.experts_per_token);
-    if (!c.failed() && e.experts_per_token > e.num_experts)
-        c.fail(ModelField::ExpertsPerToken, "must be at most the number of routed experts (" +
-                                                std::to_string(e.num_experts) + ") (got " +
-                                                std::to_string(e.experts_per_token) + ")");
-    c.positive(ModelField::ExpertFfn, e.expert_ffn);
-    c.nonNegative(ModelField::SharedExperts, e.shared_experts);
-    c.nonNegative(ModelField::SharedExpertFfn, e.shared_expert_ffn);
-    c.nonNegative(ModelField::FirstDenseLayers, e.first_dense_layers);
-    if (!c.failed() && e.first_dense_layers > m.num_layers)
-        c.fail(ModelField::FirstDenseLayers, "must be at most num_hidden_layers (" + std::to_string(m.num_layers) +
-                                                 ") (got " + std::to_string(e.first_dense_layers) + ")");
-    c.positive(ModelField::LayerFrequency, e.layer_frequency);
-    if (!(e.capacity_factor >= 0.0 && std::isfinite(e.capacity_factor)))
-        c.fail(ModelField::CapacityFactor,
-               "must be 0 (dropless routing) or a positive number (got " + number(e.capacity_factor) + ")");
+// The relations between fields, checked right after the field they name.
+void checkRelations(ModelChecker& c, const ModelConfig& m, ModelField f) {
+    if (c.failed()) return;
+    switch (f) {
+        case ModelField::NumKvHeads:
+            if (m.num_heads % m.num_kv_heads != 0)
+                c.fail(f, "must divide " + std::string(configKey(m.family, ModelField::NumHeads)) + " (" +
+                              std::to_string(m.num_heads) + ") (got " + std::to_string(m.num_kv_heads) + ")");
+            return;
+        case ModelField::ExpertsPerToken:
+            if (m.moe->experts_per_token > m.moe->num_experts)
+                c.fail(f, "must be at most the number of routed experts (" + std::to_string(m.moe->num_experts) +
+                              ") (got " + std::to_string(m.moe->experts_per_token) + ")");
+            return;
+        case ModelField::FirstDenseLayers:
+            if (m.moe->first_dense_layers > m.num_layers)
+                c.fail(f, "must be at most num_hidden_layers (" + std::to_string(m.num_layers) + ") (got " +
+                              std::to_string(m.moe->first_dense_layers) + ")");
+            return;
+        default: return;
+    }
+}
+
+void checkSection(ModelChecker& c, const ModelConfig& m, bool (*in)(ModelSection)) {
+    for (const ModelFieldRow& row : modelFields()) {
+        if (!in(row.section)) continue;
+        // GPT-2's learned position table needs at least one row; a rotary
+        // model may leave max_position_embeddings 0.
+        if (row.field == ModelField::MaxPositions && m.learned_positions)
+            c.positive(row.field, m.max_position_embeddings);
+        else
+            c.range(row);
+        checkRelations(c, m, row.field);
+    }
 }
 
 void checkMla(ModelChecker& c, const ModelConfig& m) {
     const MlaConfig& a = *m.mla;
-    c.nonNegative(ModelField::QLoraRank, a.q_lora_rank);
-    c.positive(ModelField::KvLoraRank, a.kv_lora_rank);
-    c.nonNegative(ModelField::QkNopeHeadDim, a.qk_nope_head_dim);
-    c.positive(ModelField::QkRopeHeadDim, a.qk_rope_head_dim);
-    c.positive(ModelField::VHeadDim, a.v_head_dim);
+    checkSection(c, m, [](ModelSection s) { return s == ModelSection::Latent; });
     if (!c.failed() && m.head_dim != a.qk_nope_head_dim + a.qk_rope_head_dim)
         c.fail(ModelField::HeadDim, "must equal qk_nope_head_dim + qk_rope_head_dim (" +
                                         std::to_string(a.qk_nope_head_dim + a.qk_rope_head_dim) +
@@ -109,45 +167,8 @@ long double approximateParameters(const ModelConfig& m) {
 
 Status validate(const ModelConfig& m) {
     ModelChecker c(m);
-    c.positive(ModelField::HiddenSize, m.hidden_size);
-    c.positive(ModelField::NumLayers, m.num_layers);
-    c.positive(ModelField::NumHeads, m.num_heads);
-    c.positive(ModelField::NumKvHeads, m.num_kv_heads);
-    if (!c.failed() && m.num_heads % m.num_kv_heads != 0)
-        c.fail(ModelField::NumKvHeads, "must divide " + std::string(configKey(m.family, ModelField::NumHeads)) +
-                                           " (" + std::to_string(m.num_heads) + ") (got " +
-                                           std::to_string(m.num_kv_heads) + ")");
-    c.positive(ModelField::HeadDim, m.head_dim);
-    if (!c.failed() && !findActivation(m.hidden_act)) {
-        // An activation the account does not model would otherwise be read
-        // as SiLU's without a word (activationFn's default).
-        std::string shown = m.hidden_act.substr(0, 40);
-        if (shown.size() < m.hidden_act.size()) shown += "...";
-        c.failRaw("model." + std::string(familyOf(m.family).act_key),
-                  "must be one of " + allowedActivations() + " (got \"" + shown + "\")");
-    }
-    if (!c.failed() && (m.sliding_window_layers < 0 || m.sliding_window_layers > m.num_layers))
-        c.failRaw("model.layer_types", "must name at most num_hidden_layers (" + std::to_string(m.num_layers) +
-                                           ") sliding_attention layers (got " +
-                                           std::to_string(m.sliding_window_layers) + ")");
-    if (!c.failed() && (m.no_rope_layer_interval < 0 || m.no_rope_layer_interval > kMaxModelSize + 1))
-        c.failRaw("model.no_rope_layer_interval", "must be 0 (no NoPE layers) or a positive integer up to " +
-                                                      std::to_string(kMaxModelSize + 1) + " (got " +
-                                                      std::to_string(m.no_rope_layer_interval) + ")");
-    if (!c.failed() && !(m.partial_rotary_factor > 0.0 && m.partial_rotary_factor <= 1.0))
-        c.failRaw("model.partial_rotary_factor",
-                  "must be a fraction in (0, 1] of head_dim (got " + std::to_string(m.partial_rotary_factor) + ")");
-    c.positive(ModelField::Intermediate, m.ffn_hidden_size);
-    c.positive(ModelField::Vocab, m.vocab_size);
-    if (m.learned_positions)
-        c.positive(ModelField::MaxPositions, m.max_position_embeddings);
-    else
-        c.nonNegative(ModelField::MaxPositions, m.max_position_embeddings);
-    c.positive(ModelField::NormsPerBlock, m.norms_per_block);
-    c.probability(ModelField::AttentionDropout, m.attention_dropout);
-    c.probability(ModelField::HiddenDropout, m.hidden_dropout);
-    c.probability(ModelField::EmbeddingDropout, m.embedding_dropout);
-    if (m.moe) checkMoe(c, m);
+    checkSection(c, m, [](ModelSection s) { return s != ModelSection::Experts && s != ModelSection::Latent; });
+    if (m.moe) checkSection(c, m, [](ModelSection s) { return s == ModelSection::Experts; });
     // A family whose modeling code always routes (Mixtral) has no dense form.
     const FamilySpec& family = familyOf(m.family);
     if (family.num_experts > 0 && !family.zero_experts_is_dense && !family.experts_null_is_dense && !m.isMoe())

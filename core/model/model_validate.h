@@ -7,7 +7,7 @@ namespace trainmem {
 
 // Checks sizes and relations (positive sizes, KV heads divide heads, ...).
 // Field names in errors are the HF config keys prefixed "model." (the
-// family's spelling: core/model/model_keys.h).
+// family's spelling: core/model/model_fields.h).
 Status validate(const ModelConfig& model);
 
 }  // namespace trainmem

@@ -12,6 +12,7 @@
 
 #include "core/base/byte_count.h"
 #include "core/account/estimate.h"
+#include "core/account/scenario_validate.h"
 #include "core/scenario/presets.h"
 #include "core/scenario/scenario.h"
 #include "core/scenario/scenario_fields.h"

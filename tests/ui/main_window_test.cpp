@@ -5,7 +5,7 @@
 #include <QLabel>
 
 #include "core/training/hardware.h"
-#include "core/model/model_keys.h"
+#include "core/model/model_fields.h"
 #include "core/scenario/scenario.h"
 #include "ui/breakdown_tab.h"
 #include "ui/chart_views.h"
