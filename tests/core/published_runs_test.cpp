@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/estimate.h"
-#include "core/presets.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 namespace {
