@@ -45,6 +45,10 @@ std::vector<std::string_view> warningTexts(uint32_t w) {
     if (w & kWarnFp16WithoutScaler) out.push_back("fp16 optimizer states lose precision: keep them in fp32");
     if (w & kWarnOffloadNeedsZero) out.push_back("offload without ZeRO sharding: every rank keeps a full host copy");
     if (w & kWarnHostMemory) out.push_back("offload needs more than 256 GiB of host memory per GPU");
+    if (w & kWarnManagedPagedOut)
+        out.push_back("the paged optimizer states (CUDA managed memory) do not all fit beside the rest: the CUDA "
+                      "driver keeps the part that does not (managed_host_bytes) in host memory and pages it in as "
+                      "the optimizer steps each tensor; it fits, with host-to-device traffic every step");
     return out;
 }
 

@@ -89,6 +89,7 @@ enum Warning : uint32_t {
     kWarnFp16WithoutScaler = 1u << 3,   // pure fp16 states
     kWarnOffloadNeedsZero = 1u << 4,    // offload used without ZeRO sharding
     kWarnHostMemory = 1u << 5,          // offload needs a lot of host memory
+    kWarnManagedPagedOut = 1u << 6,     // paged optimizer states do not all fit: the driver keeps some on the host
 };
 std::vector<std::string_view> warningTexts(uint32_t warnings);
 
@@ -98,9 +99,16 @@ struct Estimate {
     int64_t num_stages = 1;
     int64_t total_gpus = 1;
     int64_t effective_batch = 1;   // sequences per optimizer step (micro x accumulation x data)
-    int64_t host_bytes = 0;        // per GPU rank, for offloaded states/parameters
+    int64_t host_bytes = 0;        // per GPU rank, for offloaded states/parameters (and paged-out managed pages)
+    // Paged optimizer states (CUDA managed memory) that do not fit on the
+    // device beside everything else: the driver evicts them to host memory and
+    // pages them back as bitsandbytes touches them (core/account/paged_states.h). They
+    // count in host_bytes; peak.device_bytes holds the resident rest.
+    int64_t managed_host_bytes = 0;
     int64_t capacity_bytes = 0;
-    bool fits = false;             // device_bytes <= capacity_bytes (never when too_large)
+    // device_bytes <= capacity_bytes (never when too_large); paged optimizer
+    // states count only as far as they fit: the rest pages to the host.
+    bool fits = false;
     bool too_large = false;        // some stage is too large to represent (StageEstimate::too_large)
     int64_t headroom_bytes = 0;    // capacity - device (negative when it does not fit)
     int64_t activations_without_recompute = 0;  // heaviest stage's activations if nothing were recomputed

@@ -267,6 +267,8 @@ public:
         return {device, host_too_large_ || device >= kTooLargeBytes || reserved >= kTooLargeBytes ||
                             peak_ >= kTooLargeBytes};
     }
+    // The heaviest stage's paged optimizer states (0 when no stage).
+    int64_t managedBytes() const { return first_ ? 0 : best_facts_->states.managed_bytes; }
     // The stages into `est` (after every take()).
     void finish(const Scenario& s, int64_t comms, Estimate& est_) {
         est_.host_bytes = std::max(est_.host_bytes, host_bytes_);
@@ -348,11 +350,31 @@ void beginLayoutEstimate(const Scenario& s, int64_t m, Estimate& est) {
 }
 
 // After its stages.
+// Paged optimizer states live in CUDA managed memory (core/account/paged_states.h):
+// the driver keeps on the device what fits beside everything else and evicts
+// the rest to host memory, paging it back as bitsandbytes touches each
+// tensor's states (bitsandbytes/optim/optimizer.py prefetch_state). So they
+// never make a run fail to fit: the device holds the rest first, the managed
+// pages take what is left, and what is not left waits on the host.
+void settleManagedMemory(Estimate& est) {
+    const int64_t managed = est.peak.managed_bytes;
+    if (managed <= 0 || est.too_large) return;
+    const int64_t rest = est.peak.device_bytes - managed;  // allocator, CUDA context, NCCL
+    const int64_t room = std::max<int64_t>(0, est.capacity_bytes - rest);
+    if (managed <= room) return;
+    est.managed_host_bytes = managed - room;
+    est.peak.device_bytes = rest + room;
+    est.host_bytes += est.managed_host_bytes;
+    est.warnings |= kWarnManagedPagedOut;
+}
+
 void finishEstimate(const Scenario& s, int64_t m, Estimate& est) {
+    settleManagedMemory(est);
     est.headroom_bytes = est.capacity_bytes - est.peak.device_bytes;
     est.fits = !est.too_large && est.headroom_bytes >= 0;
     const int64_t p = s.parallelism.pipeline;
-    if (est.fits && est.headroom_bytes < est.capacity_bytes / 20) est.warnings |= kWarnTinyHeadroom;
+    if (est.fits && est.headroom_bytes < est.capacity_bytes / 20 && !(est.warnings & kWarnManagedPagedOut))
+        est.warnings |= kWarnTinyHeadroom;
     if (p > 1 && m < p) est.warnings |= kWarnPipelineBubble;
     if (est.host_bytes > 256 * kGiB) est.warnings |= kWarnHostMemory;
 }
@@ -489,8 +511,16 @@ LayoutPeak accountLayoutPeak(const Scenario& s, const PreparedScenario& prep, co
     if (plan.every_k == by_block && plan.scheduledFor(s.parallelism, m) && plan.moments_as_terms &&
         layoutKeepsMomentsAsTerms(act, by_block)) {
         HeaviestByTotals heaviest;
-        if (takeStagesByTotals(s, prep, act, plan, m, by_block, true, heaviest))
-            return heaviest.peak(s, plan.communicators);
+        if (takeStagesByTotals(s, prep, act, plan, m, by_block, true, heaviest)) {
+            LayoutPeak peak = heaviest.peak(s, plan.communicators);
+            // The paged states take only the room the rest leaves (settleManagedMemory).
+            const int64_t managed = heaviest.managedBytes();
+            if (managed > 0 && !peak.too_large) {
+                const int64_t rest = peak.device_bytes - managed;
+                peak.device_bytes = rest + std::min(managed, std::max<int64_t>(0, prep.capacity_bytes - rest));
+            }
+            return peak;
+        }
     }
     const Estimate est = accountLayout(s, prep, act, plan);  // every other case
     return {est.peak.device_bytes, est.too_large};

@@ -95,9 +95,13 @@ TextTable componentTable(const Scenario& s, const Estimate& e, Units units) {
     table.rows.push_back({"Reserved", formatBytes(e.peak.reserved_bytes, units), "",
                           "+ " + percent(std::llround(o.fragmentation * 1000), 1000) +
                               " allocator fragmentation: torch.cuda.max_memory_reserved"});
-    if (e.peak.managed_bytes > 0)  // core/account/paged_states.h
+    if (e.peak.managed_bytes > 0) {  // core/account/paged_states.h
         table.rows.push_back({"Paged optimizer states", formatBytes(e.peak.managed_bytes, units), "",
                               "bitsandbytes Paged*: CUDA managed memory, outside the allocator"});
+        if (e.managed_host_bytes > 0)
+            table.rows.push_back({"  of which paged out to host", formatBytes(e.managed_host_bytes, units), "",
+                                  "no room beside the rest: the driver evicts them, pages them in to step"});
+    }
     table.rows.push_back({"Device", formatBytes(e.peak.device_bytes, units), "",
                           e.peak.managed_bytes > 0 ? "+ paged states, CUDA context and NCCL buffers: nvidia-smi"
                                                    : "+ CUDA context and NCCL buffers: nvidia-smi"});
@@ -147,6 +151,7 @@ json estimateToJson(const Scenario& s, const Estimate& e) {
     for (Component c : allComponents()) breakdown[std::string(componentKey(c))] = e.peak.at_peak[c];
     doc["breakdown"] = std::move(breakdown);
     doc["host_bytes"] = e.host_bytes;
+    doc["managed_host_bytes"] = e.managed_host_bytes;
     doc["fits"] = e.fits;
     doc["capacity_bytes"] = e.capacity_bytes;
     doc["headroom_bytes"] = e.headroom_bytes;

@@ -202,14 +202,35 @@ ScenarioField dtypeOverrideField(std::string_view section, std::string_view key,
 // training.framework sets the defaults of the keys its row names
 // (core/scenario/frameworks.h); it is read before the other keys of the section, and
 // the training section before the parallelism section (scenario_json.cpp,
-// scenario_setting.cpp), so explicit keys override it.
+// scenario_setting.cpp), so explicit keys override it; the keys its row sets
+// by layout are set again once the whole scenario is read. NAME@RELEASE (or
+// NAME@YYYY-MM-DD) names an older release than the newest.
 ScenarioField frameworkField() {
-    ScenarioField f = makeField("training", "framework", ValueKind::Name);
+    ScenarioField f = makeField("training", "framework", ValueKind::Text);
     for (const auto& entry : enumNames<Framework>()) f.names.push_back(entry.name);
-    f.get = [](const Scenario& s) { return json(enumName(s.training.framework)); };
-    f.set = [](Scenario& s, const json& v) -> Status {
-        s.training.framework = *parseEnum<Framework>(v.get<std::string>());
-        applyFrameworkDefaults(s, s.training.framework);
+    f.get = [](const Scenario& s) {
+        std::string text(enumName(s.training.framework));
+        if (!s.training.framework_release.empty()) text += "@" + s.training.framework_release;
+        return json(text);
+    };
+    f.set = [names = f.names](Scenario& s, const json& v) -> Status {
+        const std::string text = v.get<std::string>();
+        const size_t at = text.find('@');
+        const std::string name = text.substr(0, at);
+        const auto framework = parseEnum<Framework>(name);
+        if (!framework) {
+            std::string hint;
+            if (auto near = closestName(name, names); !near.empty()) hint = "; did you mean " + std::string(near) + "?";
+            return Error{"training.framework", "unknown name \"" + describeText(name) + "\"" + hint + "; allowed: " +
+                                                   joinNames(names) + " (each optionally @RELEASE or @YYYY-MM-DD)"};
+        }
+        std::string_view release;
+        if (at != std::string::npos) {
+            auto found = findFrameworkRelease(*framework, std::string_view(text).substr(at + 1));
+            if (!found) return found.error();
+            release = (*found)->release;
+        }
+        applyFrameworkDefaults(s, *framework, release);
         return ok();
     };
     return f;

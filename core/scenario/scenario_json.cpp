@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "core/model/hf_config.h"
+#include "core/scenario/frameworks.h"
 #include "core/scenario/model_presets.h"
 #include "core/scenario/scenario_file.h"
 #include "core/scenario/scenario_fields.h"
@@ -122,6 +123,14 @@ Expected<Scenario> readScenario(const json& doc) {
     if (auto r = readModel(*model, s); !r) return r.error();
     for (auto section : kSections)
         if (auto r = readSection(doc, section, s); !r) return r.error();
+    // The framework's keys that follow the layout, now that the layout is
+    // read (core/scenario/frameworks.h); the file's own keys win.
+    if (auto training = doc.find("training"); training != doc.end() && training->contains("framework"))
+        applyFrameworkLayoutDefaults(s, [&](std::string_view path) {
+            const size_t dot = path.find('.');
+            auto section = doc.find(std::string(path.substr(0, dot)));
+            return section != doc.end() && section->is_object() && section->contains(std::string(path.substr(dot + 1)));
+        });
     // Version 1 had no loss apart from the kernel profile: kernels=fused
     // meant Liger's fused linear cross-entropy whatever training.loss said,
     // so such a file keeps its numbers (docs/scenario-format.md).

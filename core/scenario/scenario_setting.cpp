@@ -5,6 +5,7 @@
 
 #include "core/model/hf_config.h"
 #include "core/base/json_input.h"
+#include "core/scenario/frameworks.h"
 #include "core/scenario/scenario_file.h"
 #include "core/scenario/scenario_fields.h"
 
@@ -157,6 +158,12 @@ Status applySettings(Scenario& s, const std::vector<std::string>& settings) {
                               [](const auto& kv) { return kv.first == "training.framework"; });
         for (const auto& [key, value] : others)
             if (auto r = applySettingUnchecked(edited, key, value); !r) return r;
+        // The framework's keys that follow the layout, now that the layout
+        // settings are in (core/scenario/frameworks.h); explicit settings win.
+        if (!others.empty() && others.front().first == "training.framework")
+            applyFrameworkLayoutDefaults(edited, [&](std::string_view path) {
+                return std::any_of(others.begin(), others.end(), [&](const auto& kv) { return kv.first == path; });
+            });
         s = std::move(edited);
         return ok();
     } catch (const std::exception& e) {

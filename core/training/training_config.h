@@ -66,6 +66,9 @@ enum class Framework { Custom, HfTrainer, Torchtitan, Torchtune, MegatronLm, Dee
 
 struct TrainingConfig {
     Framework framework = Framework::Custom;  // set first: its defaults, then the explicit keys
+    // The framework's release whose defaults were applied (core/scenario/frameworks.h,
+    // `training.framework = NAME@RELEASE`); empty: the newest one read.
+    std::string framework_release;
     int64_t micro_batch_size = 1;             // sequences per GPU per forward pass
     int64_t sequence_length = 2048;           // tokens per sequence
     int64_t gradient_accumulation_steps = 1;  // micro-batches per optimizer step (per DP rank)

@@ -240,6 +240,24 @@ TEST(SearchEquivalence, MoreContextDegreesThanTheActivationCacheHolds) {
     checkSearch(*base, o, "one head and one block on 10,080 GPUs");
 }
 
+// Paged optimizer states count on the device only as far as they fit beside
+// the rest (finishEstimate): the search's fast account must settle them the
+// same way, or a run estimate() says fits would be missing from its list.
+TEST(SearchEquivalence, PagedOptimizerStates) {
+    Expected<Scenario> base = loadPreset("llama-3.1-8b");
+    ASSERT_TRUE(base.ok());
+    ASSERT_TRUE(applySettings(*base, {"training.optimizer=adamw", "training.optimizer_paged=true",
+                                      "training.precision=pure-bf16", "training.optimizer_state_dtype=fp32",
+                                      "hardware.gpu=A100-40GB"})
+                    .ok());
+    LayoutSearchOptions o;
+    o.gpus = 8;
+    o.max_micro_batch = 8;
+    o.top = 200;
+    o.rejected = 50;
+    checkSearch(*base, o, "llama-3.1-8b, paged fp32 AdamW, 8 x A100-40GB");
+}
+
 TEST(SearchEquivalence, Lora) {
     checkCase({"mistral-7b-lora-a100", 8, std::nullopt});
     checkCase({"llama3.1-8b-qlora-rtx4090", 2, 8});
