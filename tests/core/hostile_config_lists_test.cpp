@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/hf_config.h"
-#include "core/hf_families.h"
-#include "core/presets.h"
-#include "core/scenario.h"
+#include "core/model/hf_config.h"
+#include "core/model/hf_families.h"
+#include "core/scenario/presets.h"
+#include "core/scenario/scenario.h"
 
 namespace trainmem {
 namespace {

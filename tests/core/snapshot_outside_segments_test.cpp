@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/memory_snapshot.h"
+#include "core/snapshot/memory_snapshot.h"
 #include "snapshot_test_support.h"
 
 namespace trainmem {
