@@ -184,12 +184,15 @@ bool MainWindow::restoreSession() {
     if (session && applySession(*session, why)) {
         const bool crashed = wasLeftOpen(*session);
         const auto saved_at = session->find("saved_at");
-        const QString when = saved_at != session->end() && saved_at->is_string()
-                                 ? QString::fromStdString(saved_at->get<std::string>())
-                                 : tr("an unknown time");
-        statusBar()->showMessage(crashed ? tr("Recovered the unsaved work of a session that did not close (as of %1); "
-                                              "Edit > Undo goes back to the file")
-                                               .arg(when)
+        const QDateTime at = saved_at != session->end() && saved_at->is_string()
+                                 ? QDateTime::fromString(QString::fromStdString(saved_at->get<std::string>()), Qt::ISODate)
+                                 : QDateTime();
+        const QString when = at.isValid() ? at.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : tr("an unknown time");
+        // Undo goes back to the file only when there is one to go back to.
+        const QString undo = document_->path().isEmpty() || !document_->dirty() ? QString()
+                                                                                 : tr("; Edit > Undo goes back to the file");
+        statusBar()->showMessage(crashed ? tr("Recovered the unsaved work of a session that did not close (as of %1)%2")
+                                               .arg(when, undo)
                                          : tr("Restored the last session"),
                                  crashed ? 20000 : 4000);
         if (rejected_text.isEmpty()) last_session_text_.clear();
