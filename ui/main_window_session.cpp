@@ -15,7 +15,7 @@
 #include <QTabWidget>
 #include <QTimer>
 
-#include "core/file_output.h"
+#include "core/base/file_output.h"
 #include "ui/breakdown_tab.h"
 #include "ui/compare_tab.h"
 #include "ui/scenario_files.h"

@@ -9,7 +9,7 @@
 #include <QRegularExpression>
 #include <QSvgGenerator>
 
-#include "core/file_output.h"
+#include "core/base/file_output.h"
 
 namespace trainmem::ui {
 
@@ -89,7 +89,7 @@ ExportResult exportPainting(const Painting& paint, ExportFormat format, const Ex
                             QSize size, qreal scale) {
     if (ExportResult r = checkSize(format, size, scale); !r) return r;
     // The whole file is drawn in memory first, then written by the core's
-    // one writer (core/file_output.h): every byte checked, the size compared
+    // one writer (core/base/file_output.h): every byte checked, the size compared
     // with what was meant, a rename over the old file only then. QSaveFile
     // committed a truncated SVG on a disk that filled during the write
     // (issue 28, N04) and replaced a symlinked FIFO or device (N05).

@@ -18,10 +18,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/estimate.h"
-#include "core/hf_config.h"
-#include "core/hf_families.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/model/hf_config.h"
+#include "core/model/hf_families.h"
+#include "core/scenario/scenario.h"
 
 namespace {
 

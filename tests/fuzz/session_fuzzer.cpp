@@ -13,9 +13,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "core/estimate.h"
-#include "core/json_input.h"
-#include "core/scenario.h"
+#include "core/account/estimate.h"
+#include "core/base/json_input.h"
+#include "core/scenario/scenario.h"
 
 namespace {
 
