@@ -1,6 +1,8 @@
 // Dispatch to the command table, help, and the one-line error contract:
 // every failure is "trainmem-cli: FIELD: MESSAGE" on stderr with status 2.
+#include <cerrno>
 #include <exception>
+#include <system_error>
 
 #include "cli/cli.h"
 #include "cli/command.h"
@@ -44,9 +46,7 @@ bool wantsHelp(const std::vector<std::string>& args) {
     return false;
 }
 
-}  // namespace
-
-int runCli(std::vector<std::string> args, std::ostream& out, std::ostream& err) {
+int runCommand(std::vector<std::string> args, std::ostream& out, std::ostream& err) {
     try {
         if (args.empty()) {
             printUsage(err);
@@ -85,11 +85,9 @@ int runCli(std::vector<std::string> args, std::ostream& out, std::ostream& err) 
         if (command->run_with_exit_status) {
             auto status = command->run_with_exit_status(args, out);
             if (!status) return fail(err, status.error().text());
-            out.flush();
             return *status;
         }
         if (auto status = command->run(args, out); !status) return fail(err, status.error().text());
-        out.flush();
         return kExitOk;
     } catch (const std::exception& e) {
         err << "trainmem-cli: internal error: " << oneLine(e.what()) << "\n";
@@ -98,6 +96,30 @@ int runCli(std::vector<std::string> args, std::ostream& out, std::ostream& err) 
         err << "trainmem-cli: internal error\n";
         return kExitInternal;
     }
+}
+
+}  // namespace
+
+int runCli(std::vector<std::string> args, std::ostream& out, std::ostream& err) {
+    errno = 0;
+    const int status = runCommand(std::move(args), out, err);
+    // An answer that did not reach its reader is no answer: stdout on a full
+    // disk (> /dev/full) or a closed descriptor exits non-zero, in every
+    // command and format (issue 28, N06). With std::cout synced to stdio,
+    // flush() fails when fflush(stdout) does, errno telling why.
+    out.flush();
+    if (!out.good()) {
+        // errno from the failed write, when it is one a write gives (later
+        // calls may have set it for their own reasons).
+        const int error = errno == ENOSPC || errno == EIO || errno == EDQUOT || errno == EFBIG || errno == EPIPE ||
+                                  errno == EBADF || errno == EROFS
+                              ? errno
+                              : 0;
+        err << "trainmem-cli: cannot write output" << (error != 0 ? " (" + std::generic_category().message(error) + ")" : "")
+            << "; the answer is incomplete\n";
+        return kExitOutput;
+    }
+    return status;
 }
 
 }  // namespace trainmem::cli

@@ -2,6 +2,8 @@
 // Everything the app remembers between runs, typed, with its keys in one
 // place. Bump kVersion when a key changes meaning; older values are then
 // dropped instead of misread.
+#include <memory>
+
 #include <QByteArray>
 #include <QSettings>
 #include <QSize>
@@ -9,6 +11,8 @@
 #include <QStringList>
 
 #include "core/report/report.h"
+
+class QTemporaryDir;
 
 namespace trainmem::ui {
 
@@ -18,6 +22,20 @@ public:
     static constexpr int kMaxRecentFiles = 8;
 
     AppSettings();  // QSettings for organisation "trainmem", application "trainmem"
+    ~AppSettings();
+
+    // Why settings are not remembered this run, empty when they are: the
+    // settings file is a folder, a FIFO, a device (also behind a symlink:
+    // reading a FIFO would hang the start, writing would replace it), or
+    // over kMaxFileBytes. The app says it in the status bar; the settings
+    // then live in memory for the run.
+    QString problem() const { return problem_; }
+    // Writes pending changes; false, with problem() saying why, when the
+    // file cannot be written (a read-only folder, a full disk).
+    bool sync();
+    // The folder the settings file is in; the session file lives there too.
+    QString folder() const { return folder_; }
+    static constexpr qint64 kMaxFileBytes = 16 << 20;
 
     QByteArray windowGeometry() const;
     void setWindowGeometry(const QByteArray& geometry);
@@ -39,17 +57,21 @@ public:
     double exportScale() const;
     void setExportScale(double scale);
 
-    // The last session as the window left it (MainWindow::saveSession): JSON
-    // text, empty when there is none.
-    QString session() const;
-    void setSession(const QString& json);
+    // The last session as releases before the session file kept it (JSON
+    // text, empty when there is none); read once, then removed.
+    QString legacySession() const;
+    void removeLegacySession();
 
-    QStringList recentFiles() const;
+    QStringList recentFiles() const;  // at most kMaxRecentFiles, whatever the file holds
     void addRecentFile(const QString& path);  // most recent first, no duplicates, at most kMaxRecentFiles
     void removeRecentFile(const QString& path);
 
 private:
-    mutable QSettings settings_;
+    QString problem_;
+    QString folder_;
+    std::unique_ptr<QTemporaryDir> memory_;  // where settings live for a run when the file cannot be used
+    std::unique_ptr<QSettings> owned_;
+    QSettings& settings_;
 };
 
 }  // namespace trainmem::ui

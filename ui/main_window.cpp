@@ -15,6 +15,8 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
+#include <QUndoStack>
 #include <QUndoView>
 #include <QVBoxLayout>
 
@@ -149,11 +151,22 @@ MainWindow::MainWindow(QWidget* parent)
     buildMenus();
     followColourScheme();
     connect(document_, &ScenarioDocument::changed, this, &MainWindow::onDocumentChanged);
+    // Unsaved work is kept safe while editing (issue 27, item 7): every
+    // change, pins' included (they are undo steps), schedules an autosave.
+    autosave_ = new QTimer(this);
+    autosave_->setSingleShot(true);
+    connect(autosave_, &QTimer::timeout, this, [this] { saveSession(SessionEnd::Running); });
+    connect(document_, &ScenarioDocument::changed, this, &MainWindow::scheduleAutosave);
+    connect(document_->undoStack(), &QUndoStack::indexChanged, this, &MainWindow::scheduleAutosave);
     connect(document_, &ScenarioDocument::fileStateChanged, this, &MainWindow::updateTitle);
     connect(presets_, &PresetPicker::openConfigRequested, this, &MainWindow::openConfigDialog);
     connect(presets_, &PresetPicker::failed, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
 
     setUnits(settings_.units());
+    if (!settings_.problem().isEmpty()) {
+        session_problem_ = settings_.problem();
+        statusBar()->showMessage(session_problem_, 20000);
+    }
     resize(1500, 940);
     if (!restoreGeometry(settings_.windowGeometry())) resize(1500, 940);
     restoreState(settings_.windowState());
@@ -351,9 +364,13 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         event->ignore();
         return;
     }
-    saveSession();
+    // "Discard" means discarded: the next start does not bring the edits
+    // back (issue 27, item 6).
+    autosave_->stop();
+    saveSession(discarded_ ? SessionEnd::EditsDiscarded : SessionEnd::Closed);
     settings_.setWindowGeometry(saveGeometry());
     settings_.setWindowState(saveState());
+    settings_.sync();
     event->accept();
 }
 

@@ -9,7 +9,10 @@
 #include "ui/chart_views.h"
 #include "ui/scenario_document.h"
 
+#include <nlohmann/json.hpp>
+
 class QActionGroup;
+class QTimer;
 class QDockWidget;
 class QMenu;
 class QScrollArea;
@@ -63,15 +66,29 @@ public:
     void setUnits(Units units);
     // Brings a view to the front: its tab (stages = Breakdown, one bar per stage).
     void showView(ChartView view);
-    // The last session, as closing the window saved it: the scenario with
-    // its unsaved edits (undoable back to its file), the file, the pins and
-    // the tab. False, changing nothing, when there is none or it cannot be read.
+    // The last session, as closing the window (or, after a crash, the last
+    // autosave) left it: the scenario with its unsaved edits (undoable back
+    // to its file), the file, the pins and the tab. False, changing nothing,
+    // when there is none; a session that cannot be read or applied is put
+    // aside (sessionFilePath() + ".rejected"), and the status bar says so.
     bool restoreSession();
     // The Compare pins of a scenario file, as openFile reads them (for a
     // scenario given on the command line); false when some could not be read.
     bool loadPins(const QString& scenario_path);
-    // What restoreSession() reads (also written when the window closes).
-    void saveSession();
+    // How the session being saved ends: still running (the autosave: a
+    // start that finds it offers it back as work recovered from a crash),
+    // closed, or closed with its unsaved edits discarded (the next start
+    // opens the file as saved; an unsaved new scenario is dropped).
+    enum class SessionEnd { Running, Closed, EditsDiscarded };
+    // What restoreSession() reads: written atomically to sessionFilePath(),
+    // kAutosaveDelayMs after a change while editing, and when the window
+    // closes. False, with a message, when it cannot be written.
+    bool saveSession(SessionEnd end = SessionEnd::Closed);
+    QString sessionFilePath() const;
+    static constexpr int kAutosaveDelayMs = 2000;
+    // Where the settings could not be used or a session not restored, the
+    // last message said about it (empty when all went well).
+    QString sessionProblem() const { return session_problem_; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -97,7 +114,9 @@ private:
     void rebuildRecentMenu();
     void updateTitle();
     void onDocumentChanged();
-    bool confirmDiscard();  // false when the user cancels
+    bool confirmDiscard();  // false when the user cancels; discarded_ tells whether the answer was Discard
+    bool applySession(const nlohmann::json& session, std::string& why);
+    void scheduleAutosave();
     void followColourScheme();  // chart inks from the palette: dark or light
 
 public:
@@ -116,6 +135,11 @@ public:
 private:
 
     AppSettings settings_;
+    QTimer* autosave_ = nullptr;
+    std::string last_session_text_;  // what the session file holds, to skip writing it again
+    bool discarded_ = false;
+    bool session_checked_ = false;  // the session file found at start was restored or put aside
+    QString session_problem_;
     ScenarioDocument* document_;
     FieldBindings* bindings_;
     PresetPicker* presets_ = nullptr;

@@ -34,11 +34,13 @@
 namespace trainmem::ui {
 
 bool MainWindow::confirmDiscard() {
+    discarded_ = false;
     if (!document_->dirty()) return true;
     const auto answer = QMessageBox::question(this, tr("Unsaved changes"), tr("Save the changes to this scenario first?"),
                                               QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
     if (answer == QMessageBox::Cancel) return false;
-    return answer == QMessageBox::Discard || save();
+    discarded_ = answer == QMessageBox::Discard;
+    return discarded_ || save();
 }
 
 void MainWindow::newScenario() {

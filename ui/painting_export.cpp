@@ -7,8 +7,9 @@
 #include <QPainter>
 #include <QPdfWriter>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QSvgGenerator>
+
+#include "core/base/file_output.h"
 
 namespace trainmem::ui {
 
@@ -65,10 +66,6 @@ QByteArray withFallbackFonts(const QByteArray& svg) {
     return out.toUtf8();
 }
 
-ExportResult cannotWrite(const QSaveFile& file) {
-    return ExportResult::failure(QStringLiteral("%1: cannot write (%2)").arg(file.fileName(), file.errorString()));
-}
-
 }  // namespace
 
 std::optional<ExportFormat> exportFormatFor(const QString& path) {
@@ -91,15 +88,18 @@ QImage paintingImage(const Painting& paint, QSize size, qreal scale) {
 ExportResult exportPainting(const Painting& paint, ExportFormat format, const ExportMetadata& metadata, const QString& path,
                             QSize size, qreal scale) {
     if (ExportResult r = checkSize(format, size, scale); !r) return r;
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) return cannotWrite(file);
+    // The whole file is drawn in memory first, then written by the core's
+    // one writer (core/base/file_output.h): every byte checked, the size compared
+    // with what was meant, a rename over the old file only then. QSaveFile
+    // committed a truncated SVG on a disk that filled during the write
+    // (issue 28, N04) and replaced a symlinked FIFO or device (N05).
+    QBuffer bytes;
+    bytes.open(QIODevice::WriteOnly);
     const QRectF target(QPointF(0, 0), QSizeF(size));
     switch (format) {
         case ExportFormat::Png:
-            if (!paintingImage(paint, size, scale).save(&file, "PNG")) {
-                file.cancelWriting();
+            if (!paintingImage(paint, size, scale).save(&bytes, "PNG"))
                 return ExportResult::failure(QStringLiteral("%1: PNG encoding failed").arg(path));
-            }
             break;
         case ExportFormat::Svg: {
             // One logical pixel is one point: the generator's 72 dpi makes
@@ -118,15 +118,11 @@ ExportResult exportPainting(const Painting& paint, ExportFormat format, const Ex
                 QPainter painter(&svg);
                 paint(painter, target);
             }
-            if (file.write(withFallbackFonts(drawing.data())) < 0) {
-                const ExportResult failed = cannotWrite(file);
-                file.cancelWriting();
-                return failed;
-            }
+            bytes.buffer() = withFallbackFonts(drawing.data());
             break;
         }
         case ExportFormat::Pdf: {
-            QPdfWriter pdf(&file);
+            QPdfWriter pdf(&bytes);
             pdf.setTitle(metadata.title);
             pdf.setCreator(QStringLiteral("trainmem"));
             // One page exactly the picture's size, 1 logical pixel = 1 point.
@@ -134,25 +130,14 @@ ExportResult exportPainting(const Painting& paint, ExportFormat format, const Ex
             pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point, QString(), QPageSize::ExactMatch));
             pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
             QPainter painter(&pdf);
-            if (!painter.isActive()) {
-                file.cancelWriting();
-                return ExportResult::failure(QStringLiteral("%1: cannot start a PDF page").arg(path));
-            }
+            if (!painter.isActive()) return ExportResult::failure(QStringLiteral("%1: cannot start a PDF page").arg(path));
             paint(painter, target);
             break;
         }
     }
-    // QSaveFile::commit() checks the errors of writes made through it, but the
-    // last buffered bytes go out in close() without that check: on a full
-    // disk a small export would replace the previous file with a truncated
-    // one and report success. Flush here, where a failure is seen, and keep
-    // the previous file (issue 15, D08).
-    if (!file.flush() || file.error() != QFileDevice::NoError) {
-        const ExportResult failed = cannotWrite(file);
-        file.cancelWriting();
-        return failed;
-    }
-    if (!file.commit()) return cannotWrite(file);
+    const QByteArray& data = bytes.data();
+    const Status written = writeFileAtomically(path.toStdString(), std::string_view(data.constData(), size_t(data.size())));
+    if (!written) return ExportResult::failure(QString::fromStdString(written.error().message));
     return {};
 }
 

@@ -167,8 +167,11 @@ Status validateTraining(const Scenario& s) {
     if (t.optimizer == OptimizerKind::AdamW8bit && t.optimizer_state_dtype)
         return Error{"training.optimizer_state_dtype", "adamw-8bit keeps 8-bit states; leave this at auto"};
     if (t.base_batch_size) TRAINMEM_CHECK(inRange("training.base_batch_size", *t.base_batch_size, 1, int64_t{1} << 40));
-    if (t.base_learning_rate && !(*t.base_learning_rate > 0.0))
-        return Error{"training.base_learning_rate", "must be a positive number" + got(*t.base_learning_rate)};
+    // Transformer learning rates are 1e-6 to 1e-2; 1e308 was accepted and
+    // its scaled rates printed as "inf" (JSON null). At most 1000 keeps every
+    // scaled rate finite and leaves room for any real schedule.
+    if (t.base_learning_rate && !(*t.base_learning_rate > 0.0 && *t.base_learning_rate <= 1000.0))
+        return Error{"training.base_learning_rate", "must be a positive number at most 1000" + got(*t.base_learning_rate)};
     TRAINMEM_CHECK(inRange("training.warmup_steps", t.warmup_steps, 0, int64_t{1} << 40));
     return ok();
 }

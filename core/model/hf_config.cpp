@@ -125,7 +125,7 @@ std::string knownTypes() {
 class ModelImporter {
 public:
     ModelImporter(const json& config, std::string type, const FamilySpec& d, bool known)
-        : r_(config), type_(std::move(type)), d_(d), known_(known) {}
+        : r_(config), config_(config), type_(std::move(type)), d_(d), known_(known) {}
 
     Expected<ImportedModel> run() {
         ModelConfig& m = out_.model;
@@ -141,6 +141,7 @@ public:
         readLayerTypes();
         readMla();
         readMoe();
+        readQuantization();
         if (r_.failed()) return r_.error();
         if (Status s = validate(m); !s.ok()) return s.error();
         return std::move(out_);
@@ -385,6 +386,21 @@ private:
                                    "the NoPE layers, one per layer (Llama4TextConfig's default)");
     }
 
+    // A pre-quantized checkpoint (bitsandbytes 4-bit, GPTQ, AWQ, FP8)
+    // states quantization_config. The estimate keeps the weights at the
+    // training precision's width (or QLoRA's 4-bit base when
+    // training.finetuning is qlora); say so rather than ignore it.
+    void readQuantization() {
+        if (!r_.present("quantization_config")) return;
+        std::string method = "unnamed";
+        const json& q = config_["quantization_config"];
+        if (q.is_object() && q.contains("quant_method") && q["quant_method"].is_string())
+            method = describeText(q["quant_method"].get<std::string>());
+        out_.warnings.push_back("model.quantization_config: the checkpoint is stored quantized (" + method +
+                                "); its weights are estimated at the training precision's width, not as stored "
+                                "(training.finetuning = qlora models a 4-bit base)");
+    }
+
     // DeepSeek's multi-head latent attention (DeepseekV2Config / V3Config
     // defaults); another family has it only when its config says kv_lora_rank.
     void readMla() {
@@ -469,6 +485,12 @@ private:
         // DeepSeek-V3 routes with a score-correction bias ("noaux_tc"); V2 can too.
         bool score_bias = defaultFlag(ModelField::RouterScoreBias);
         if (std::optional<std::string> method = r_.text("topk_method")) {
+            // DeepseekV2Config's "greedy" and "group_limited_greedy",
+            // DeepseekV3Config's "noaux_tc"; anything else is a typo that
+            // would silently route greedily.
+            if (*method != "greedy" && *method != "group_limited_greedy" && *method != "noaux_tc")
+                r_.fail("topk_method", "must be \"greedy\", \"group_limited_greedy\" or \"noaux_tc\" (got \"" +
+                                           describeText(*method) + "\")");
             score_bias = *method == "noaux_tc";
             if (d_.sorted_expert_dispatch && *method == "group_limited_greedy") readRoutingGroups(e);
         }
@@ -502,23 +524,30 @@ private:
         MoeLayerSelection sel;
         sel.first_k_dense_replace = r_.integer("first_k_dense_replace", defaultSize(ModelField::FirstDenseLayers));
         sel.moe_layer_freq = r_.integer("moe_layer_freq", 1);
-        sel.decoder_sparse_step = r_.integer("decoder_sparse_step", 1);
-        sel.mlp_only_layers = r_.integers("mlp_only_layers");
+        // Qwen2MoeDecoderLayer and Qwen3MoeDecoderLayer read mlp_only_layers
+        // and decoder_sparse_step; no other family's class does (Mixtral's
+        // with decoder_sparse_step 16777216 is still sparse in transformers).
+        // A family not in the catalogue is read with every key, as said.
+        const bool qwen_keys = d_.moe_layer_keys == MoeLayerKeys::Qwen || !known_;
+        for (const char* qwen_key : {"decoder_sparse_step", "mlp_only_layers"}) {
+            if (qwen_keys || !r_.has(qwen_key)) continue;
+            out_.warnings.push_back(std::string("model.") + qwen_key + ": ignored: " + type_ +
+                                    " models do not read it (only Qwen2-MoE and Qwen3-MoE do)");
+        }
+        if (qwen_keys) {
+            sel.decoder_sparse_step = r_.integer("decoder_sparse_step", 1);
+            sel.mlp_only_layers = r_.integers("mlp_only_layers");
+        }
         if (d_.moe_layer_keys == MoeLayerKeys::Llama4) {
             // Llama4TextModel: moe_layers, or every interleave_moe_layer_step-th
             // layer counted from 1 (range(step - 1, L, step)), Qwen's rule.
             sel.decoder_sparse_step = r_.integer("interleave_moe_layer_step", 1);
-            if (r_.present("moe_layers")) {
-                const std::vector<int64_t> moe = r_.integers("moe_layers");
-                sel.decoder_sparse_step = 1;
-                sel.mlp_only_layers.clear();
-                for (int64_t i = 0; i < out_.model.num_layers; ++i)
-                    if (std::find(moe.begin(), moe.end(), i) == moe.end()) sel.mlp_only_layers.push_back(i);
-            }
+            if (r_.present("moe_layers")) sel.moe_layers = r_.integers("moe_layers");
         }
+        if (r_.failed()) return;
         const MoeLayerFit fit = fitMoeLayers(out_.model.num_layers, sel);
         if (!fit.supported)
-            r_.fail(sel.mlp_only_layers.empty() ? "decoder_sparse_step" : "mlp_only_layers",
+            r_.fail(sel.moe_layers ? "moe_layers" : sel.mlp_only_layers.empty() ? "decoder_sparse_step" : "mlp_only_layers",
                     "selects mixture-of-experts layers that are not every k-th layer after the leading dense "
                     "ones, which this calculator cannot represent");
         e.first_dense_layers = r_.integer("trainmem_first_dense_layers", fit.pattern.first_dense_layers);
@@ -526,6 +555,7 @@ private:
     }
 
     ConfigReader r_;
+    const json& config_;
     std::string type_;
     const FamilySpec& d_;
     bool known_;

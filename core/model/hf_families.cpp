@@ -1,6 +1,8 @@
 #include "core/model/hf_families.h"
 
 #include <algorithm>
+#include <numeric>
+#include <optional>
 #include <string>
 
 #include "core/base/byte_count.h"
@@ -313,44 +315,110 @@ const std::vector<std::string>& supportedModelTypes() {
     return types;
 }
 
+namespace {
+
+// The MoE layers a selection picks, held without walking the layers: either
+// an explicit sorted list, or an arithmetic progression (first `a0`, step
+// `period`, below L) less a sorted list of dense layers lying on it.
+class MoeLayerSet {
+public:
+    MoeLayerSet(int64_t L, const MoeLayerSelection& k) : L_(L) {
+        if (k.moe_layers) {
+            explicit_ = sortedWithin(*k.moe_layers, 0);
+            return;
+        }
+        const int64_t fkd = k.first_k_dense_replace, f1 = k.moe_layer_freq, step = k.decoder_sparse_step;
+        // Layers i >= fkd with i % f1 == 0 and (i + 1) % step == 0: the first
+        // is found within step multiples of f1 (the pattern repeats after
+        // lcm(f1, step)), the rest follow every lcm(f1, step) layers.
+        period_ = std::lcm(f1, step);  // both are at most 2^24 here
+        int64_t i = (fkd + f1 - 1) / f1 * f1;
+        for (int64_t tries = 0; tries < step && i < L && (i + 1) % step != 0; ++tries) i += f1;
+        a0_ = i < L && (i + 1) % step == 0 ? i : L;
+        count_ = a0_ < L ? (L - 1 - a0_) / period_ + 1 : 0;
+        for (int64_t d : sortedWithin(k.mlp_only_layers, a0_))
+            if ((d - a0_) % period_ == 0) removed_.push_back(d);
+        count_ -= static_cast<int64_t>(removed_.size());
+    }
+
+    int64_t size() const { return explicit_ ? static_cast<int64_t>(explicit_->size()) : count_; }
+
+    // The n-th MoE layer (n < size()), in at most n + |removed| steps.
+    int64_t at(int64_t n) const {
+        if (explicit_) return (*explicit_)[static_cast<size_t>(n)];
+        int64_t layer = a0_;
+        size_t r = 0;
+        for (int64_t seen = 0;; layer += period_) {
+            while (r < removed_.size() && removed_[r] < layer) ++r;
+            if (r < removed_.size() && removed_[r] == layer) continue;
+            if (seen++ == n) return layer;
+        }
+    }
+
+    // Whether the set is exactly {first, first + freq, ...} below L, where
+    // first is its smallest layer.
+    bool isProgression(int64_t first, int64_t freq) const {
+        const int64_t n = (L_ - 1 - first) / freq + 1;
+        if (n != size()) return false;
+        if (explicit_) {
+            for (int64_t j = 0; j < n; ++j)
+                if ((*explicit_)[static_cast<size_t>(j)] != first + j * freq) return false;
+            return true;
+        }
+        // Equal sizes, so the progression must lie inside the set: on the
+        // selection's own progression and off every removed layer.
+        if (n >= 2 && freq % period_ != 0) return false;
+        return std::none_of(removed_.begin(), removed_.end(),
+                            [&](int64_t d) { return d >= first && (d - first) % freq == 0; });
+    }
+
+private:
+    // The list's distinct layers in [from, L), sorted.
+    std::vector<int64_t> sortedWithin(const std::vector<int64_t>& list, int64_t from) const {
+        std::vector<int64_t> out;
+        for (int64_t x : list)
+            if (x >= from && x < L_) out.push_back(x);
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        return out;
+    }
+
+    int64_t L_;
+    std::optional<std::vector<int64_t>> explicit_;
+    int64_t a0_ = 0, period_ = 1, count_ = 0;
+    std::vector<int64_t> removed_;
+};
+
+}  // namespace
+
 MoeLayerFit fitMoeLayers(int64_t L, const MoeLayerSelection& k) {
     const int64_t fkd = k.first_k_dense_replace;
     const int64_t f1 = k.moe_layer_freq;
     const int64_t step = k.decoder_sparse_step;
-    // Non-positive values are reported by validate() under their own key.
-    if (f1 <= 0) return {{fkd, f1}, true};
-    if (step <= 0) return {{0, step}, true};
-    if (fkd < 0) return {{fkd, f1}, true};
-    if (k.mlp_only_layers.empty() && step == 1) {
-        // DeepSeek's rule: the first MoE layer is the first multiple of the
-        // frequency at or after first_k_dense_replace.
-        const int64_t first = (fkd + f1 - 1) / f1 * f1;
-        if (fkd > L) return {{fkd, f1}, true};  // validate() rejects it
-        return {{first > L ? L : first, f1}, true};
+    if (!k.moe_layers) {
+        // Non-positive values are reported by validate() under their own key.
+        if (f1 <= 0) return {{fkd, f1}, true};
+        if (step <= 0) return {{0, step}, true};
+        if (fkd < 0) return {{fkd, f1}, true};
+        if (k.mlp_only_layers.empty() && step == 1) {
+            // DeepSeek's rule: the first MoE layer is the first multiple of the
+            // frequency at or after first_k_dense_replace.
+            const int64_t first = (fkd + f1 - 1) / f1 * f1;
+            if (fkd > L) return {{fkd, f1}, true};  // validate() rejects it
+            return {{first > L ? L : first, f1}, true};
+        }
+        if (k.mlp_only_layers.empty() && fkd == 0 && f1 == 1) {
+            // Qwen2-MoE's rule: layers step-1, 2*step-1, ...
+            return {{step - 1 > L ? L : step - 1, step}, true};
+        }
     }
-    if (k.mlp_only_layers.empty() && fkd == 0 && f1 == 1) {
-        // Qwen2-MoE's rule: layers step-1, 2*step-1, ...
-        return {{step - 1 > L ? L : step - 1, step}, true};
-    }
-    std::vector<int64_t> dense_layers = k.mlp_only_layers;  // sorted: each test is a binary search
-    std::sort(dense_layers.begin(), dense_layers.end());
-    auto isMoe = [&](int64_t i) {
-        if (i < fkd || i % f1 != 0 || (i + 1) % step != 0) return false;
-        return !std::binary_search(dense_layers.begin(), dense_layers.end(), i);
-    };
-    std::vector<int64_t> moe;
-    for (int64_t i = 0; i < L; ++i)
-        if (isMoe(i)) moe.push_back(i);
-    if (moe.empty()) return {{L, f1 > 1 ? f1 : step}, true};
-    auto matches = [&](int64_t first, int64_t freq) {
-        for (int64_t i = 0; i < L; ++i)
-            if (isMoe(i) != (i >= first && (i - first) % freq == 0)) return false;
-        return true;
-    };
-    const int64_t first = moe.front();
-    const int64_t candidates[] = {moe.size() > 1 ? moe[1] - first : step, step, f1, L - first};
+    const MoeLayerSet moe(L, k);
+    const int64_t rule_step = k.moe_layers ? 1 : step;
+    if (moe.size() == 0) return {{L, !k.moe_layers && f1 > 1 ? f1 : rule_step}, true};
+    const int64_t first = moe.at(0);
+    const int64_t candidates[] = {moe.size() > 1 ? moe.at(1) - first : rule_step, rule_step, f1, L - first};
     for (int64_t freq : candidates)
-        if (freq >= 1 && matches(first, freq)) return {{first, freq}, true};
+        if (freq >= 1 && moe.isProgression(first, freq)) return {{first, freq}, true};
     return {{first, 1}, false};
 }
 

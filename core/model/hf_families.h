@@ -8,6 +8,7 @@
 // model_type strings. Internal to the core; docs/memory-model.md tabulates it.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -240,13 +241,17 @@ struct MoeLayerPattern {
 // DeepSeek's modeling_deepseek.py) and Qwen2-MoE's (layer not in
 // mlp_only_layers and (layer + 1) % decoder_sparse_step == 0). The layers
 // they select must form a pattern ModelConfig can hold; `supported` is false
-// when they do not. num_layers must already be within ModelConfig's limits
-// (the importer checks it first): the general case walks the layers.
+// when they do not. Llama 4 may instead list its MoE layers (moe_layers;
+// Llama4TextDecoderLayer tests `layer_idx in config.moe_layers`), and then the
+// other keys do not apply. The work grows with the lists' lengths, never
+// with num_layers times a list (issue 28, N01: 2^24 layers and a 20,000-entry
+// list took 10 minutes).
 struct MoeLayerSelection {
     int64_t first_k_dense_replace = 0;
     int64_t moe_layer_freq = 1;
     int64_t decoder_sparse_step = 1;
     std::vector<int64_t> mlp_only_layers;
+    std::optional<std::vector<int64_t>> moe_layers;  // Llama 4's explicit list
 };
 struct MoeLayerFit {
     MoeLayerPattern pattern;

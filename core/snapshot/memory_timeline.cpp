@@ -66,6 +66,16 @@ public:
         return removed;
     }
 
+    // Whether [start, end) lies inside one mapped range (adjacent ranges are
+    // merged, so inside the union is inside one).
+    bool covers(uint64_t start, uint64_t end) const {
+        if (end < start) return false;
+        auto it = ranges_.upper_bound(start);
+        if (it == ranges_.begin()) return false;
+        --it;
+        return it->first <= start && end <= it->second;
+    }
+
     const std::map<uint64_t, uint64_t>& ranges() const { return ranges_; }
 
 private:
@@ -201,6 +211,24 @@ Expected<SnapshotTimeline> snapshotTimeline(const MemorySnapshot& snapshot, cons
     t.curve.reserve(events.size() + 1);
     t.curve.push_back(MemoryCurvePoint{});
 
+    // Every address range a segment of this device ever held: the dump's
+    // segments and every range the trace maps or unmaps. A block the trace
+    // frees without having seen its alloc was alive before the trace, so it
+    // lies in one of them; one that does not (issue 28, N03: a 1 TiB block
+    // freed against 2 MiB of segments) is not counted as memory, but named.
+    MappedRanges known_segments;
+    for (const SnapshotSegment& s : snapshot.segments)
+        if (s.device == options.device && s.total_size > 0)
+            known_segments.add(static_cast<uint64_t>(s.address),
+                               static_cast<uint64_t>(s.address) + static_cast<uint64_t>(s.total_size));
+    for (const TraceEvent& e : events)
+        if (e.action == TraceAction::SegmentAlloc || e.action == TraceAction::SegmentMap ||
+            e.action == TraceAction::SegmentFree || e.action == TraceAction::SegmentUnmap)
+            known_segments.add(static_cast<uint64_t>(e.addr), static_cast<uint64_t>(e.addr) + static_cast<uint64_t>(e.size));
+    const bool segments_known = !known_segments.ranges().empty();
+    size_t frees_outside = 0;
+    int64_t frees_outside_bytes = 0;
+
     // First pass: changes relative to the unknown starting state, and what
     // the trace frees without having seen it allocated.
     int64_t allocated = 0, reserved = 0, freed_unseen_blocks = 0, freed_unseen_segments = 0;
@@ -229,6 +257,9 @@ Expected<SnapshotTimeline> snapshotTimeline(const MemorySnapshot& snapshot, cons
                 if (it->second != e.size) ++size_mismatches;
                 allocated -= it->second;
                 live_blocks.erase(it);
+            } else if (segments_known && !known_segments.covers(start, end)) {
+                ++frees_outside;
+                frees_outside_bytes = std::min(frees_outside_bytes + e.size, kMaxRunningBytes);
             } else {
                 freed_unseen_blocks += e.size;
                 allocated -= e.size;
@@ -303,6 +334,22 @@ Expected<SnapshotTimeline> snapshotTimeline(const MemorySnapshot& snapshot, cons
     if (last.reserved_bytes != dump_reserved) {
         t.warnings.push_back("the trace ends with " + bytesText(last.reserved_bytes) + " reserved but the segments total " +
                              bytesText(dump_reserved) + ": trace and segments disagree");
+    }
+    if (frees_outside > 0) {
+        t.warnings.push_back(std::to_string(frees_outside) + " free(s) of blocks (" + bytesText(frees_outside_bytes) +
+                             ") that lie outside every segment of the snapshot were not counted as memory alive "
+                             "before the trace: trace and segments disagree");
+    }
+    if (segments_known) {
+        const auto over = std::find_if(t.curve.begin(), t.curve.end(), [](const MemoryCurvePoint& p) {
+            return p.allocated_bytes > p.reserved_bytes;
+        });
+        if (over != t.curve.end())
+            t.warnings.push_back("allocated exceeds reserved (" + bytesText(over->allocated_bytes) + " against " +
+                                 bytesText(over->reserved_bytes) + ") " +
+                                 (over->event_index < 0 ? std::string("before the trace")
+                                                        : "at event " + std::to_string(over->event_index)) +
+                                 ": trace and segments disagree");
     }
     if (size_mismatches > 0) {
         t.warnings.push_back(std::to_string(size_mismatches) + " free(s) with a size other than their alloc's; the alloc's size was used");

@@ -1,5 +1,6 @@
 // Starting again where the window was left, on a scenario that fits the first
 // time, and never past the screen's edge.
+#include <QFile>
 #include <QScreen>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -76,19 +77,25 @@ TEST(Session, UnsavedPinsAloneComeBackUnsaved) {
 }
 
 TEST(Session, NoSessionOrABrokenOneChangesNothing) {
-    AppSettings settings;
+    const QString file = MainWindow().sessionFilePath();
     for (const QString& broken : {QString(), QStringLiteral("{"), QStringLiteral("{\"scenario\": 3}"),
                                   QStringLiteral("{\"scenario\": {\"model\": {\"preset\": \"no-such\"}}, \"path\": \"\", "
                                                  "\"dirty\": false, \"pins\": [], \"tab\": 0, \"per_stage\": false}"),
                                   QStringLiteral("{\"scenario\": {\"model\": {\"preset\": \"gpt2\"}}, \"path\": 1, "
                                                  "\"dirty\": false, \"pins\": [], \"tab\": 0, \"per_stage\": false}")}) {
-        settings.setSession(broken);
+        QFile::remove(file);
+        if (!broken.isNull()) {
+            QFile f(file);
+            ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+            f.write(broken.toUtf8());
+        }
         const Scenario before = presetScenario("mixtral-8x7b-tp-ep");
         auto window = openWindow(before);
         EXPECT_FALSE(window->restoreSession()) << broken.toStdString();
         EXPECT_EQ(window->document()->scenario(), before);
     }
-    settings.setSession(QString());
+    QFile::remove(file);
+    QFile::remove(file + ".rejected");
 }
 
 TEST(Session, TheFirstStartIsOnAScenarioThatFits) {
