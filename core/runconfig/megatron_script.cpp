@@ -18,6 +18,10 @@ struct Word {
     int line = 0;
 };
 
+// A script's arrays hold tens of flags; self-appending ones (A+=("${A[@]}")
+// on every line) would double each time: refused past this many words.
+constexpr size_t kMaxShellWords = 100000;
+
 struct Shell {
     std::map<std::string, std::vector<Word>> arrays;
     std::map<std::string, Word> scalars;
@@ -363,6 +367,9 @@ Expected<ConfigDocument> readMegatronScript(const std::filesystem::path& path, c
                 }
                 if (on)
                     for (auto& e : expand(w, number, sh)) sh.arrays[open_array].push_back(e);
+                if (sh.arrays[open_array].size() > kMaxShellWords)
+                    return Error{file + ":" + std::to_string(number) + ": " + open_array,
+                                 "the array holds more than " + std::to_string(kMaxShellWords) + " words: not a launch script"};
             }
             continue;
         }
@@ -421,6 +428,9 @@ Expected<ConfigDocument> readMegatronScript(const std::filesystem::path& path, c
                     }
                     for (const auto& item : items)
                         for (auto& e : expand(item, number, sh)) sh.arrays[name].push_back(e);
+                    if (sh.arrays[name].size() > kMaxShellWords)
+                        return Error{file + ":" + std::to_string(number) + ": " + name,
+                                     "the array holds more than " + std::to_string(kMaxShellWords) + " words: not a launch script"};
                     if (!closed) open_array = name;
                 } else if (std::find(fixed.begin(), fixed.end(), name) == fixed.end()) {
                     const auto parts = expand(rhs, number, sh);
@@ -428,6 +438,8 @@ Expected<ConfigDocument> readMegatronScript(const std::filesystem::path& path, c
                     for (const auto& p : parts) v += (v.empty() ? "" : " ") + p.text;
                     if (append) sh.scalars[name].text += v;
                     else sh.scalars[name] = Word{v, number};
+                    if (sh.scalars[name].text.size() > kMaxShellWords * 16)
+                        return Error{file + ":" + std::to_string(number) + ": " + name, "the variable grew past 1.6 MB: not a launch script"};
                 }
                 continue;
             }

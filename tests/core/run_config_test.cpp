@@ -392,3 +392,23 @@ TEST(RunConfigExport, WhatTheStackCannotExpressIsRefused) {
 
 }  // namespace
 }  // namespace trainmem::runconfig
+
+namespace trainmem::runconfig {
+namespace {
+
+TEST(RunConfigMegatron, ASelfDoublingArrayIsRefusedNotFollowed) {
+    // Each line doubles A: 40 lines would be 2^40 words.
+    std::string script = "A=(--x)\n";
+    for (int i = 0; i < 40; ++i) script += "A+=(\"${A[@]}\")\n";
+    script += "torchrun pretrain_gpt.py ${A[@]}\n";
+    const fs::path path = fs::temp_directory_path() / "trainmem_runconfig_doubling.sh";
+    std::ofstream(path) << script;
+    RunConfigOptions o;
+    auto imported = importRunConfig(path, o);
+    fs::remove(path);
+    ASSERT_FALSE(imported.ok());
+    EXPECT_NE(imported.error().text().find("more than 100000 words"), std::string::npos) << imported.error().text();
+}
+
+}  // namespace
+}  // namespace trainmem::runconfig
