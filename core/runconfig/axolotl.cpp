@@ -21,6 +21,44 @@ std::string loraTarget(const std::string& module) {
 
 }  // namespace
 
+HfOptimizer hfOptimizer(const std::string& name) {
+    if (name == "adamw_torch_fused") return {"adamw", "fused", false};
+    if (name == "adamw_torch") return {"adamw", "foreach", false};
+    if (name == "adamw_bnb_8bit" || name == "adamw_8bit") return {"adamw-8bit", "", false};
+    if (name == "paged_adamw_8bit") return {"adamw-8bit", "", true};
+    if (name == "paged_adamw_32bit" || name == "paged_adamw") return {"adamw", "", true};
+    if (name == "adafactor") return {"adafactor", "", false};
+    if (name == "sgd") return {"sgd", "", false};
+    if (name == "lion_32bit") return {"lion", "", false};
+    if (name == "muon") return {"muon", "", false};
+    return {};
+}
+
+Status importNamedDeepspeed(const ConfigValue& ds, ImportContext& ctx, const std::string& precision) {
+    ImportRecorder& rec = ctx.rec;
+    auto path = asText(ds);
+    if (!path) return path.error();
+    std::filesystem::path ds_path = *path;
+    if (ds_path.is_relative()) ds_path = ctx.options.working_directory / ds_path;
+    for (const auto& c : ctx.options.companions)
+        if (c.filename() == std::filesystem::path(*path).filename()) ds_path = c;
+    std::error_code ec;
+    if (!std::filesystem::exists(ds_path, ec))
+        return valueError(ds, "the DeepSpeed config " + ds_path.string() +
+                                  " does not exist (resolved from the working directory, as the stack does; give it as a companion)");
+    auto ds_doc = readJsonDocument(ds_path);
+    if (!ds_doc) return ds_doc.error();
+    rec.readOnly(ds, "DeepSpeed config " + ds_path.string() + ", read below");
+    const std::vector<std::string> resolved = {"training.micro_batch_size", "training.gradient_accumulation_steps",
+                                               "training.precision", "training.optimizer", "parallelism.data"};
+    if (Status st = importDeepspeed(*ds_doc, ctx, resolved); !st) return st;
+    // DeepSpeed's bf16 keeps fp32 master weights and states in its optimizer.
+    const ConfigValue* ds_bf16 = ds_doc->find("bf16.enabled");
+    if ((precision == "pure-bf16" || precision == "amp-bf16") && ds_bf16 && (ds_bf16->value == "auto" || ds_bf16->value == true))
+        return rec.set(*ds_bf16, "training.precision", "mixed-bf16", "DeepSpeed's bf16: fp32 master weights and optimizer states");
+    return ok();
+}
+
 Status importAxolotl(ConfigDocument& doc, ImportContext& ctx) {
     if (Status st = startFramework(ctx, "hf-trainer"); !st) return st;
     ImportRecorder& rec = ctx.rec;
@@ -197,17 +235,9 @@ Status importAxolotl(ConfigDocument& doc, ImportContext& ctx) {
         if (!o) return o.error();
         opt = *o;
     }
-    std::string kind, impl;
-    bool paged = false;
-    if (opt == "adamw_torch_fused") kind = "adamw", impl = "fused";
-    else if (opt == "adamw_torch") kind = "adamw", impl = "foreach";
-    else if (opt == "adamw_bnb_8bit" || opt == "adamw_8bit") kind = "adamw-8bit";
-    else if (opt == "paged_adamw_8bit") kind = "adamw-8bit", paged = true;
-    else if (opt == "paged_adamw_32bit" || opt == "paged_adamw") kind = "adamw", paged = true;
-    else if (opt == "adafactor") kind = "adafactor";
-    else if (opt == "sgd") kind = "sgd";
-    else if (opt == "lion_32bit") kind = "lion";
-    else if (opt == "muon") kind = "muon";
+    const HfOptimizer hf = hfOptimizer(opt);
+    const std::string kind = hf.kind, impl = hf.impl;
+    const bool paged = hf.paged;
     if (kind.empty()) {
         rec.notRepresentable(*opt_v, "optimizer " + opt + " is not in trainmem's catalogue", "training.optimizer");
         rec.unknown(file, "optimizer", opt_v->line, "training.optimizer", "set the nearest optimizer with --set");
@@ -295,28 +325,7 @@ Status importAxolotl(ConfigDocument& doc, ImportContext& ctx) {
                           doc.find("fsdp_config.auto_wrap_policy") || doc.find("fsdp_config.fsdp_sharding_strategy");
     if (ds && !ds->value.is_null()) {
         if (has_fsdp) return valueError(*ds, "deepspeed and fsdp cannot be used together (axolotl's validation)");
-        auto path = asText(*ds);
-        if (!path) return path.error();
-        std::filesystem::path ds_path = *path;
-        if (ds_path.is_relative()) ds_path = ctx.options.working_directory / ds_path;
-        for (const auto& c : ctx.options.companions)
-            if (c.filename() == std::filesystem::path(*path).filename()) ds_path = c;
-        std::error_code ec;
-        if (!std::filesystem::exists(ds_path, ec))
-            return valueError(*ds, "the DeepSpeed config " + ds_path.string() +
-                                       " does not exist (axolotl resolves it from its working directory; give it as a companion)");
-        auto ds_doc = readJsonDocument(ds_path);
-        if (!ds_doc) return ds_doc.error();
-        rec.readOnly(*ds, "DeepSpeed config " + ds_path.string() + ", read below");
-        const std::vector<std::string> resolved = {"training.micro_batch_size", "training.gradient_accumulation_steps",
-                                                   "training.precision", "training.optimizer", "parallelism.data"};
-        if (Status st = importDeepspeed(*ds_doc, ctx, resolved); !st) return st;
-        // DeepSpeed's bf16 keeps fp32 master weights in its optimizer.
-        const ConfigValue* ds_bf16 = ds_doc->find("bf16.enabled");
-        if (precision == "pure-bf16" && ds_bf16 && (ds_bf16->value == "auto" || ds_bf16->value == true))
-            if (Status st = rec.set(*ds_bf16, "training.precision", "mixed-bf16", "DeepSpeed's bf16: fp32 master weights and optimizer states");
-                !st)
-                return st;
+        if (Status st = importNamedDeepspeed(*ds, ctx, precision); !st) return st;
     } else if (has_fsdp) {
         const ConfigValue* from = fsdp_list ? fsdp_list : doc.find("fsdp_config.fsdp_version");
         if (!from) from = doc.find("fsdp_config.reshard_after_forward");

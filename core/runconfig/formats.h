@@ -32,6 +32,19 @@ Status importTorchtune(ConfigDocument& doc, ImportContext& ctx);
 // already set; for a DeepSpeed JSON on its own every "auto" is unknown.
 Status importDeepspeed(ConfigDocument& doc, ImportContext& ctx, const std::vector<std::string>& resolved);
 Status importAxolotl(ConfigDocument& doc, ImportContext& ctx);
+Status importLlamaFactory(ConfigDocument& doc, ImportContext& ctx);
+// A Hugging Face Trainer optimizer name (transformers' OptimizerNames, as
+// axolotl and LLaMA-Factory pass them): trainmem's optimizer, implementation
+// ("" = the stack's), paged; kind "" when trainmem has none.
+struct HfOptimizer {
+    std::string kind, impl;
+    bool paged = false;
+};
+HfOptimizer hfOptimizer(const std::string& name);
+// The DeepSpeed JSON an HF-Trainer-based config names (axolotl, LLaMA-Factory):
+// resolved from the working directory or a companion of the same name, read
+// with the main file's keys filling its "auto".
+Status importNamedDeepspeed(const ConfigValue& key, ImportContext& ctx, const std::string& precision);
 Status importMegatronFlags(ConfigDocument& doc, ImportContext& ctx);
 // Megatron's flags as documents: a launch script's, the rank-0 arguments log's.
 // `overrides`: NAME=value (the script's variable, as if edited) and --flag [value] (appended).
@@ -49,6 +62,7 @@ inline constexpr const char* kTorchtitanRelease = "torchtitan v0.2.2";
 inline constexpr const char* kTorchtuneRelease = "torchtune v0.6.1";
 inline constexpr const char* kDeepspeedRelease = "DeepSpeed v0.19.5-27-gedaa72212";
 inline constexpr const char* kAxolotlRelease = "axolotl v0.18.0-9-g067b021c8";
+inline constexpr const char* kLlamaFactoryRelease = "LLaMA-Factory v0.9.5-54-gff6d4d12e";
 inline constexpr const char* kMegatronRelease = "Megatron-LM core_v0.15.0rc7-2333-gd98e8a64dd";
 
 }  // namespace trainmem::runconfig

@@ -30,7 +30,7 @@ bool hasKeyUnder(const ConfigDocument& doc, std::string_view suffix) {
 
 const std::vector<std::string_view>& runConfigFormats() {
     static const std::vector<std::string_view> formats = {"auto", "torchtitan", "torchtune", "deepspeed", "axolotl",
-                                                          "megatron", "megatron-log"};
+                                                          "llamafactory", "megatron", "megatron-log"};
     return formats;
 }
 
@@ -103,7 +103,7 @@ Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, con
                                           std::string_view format) {
     if (std::find(runConfigFormats().begin(), runConfigFormats().end(), format) == runConfigFormats().end())
         return Error{"--run-format", "unknown format \"" + describeText(format) + "\"; allowed: auto, torchtitan, torchtune, "
-                                     "deepspeed, axolotl, megatron, megatron-log"};
+                                     "deepspeed, axolotl, llamafactory, megatron, megatron-log"};
     for (const auto& companion : options.companions) {
         std::error_code ec;
         if (!std::filesystem::exists(companion, ec))
@@ -134,15 +134,15 @@ Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, con
     if (kind == "yaml") {
         if (hasKeyUnder(*doc, "_component_")) kind = "torchtune";
         else if (doc->find("base_model")) kind = "axolotl";
-        else if (doc->find("model_name_or_path") && doc->find("stage"))
-            return Error{file.string(), "an LLaMA-Factory config: not read yet (docs/run-configs.md lists the formats read)"};
+        else if (doc->find("model_name_or_path") || doc->find("finetuning_type") || doc->find("cutoff_len"))
+            kind = "llamafactory";
         else if (doc->find("distributed_type") || doc->find("compute_environment"))
             return Error{file.string(), "an Accelerate config: not read yet (docs/run-configs.md lists the formats read)"};
         else if (doc->find("checkpoint_dir") && (doc->find("train.micro_batch_size") || doc->find("train.global_batch_size")))
             return Error{file.string(), "a LitGPT config: not read yet (docs/run-configs.md lists the formats read)"};
         else
-            return Error{file.string(), "cannot tell the stack: no _component_ (torchtune), no base_model (axolotl); "
-                                        "give --run-format"};
+            return Error{file.string(), "cannot tell the stack: no _component_ (torchtune), no base_model (axolotl), no "
+                                        "model_name_or_path (LLaMA-Factory); give --run-format"};
     }
 
     RunConfigImport result;
@@ -166,6 +166,9 @@ Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, con
     } else if (kind == "deepspeed") {
         result.format = "DeepSpeed config JSON (" + std::string(kDeepspeedRelease) + ")";
         st = importDeepspeed(*doc, ctx, {});
+    } else if (kind == "llamafactory") {
+        result.format = "LLaMA-Factory YAML (" + std::string(kLlamaFactoryRelease) + ")";
+        st = importLlamaFactory(*doc, ctx);
     } else if (kind == "axolotl") {
         result.format = "axolotl YAML (" + std::string(kAxolotlRelease) + ")";
         st = importAxolotl(*doc, ctx);

@@ -285,6 +285,29 @@ TEST(RunConfigAxolotl, CutCrossEntropyIsNotRepresentable) {
     EXPECT_EQ(imported->report.not_representable[0].trainmem_key, "training.loss");
 }
 
+// --- LLaMA-Factory -------------------------------------------------------
+
+TEST(RunConfigLlamaFactory, LoraSftWithItsDefaultsAndDeepSpeed) {
+    // finetuning_args.py: lora_target "all"; model_args.py:
+    // disable_gradient_checkpointing False, so checkpointing is on.
+    auto imported = importRunConfig(data("llamafactory_llama3_lora_sft.yaml"), withGpus(4));
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.model_preset, "llama-3.1-8b");
+    EXPECT_EQ(s.training.finetuning, Finetuning::Lora);
+    EXPECT_EQ(s.training.lora_rank, 8);
+    EXPECT_EQ(s.training.lora_targets, std::vector<std::string>{"all-linear"});
+    EXPECT_EQ(s.training.checkpointing, Checkpointing::Full);
+    EXPECT_TRUE(hasEntry(imported->report.defaults, "disable_gradient_checkpointing", "training.activation_checkpointing"));
+    EXPECT_EQ(s.training.micro_batch_size, 1);
+    EXPECT_EQ(s.training.gradient_accumulation_steps, 8);
+    EXPECT_EQ(s.training.sequence_length, 2048);
+    EXPECT_EQ(s.training.optimizer_impl, OptimizerImpl::ForEach);
+    EXPECT_EQ(s.training.precision, Precision::MixedBf16);  // DeepSpeed's bf16 "auto" from bf16: true
+    EXPECT_EQ(s.parallelism.zero_stage, 2);
+    EXPECT_TRUE(imported->report.unknown.empty());
+}
+
 // --- Megatron-LM ---------------------------------------------------------
 
 TEST(RunConfigMegatron, TheLaunchScriptIsTheHandWrittenPreset) {
