@@ -240,7 +240,7 @@ Expected<ConfigDocument> parseYamlDocument(std::string_view text, const std::str
         if (!root.IsMap()) return Error{file + ":" + std::to_string(root.Mark().line + 1), "expected a mapping of keys at the top level"};
         flattenYaml(root, "", doc, 0);
     } catch (const YAML::Exception& e) {
-        return Error{file + ":" + std::to_string(e.mark.line + 1), "YAML syntax error: " + e.msg};
+        return Error{file + ":" + std::to_string(e.mark.line + 1), "YAML syntax error: " + printableText(e.msg)};
     } catch (const std::exception& e) {
         return Error{file, e.what()};
     }
@@ -254,7 +254,7 @@ Expected<ConfigDocument> parseTomlDocument(std::string_view text, const std::str
         const toml::table table = toml::parse(text, file);
         flattenToml(table, "", doc, 0);
     } catch (const toml::parse_error& e) {
-        return Error{file + ":" + std::to_string(e.source().begin.line), "TOML syntax error: " + std::string(e.description())};
+        return Error{file + ":" + std::to_string(e.source().begin.line), "TOML syntax error: " + printableText(e.description())};
     } catch (const std::exception& e) {
         return Error{file, e.what()};
     }
