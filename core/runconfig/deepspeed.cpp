@@ -63,6 +63,8 @@ Status importDeepspeed(ConfigDocument& doc, ImportContext& ctx, const std::vecto
             if (Status st = rec.setDefault("--gpus", "parallelism.gpus", std::to_string(*ctx.options.gpus), "trainmem's --gpus"); !st)
                 return st;
         }
+    } else if (resolvedBy(resolved, "parallelism.data") && rec.wasSet("parallelism.data")) {
+        dp = rec.result().scenario.parallelism.data;  // the launcher config's world size (Accelerate's num_processes)
     } else if (!resolvedBy(resolved, "parallelism.data")) {
         rec.unknown(doc.file, "(world size)", 0, "parallelism.data", "DeepSpeed's world size is the launcher's: give --gpus N");
     }
@@ -111,7 +113,11 @@ Status importDeepspeed(ConfigDocument& doc, ImportContext& ctx, const std::vecto
                                           "gradient_acc_step * world_size " + std::to_string(*tb) + " != " + std::to_string(*mb) +
                                           " * " + std::to_string(*ga) + " * " + std::to_string(*dp) + " (deepspeed/runtime/config.py)");
         } else {
-            if (!ga && mb) ga = 1;
+            // Without the world size, train_batch_size fixes neither of the others.
+            if (!ga && mb && !tb) ga = 1;
+            if (!ga && tb)
+                rec.unknown(doc.file, "gradient_accumulation_steps", train->line, "training.gradient_accumulation_steps",
+                            "train_batch_size / (micro x world size): give --gpus N");
             if (!mb) rec.unknown(doc.file, "train_micro_batch_size_per_gpu", 0, "training.micro_batch_size",
                                  "train_batch_size / (gradient_accumulation_steps x world size): give --gpus N");
         }

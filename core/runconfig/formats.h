@@ -33,6 +33,7 @@ Status importTorchtune(ConfigDocument& doc, ImportContext& ctx);
 Status importDeepspeed(ConfigDocument& doc, ImportContext& ctx, const std::vector<std::string>& resolved);
 Status importAxolotl(ConfigDocument& doc, ImportContext& ctx);
 Status importLlamaFactory(ConfigDocument& doc, ImportContext& ctx);
+Status importAccelerate(ConfigDocument& doc, ImportContext& ctx);
 // A Hugging Face Trainer optimizer name (transformers' OptimizerNames, as
 // axolotl and LLaMA-Factory pass them): trainmem's optimizer, implementation
 // ("" = the stack's), paged; kind "" when trainmem has none.
@@ -63,6 +64,7 @@ inline constexpr const char* kTorchtuneRelease = "torchtune v0.6.1";
 inline constexpr const char* kDeepspeedRelease = "DeepSpeed v0.19.5-27-gedaa72212";
 inline constexpr const char* kAxolotlRelease = "axolotl v0.18.0-9-g067b021c8";
 inline constexpr const char* kLlamaFactoryRelease = "LLaMA-Factory v0.9.5-54-gff6d4d12e";
+inline constexpr const char* kAccelerateRelease = "accelerate 16cb6eb8 (after v1.14.0)";
 inline constexpr const char* kMegatronRelease = "Megatron-LM core_v0.15.0rc7-2333-gd98e8a64dd";
 
 }  // namespace trainmem::runconfig

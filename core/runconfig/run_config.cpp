@@ -30,7 +30,7 @@ bool hasKeyUnder(const ConfigDocument& doc, std::string_view suffix) {
 
 const std::vector<std::string_view>& runConfigFormats() {
     static const std::vector<std::string_view> formats = {"auto", "torchtitan", "torchtune", "deepspeed", "axolotl",
-                                                          "llamafactory", "megatron", "megatron-log"};
+                                                          "llamafactory", "accelerate", "megatron", "megatron-log"};
     return formats;
 }
 
@@ -103,7 +103,7 @@ Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, con
                                           std::string_view format) {
     if (std::find(runConfigFormats().begin(), runConfigFormats().end(), format) == runConfigFormats().end())
         return Error{"--run-format", "unknown format \"" + describeText(format) + "\"; allowed: auto, torchtitan, torchtune, "
-                                     "deepspeed, axolotl, llamafactory, megatron, megatron-log"};
+                                     "deepspeed, axolotl, llamafactory, accelerate, megatron, megatron-log"};
     for (const auto& companion : options.companions) {
         std::error_code ec;
         if (!std::filesystem::exists(companion, ec))
@@ -137,7 +137,7 @@ Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, con
         else if (doc->find("model_name_or_path") || doc->find("finetuning_type") || doc->find("cutoff_len"))
             kind = "llamafactory";
         else if (doc->find("distributed_type") || doc->find("compute_environment"))
-            return Error{file.string(), "an Accelerate config: not read yet (docs/run-configs.md lists the formats read)"};
+            kind = "accelerate";
         else if (doc->find("checkpoint_dir") && (doc->find("train.micro_batch_size") || doc->find("train.global_batch_size")))
             return Error{file.string(), "a LitGPT config: not read yet (docs/run-configs.md lists the formats read)"};
         else
@@ -169,6 +169,9 @@ Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, con
     } else if (kind == "llamafactory") {
         result.format = "LLaMA-Factory YAML (" + std::string(kLlamaFactoryRelease) + ")";
         st = importLlamaFactory(*doc, ctx);
+    } else if (kind == "accelerate") {
+        result.format = "Accelerate config YAML (" + std::string(kAccelerateRelease) + ")";
+        st = importAccelerate(*doc, ctx);
     } else if (kind == "axolotl") {
         result.format = "axolotl YAML (" + std::string(kAxolotlRelease) + ")";
         st = importAxolotl(*doc, ctx);

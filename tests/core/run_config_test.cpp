@@ -308,6 +308,35 @@ TEST(RunConfigLlamaFactory, LoraSftWithItsDefaultsAndDeepSpeed) {
     EXPECT_TRUE(imported->report.unknown.empty());
 }
 
+// --- Accelerate ----------------------------------------------------------
+
+TEST(RunConfigAccelerate, FsdpTwoSaysTheLayoutTheScriptSaysTheRest) {
+    RunConfigOptions o = withModel("llama-3.1-8b");
+    auto imported = importRunConfig(data("accelerate_fsdp2.yaml"), o);
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.parallelism.data, 8);  // num_processes
+    EXPECT_EQ(s.parallelism.zero_stage, 3);
+    EXPECT_EQ(s.parallelism.fsdp_ends, FsdpEnds::Root);
+    EXPECT_TRUE(s.parallelism.reshard_after_forward);
+    EXPECT_EQ(s.training.precision, Precision::AmpBf16);
+    EXPECT_EQ(s.training.checkpointing, Checkpointing::Full);
+    // The batch, sequence and optimizer are the training script's.
+    EXPECT_TRUE(hasEntry(imported->report.unknown, "(training script)", "training.micro_batch_size"));
+    EXPECT_TRUE(hasEntry(imported->report.unknown, "(training script)", "training.optimizer"));
+}
+
+TEST(RunConfigAccelerate, TheDeepSpeedFileResolvesFromTheYamlsFolder) {
+    // Read from another working directory: the JSON is found beside the YAML.
+    auto imported = importRunConfig(data("accelerate_deepspeed.yaml"), withModel("llama-3.1-8b"));
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.parallelism.zero_stage, 3);
+    EXPECT_EQ(s.training.micro_batch_size, 2);
+    EXPECT_EQ(s.training.gradient_accumulation_steps, 4);  // 64 = 2 x 4 x 8 processes
+    EXPECT_EQ(s.training.precision, Precision::MixedBf16);
+}
+
 // --- Megatron-LM ---------------------------------------------------------
 
 TEST(RunConfigMegatron, TheLaunchScriptIsTheHandWrittenPreset) {
