@@ -169,3 +169,45 @@ Status importAccelerate(ConfigDocument& doc, ImportContext& ctx) {
 }
 
 }  // namespace trainmem::runconfig
+
+namespace trainmem::runconfig {
+
+Expected<std::string> exportAccelerate(const Scenario& s) {
+    const ParallelConfig& p = s.parallelism;
+    const TrainingConfig& t = s.training;
+    if (p.tensor > 1 || p.pipeline > 1 || p.context > 1 || p.expert > 1)
+        return Error{"parallelism", "an Accelerate config written here carries data parallelism and FSDP only"};
+    std::string mp;
+    switch (t.precision) {
+        case Precision::AmpBf16: mp = "bf16"; break;
+        case Precision::AmpFp16: mp = "fp16"; break;
+        case Precision::Fp32: mp = "'no'"; break;
+        default: return Error{"training.precision", "Accelerate's DDP and FSDP train amp-bf16, amp-fp16 or fp32"};
+    }
+    if (p.zero_stage == 1) return Error{"parallelism.zero_stage", "Accelerate's FSDP shards 0, 2 or 3 (ZeRO-1 is DeepSpeed's: export --to deepspeed)"};
+    if (p.zero_stage == 3 && p.fsdp_ends != FsdpEnds::Root)
+        return Error{"parallelism.fsdp_ends", "accelerate's FSDP keeps the ends in the root unit (root)"};
+    if (p.shard_group != 0) return Error{"parallelism.shard_group", "hybrid sharding is not written yet"};
+    if (t.checkpointing != Checkpointing::None && t.checkpointing != Checkpointing::Full && p.zero_stage >= 2)
+        return Error{"training.activation_checkpointing", "FSDP's activation checkpointing is every layer (full) or none"};
+    std::string out = "# Accelerate config (" + std::string(kAccelerateRelease) + "), written by trainmem-cli export-run\n";
+    out += "# from scenario \"" + s.name + "\"; the batch, sequence length and optimizer are the training script's.\n";
+    out += "compute_environment: LOCAL_MACHINE\n";
+    const int64_t world = p.totalGpus();
+    out += "distributed_type: " + std::string(p.zero_stage >= 2 ? "FSDP" : world > 1 ? "MULTI_GPU" : "'NO'") + "\n";
+    if (p.zero_stage >= 2) {
+        out += "fsdp_config:\n";
+        if (p.zero_stage == 3) {
+            out += "  fsdp_version: 2\n  fsdp_reshard_after_forward: " + std::string(p.reshard_after_forward ? "true" : "false") + "\n";
+        } else {
+            out += "  fsdp_version: 1\n  fsdp_sharding_strategy: SHARD_GRAD_OP\n";
+        }
+        out += "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n";
+        out += "  fsdp_offload_params: " + std::string(p.offload_parameters ? "true" : "false") + "\n";
+        out += "  fsdp_activation_checkpointing: " + std::string(t.checkpointing == Checkpointing::Full ? "true" : "false") + "\n";
+    }
+    out += "mixed_precision: " + mp + "\nmachine_rank: 0\nnum_machines: 1\nnum_processes: " + std::to_string(world) + "\n";
+    return out;
+}
+
+}  // namespace trainmem::runconfig

@@ -57,6 +57,7 @@ Expected<std::string> exportTorchtitan(const Scenario& s);
 Expected<std::string> exportTorchtune(const Scenario& s);
 Expected<std::string> exportDeepspeed(const Scenario& s);
 Expected<std::string> exportMegatron(const Scenario& s);
+Expected<std::string> exportAccelerate(const Scenario& s);
 
 // Release strings cited in reports and docs/run-configs.md.
 inline constexpr const char* kTorchtitanRelease = "torchtitan v0.2.2";

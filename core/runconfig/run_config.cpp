@@ -35,7 +35,7 @@ const std::vector<std::string_view>& runConfigFormats() {
 }
 
 const std::vector<std::string_view>& exportTargets() {
-    static const std::vector<std::string_view> targets = {"torchtitan", "torchtune", "deepspeed", "megatron"};
+    static const std::vector<std::string_view> targets = {"torchtitan", "torchtune", "deepspeed", "megatron", "accelerate"};
     return targets;
 }
 
@@ -211,7 +211,8 @@ Expected<std::string> exportRunConfig(const Scenario& s, std::string_view target
     if (target == "torchtune") return exportTorchtune(s);
     if (target == "deepspeed") return exportDeepspeed(s);
     if (target == "megatron") return exportMegatron(s);
-    return Error{"--to", "unknown target \"" + describeText(target) + "\"; allowed: torchtitan, torchtune, deepspeed, megatron"};
+    if (target == "accelerate") return exportAccelerate(s);
+    return Error{"--to", "unknown target \"" + describeText(target) + "\"; allowed: torchtitan, torchtune, deepspeed, megatron, accelerate"};
 }
 
 }  // namespace trainmem::runconfig

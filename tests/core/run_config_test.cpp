@@ -434,6 +434,22 @@ TEST(RunConfigExport, MegatronRoundTrips) {
     expectRoundTrip(log->scenario, "megatron", "rt3d.sh", withModel("llama-3.1-70b"));
 }
 
+TEST(RunConfigExport, AccelerateRoundTrips) {
+    // The Accelerate config holds the layout and precision; the rest is the
+    // training script's, so the import starts from the scenario itself
+    // (--scenario-like) and must give it back unchanged.
+    auto preset = loadPreset("llama3.1-8b-fsdp-8xh100");
+    ASSERT_TRUE(preset.ok());
+    RunConfigOptions o;
+    o.model = *preset;
+    auto text = exportRunConfig(*preset, "accelerate");
+    ASSERT_TRUE(text.ok()) << text.error().text();
+    TempFile f("rt_accelerate.yaml", *text);
+    auto back = importRunConfig(f.path, o);
+    ASSERT_TRUE(back.ok()) << back.error().text() << "\n" << *text;
+    EXPECT_EQ(keys(back->scenario), keys(*preset)) << *text;
+}
+
 TEST(RunConfigExport, WhatTheStackCannotExpressIsRefused) {
     auto preset = loadPreset("llama3-8b-megatron-8xh100");  // ZeRO-1
     ASSERT_TRUE(preset.ok());
