@@ -34,5 +34,7 @@ CliCommand compareCommand();
 CliCommand validateCommand();
 CliCommand fitCommand();
 CliCommand snapshotCommand();
+CliCommand importCommand();
+CliCommand exportRunCommand();
 
 }  // namespace trainmem::cli

@@ -11,6 +11,8 @@ const std::vector<CliCommand>& cliCommands() {
         validateCommand(),
         fitCommand(),
         snapshotCommand(),
+        importCommand(),
+        exportRunCommand(),
     };
     return commands;
 }

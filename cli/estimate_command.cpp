@@ -1,6 +1,7 @@
 // trainmem-cli estimate: one scenario's per-GPU memory at its peak.
 #include "cli/command.h"
 #include "cli/output_format.h"
+#include "cli/run_config_source.h"
 #include "cli/scenario_source.h"
 #include "core/account/estimate.h"
 
@@ -9,7 +10,7 @@ namespace trainmem::cli {
 namespace {
 
 const char* const kHelp =
-    "Usage: trainmem-cli estimate (--preset NAME | --model-config FILE | --scenario FILE)\n"
+    "Usage: trainmem-cli estimate (--preset NAME | --model-config FILE | --scenario FILE | --run-config FILE)\n"
     "                             [--set KEY=VALUE]... [--format table|json|markdown|csv] [--units gib|gb]\n"
     "\n"
     "Estimates the memory of one GPU at the peak of a training step: the heaviest\n"
@@ -27,10 +28,12 @@ const char* const kHelpTail =
     "\n"
     "Examples:\n"
     "  trainmem-cli estimate --preset llama3.1-8b-fsdp-8xh100\n"
-    "  trainmem-cli estimate --model-config config.json --set training.micro_batch_size=4 --format json\n";
+    "  trainmem-cli estimate --model-config config.json --set training.micro_batch_size=4 --format json\n"
+    "  trainmem-cli estimate --run-config llama3_8b.toml --gpus 8\n";
 
 Status run(const std::vector<std::string>& raw, std::ostream& out) {
     std::vector<FlagSpec> flags = scenarioSourceFlags();
+    for (const auto& f : runConfigFlags(true)) flags.push_back(f);
     flags.push_back({"--format"});
     flags.push_back({"--units"});
     auto args = ArgumentList::parse(raw, flags);
@@ -56,7 +59,7 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
 }  // namespace
 
 CliCommand estimateCommand() {
-    static const std::string help = std::string(kHelp) + kScenarioSourceHelp + settingsHelp() + kHelpTail;
+    static const std::string help = std::string(kHelp) + kScenarioSourceHelp + kRunConfigHelp + settingsHelp() + kHelpTail;
     return {"estimate", "per-GPU memory of one scenario, by component", help, run};
 }
 

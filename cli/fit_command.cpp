@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/run_config_source.h"
 #include "cli/scenario_source.h"
 #include "core/base/json_input.h"
 #include "core/training/hardware.h"
@@ -243,7 +244,7 @@ void writeJson(std::ostream& out, const Scenario& base, const LayoutSearchOption
 // The scenario flags of this command line, to prefix the settings with.
 std::string sourceFlags(const ArgumentList& args) {
     std::string text;
-    for (const char* flag : {"--preset", "--model-config", "--scenario"})
+    for (const char* flag : {"--preset", "--model-config", "--scenario", "--run-config"})
         if (auto value = args.value(flag)) text += std::string(flag) + " " + *value;
     for (const auto& setting : args.values("--set")) text += " --set " + setting;
     return text;
@@ -340,6 +341,8 @@ private:
 
 Status run(const std::vector<std::string>& raw, std::ostream& out) {
     std::vector<FlagSpec> flags = scenarioSourceFlags();
+    // --run-config's world size is fit's own --gpus.
+    for (const auto& f : runConfigFlags(false)) flags.push_back(f);
     for (const auto& [option, flag] : kOptionFlags) flags.push_back({flag});
     flags.push_back({"--gpu"});
     flags.push_back({"--format"});
@@ -369,7 +372,7 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
 }  // namespace
 
 CliCommand fitCommand() {
-    static const std::string help = std::string(kHelp) + kScenarioSourceHelp + kHelpTail;
+    static const std::string help = std::string(kHelp) + kScenarioSourceHelp + kRunConfigHelp + kHelpTail;
     CliCommand command;
     command.name = "fit";
     command.summary = "the layouts of N GPUs that fit, ranked";

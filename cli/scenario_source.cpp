@@ -1,5 +1,6 @@
 #include "cli/scenario_source.h"
 
+#include "cli/run_config_source.h"
 #include "core/training/hardware.h"
 #include "core/scenario/scenario_source.h"
 #include "core/scenario/scenario_file.h"
@@ -60,6 +61,8 @@ std::string settingsHelp() {
 }
 
 Expected<Scenario> scenarioFromArguments(const ArgumentList& args) {
+    // A training stack's own file (commands that take runConfigFlags()).
+    if (args.has("--run-config")) return scenarioFromRunConfig(args);
     // The app reads the same flags into the same ScenarioSource (core/scenario/scenario_source.h).
     ScenarioSource source;
     for (const char* flag : {"--preset", "--model-config", "--scenario"})

@@ -1,0 +1,54 @@
+#pragma once
+// Reading a training stack's own run config into a scenario, and writing a
+// scenario back as one (docs/run-configs.md). Each format is read as its
+// stack reads it at a named release, with that release's defaults; what the
+// files do not say is reported unknown, never guessed.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/error.h"
+#include "core/runconfig/run_config_report.h"
+#include "core/scenario/scenario.h"
+
+namespace trainmem::runconfig {
+
+struct RunConfigOptions {
+    // Files the run reads besides the main one (a DeepSpeed JSON beside a
+    // torchtune or axolotl config, an Accelerate config, ...).
+    std::vector<std::filesystem::path> companions;
+    // Command-line overrides of the stack: torchtitan's --section.option=value,
+    // torchtune's key=value, Megatron's extra flags.
+    std::vector<std::string> overrides;
+    std::optional<int64_t> gpus;  // the world size (--gpus N)
+    // A model given on trainmem's command line (--preset / --model-config);
+    // it wins over what the file names.
+    std::optional<Scenario> model;
+    // The folder relative companion paths resolve from where the stack
+    // resolves them from its working directory (axolotl, LLaMA-Factory).
+    std::filesystem::path working_directory = ".";
+};
+
+// The formats, by their --format names; "auto" detects from the name and content.
+const std::vector<std::string_view>& runConfigFormats();
+
+Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, const RunConfigOptions& options,
+                                          std::string_view format = "auto");
+
+// Error when the report has unknowns (estimate and fit need every value):
+// lists them with their file, key and trainmem key.
+Status requireComplete(const RunConfigImport& result);
+
+// export-run's targets and the stack's file (or flags) for a scenario; an
+// error names what the target cannot express.
+const std::vector<std::string_view>& exportTargets();
+Expected<std::string> exportRunConfig(const Scenario& scenario, std::string_view target);
+
+// The model preset whose config.json's _name_or_path is `hub_id` (case
+// insensitive, "meta-llama/Llama-3.1-8B"), or empty.
+std::string presetForHubId(std::string_view hub_id);
+
+}  // namespace trainmem::runconfig
