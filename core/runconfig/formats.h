@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/runconfig/config_document.h"
-#include "core/runconfig/run_config.h"
+#include "core/runconfig/run_config_options.h"
 #include "core/runconfig/run_config_report.h"
 
 namespace trainmem::runconfig {
