@@ -14,11 +14,7 @@ namespace trainmem {
 
 namespace {
 
-std::string fixed(double value, int decimals) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-    return buffer;
-}
+std::string fixed(double value, int decimals) { return formatNumber(value, decimals); }
 
 // 8 -> "8", 2.03125 -> "2.03", 0.5 -> "0.5"
 std::string shortNumber(double value) {
@@ -155,6 +151,20 @@ ComponentExplanation explainActivations(const Scenario& s, const Estimate& e, Un
 }
 
 }  // namespace
+
+std::string formatNumber(double value, int decimals) {
+    // printf's "%.2f" rounds a tie to even (136.125 GiB, an exact binary
+    // value, read "136.12" on a bar and "136.13" in Qt's table): round half
+    // away from zero first, as people do, then print what is left.
+    if (std::isfinite(value) && decimals >= 0 && decimals <= 9 && std::fabs(value) < 1e15) {
+        const double scale = std::pow(10.0, decimals);
+        value = std::round(value * scale) / scale;
+        if (value == 0) value = 0;  // no "-0.00"
+    }
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+}
 
 std::string formatBytes(int64_t bytes, Units units) {
     const double scale = units == Units::GiB ? static_cast<double>(kGiB) : 1e9;

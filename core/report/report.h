@@ -27,6 +27,9 @@ ComponentExplanation explainComponent(Component c, const Scenario& scenario, con
 std::string workedExample(const Scenario& scenario, const Estimate& estimate);
 std::string workedExample(const Scenario& scenario, const Estimate& estimate, Units units);
 std::string formatBytes(int64_t bytes, Units units = Units::GiB);
+// `value` with `decimals` digits, a tie rounded away from zero (136.125 ->
+// "136.13", never cut): every number the CLI and the app print goes through it.
+std::string formatNumber(double value, int decimals);
 std::string formatCount(int64_t n);  // 8030261248 -> "8.03B"
 
 // Every warning a report gives, in order: the scenario's (the importer's),
