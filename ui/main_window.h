@@ -70,6 +70,16 @@ public:
     // The Compare pins of a scenario file, as openFile reads them (for a
     // scenario given on the command line); false when some could not be read.
     bool loadPins(const QString& scenario_path);
+    // A trainmem: link (core/scenario/scenario_link.h): its scenario replaces the
+    // open one (asking about unsaved changes first), its pins the tab's.
+    // False, changing nothing, with the reason in the status bar.
+    bool openLink(const QString& link);
+    // The pins of a link whose scenario is already open (--scenario LINK).
+    bool loadLinkPins(const QString& link);
+    // Edit > Paste: a trainmem: link, a scenario's JSON or a config.json's.
+    bool pasteText(const QString& text);
+    // Edit > Copy as Link: the scenario and its pins as a trainmem: link.
+    QString scenarioLinkText() const;
     // What restoreSession() reads (also written when the window closes).
     void saveSession();
 
