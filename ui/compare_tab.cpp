@@ -63,6 +63,11 @@ CompareTab::CompareTab(ScenarioDocument* document, QWidget* parent) : ChartTab(d
     table_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 3);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setStretchLastSection(false);
+    // A long pin name ("llama3.1-8b with selective recompute") took half the
+    // width at 1000 x 700: a column is at most 16 characters of the name
+    // wider than its numbers, the name elided, whole in the tooltip.
+    table_->horizontalHeader()->setMaximumSectionSize(fontMetrics().horizontalAdvance(QStringLiteral("0123456789ABCDEF  (+00.00, +000%)")));
+    table_->horizontalHeader()->setTextElideMode(Qt::ElideRight);
     table_->setTextElideMode(Qt::ElideRight);
     table_->setWordWrap(false);
     table_->setMinimumHeight(70);
@@ -258,7 +263,11 @@ void CompareTab::fillTable() {
     table_->clear();
     table_->setColumnCount(n);
     table_->setRowCount(static_cast<int>(rows.rows.size()));
-    table_->setHorizontalHeaderLabels(rows.columns);
+    for (int i = 0; i < n; ++i) {
+        auto* header = new QTableWidgetItem(rows.columns[i]);
+        header->setToolTip(rows.columns[i]);
+        table_->setHorizontalHeaderItem(i, header);
+    }
     QFont bold = table_->font();
     bold.setBold(true);
     for (int r = 0; r < rows.rows.size(); ++r) {

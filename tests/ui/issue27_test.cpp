@@ -14,7 +14,9 @@
 #include <QLineEdit>
 #include <QMimeData>
 #include <QProcess>
+#include <QHeaderView>
 #include <QTabBar>
+#include <QTableWidget>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -74,8 +76,13 @@ TEST(UndoKeys, CtrlZAndCtrlShiftZWorkWhileANumberFieldHasFocus) {
     ASSERT_NE(before, 3);
     typeInto(micro, QStringLiteral("3"));
     ASSERT_EQ(window->document()->scenario().training.micro_batch_size, 3);
-    ASSERT_TRUE(micro->isAncestorOf(QApplication::focusWidget()) || QApplication::focusWidget() == micro);
-    // The case: the line edit inside the spin box took the keys.
+    // The case: Tab to the next number field, whose line edit (with
+    // nothing of its own to undo) took the keys.
+    auto* sequence = fieldWidget<QSpinBox>(*window, "training.sequence_length");
+    ASSERT_NE(sequence, nullptr);
+    sequence->setFocus(Qt::TabFocusReason);
+    QApplication::processEvents();
+    ASSERT_TRUE(sequence->isAncestorOf(QApplication::focusWidget()) || QApplication::focusWidget() == sequence);
     pressKeys(Qt::Key_Z, Qt::ControlModifier);
     EXPECT_EQ(window->document()->scenario().training.micro_batch_size, before);
     EXPECT_EQ(micro->value(), before);
@@ -90,6 +97,10 @@ TEST(UndoKeys, CtrlZWorksAfterClickingAChartTab) {
     const int64_t before = window->document()->scenario().training.micro_batch_size;
     typeInto(micro, QStringLiteral("3"));
     ASSERT_EQ(window->document()->scenario().training.micro_batch_size, 3);
+    auto* sequence = fieldWidget<QSpinBox>(*window, "training.sequence_length");
+    ASSERT_NE(sequence, nullptr);
+    sequence->setFocus(Qt::TabFocusReason);  // Tab, then a click on a chart tab, which takes no focus
+    QApplication::processEvents();
     QTabBar* bar = window->tabs()->tabBar();
     QTest::mouseClick(bar, Qt::LeftButton, Qt::NoModifier, bar->tabRect(1).center());
     QApplication::processEvents();
@@ -497,6 +508,19 @@ TEST(WheelOverInputs, AfterTabTheWheelScrollsTheColumnUnlessTheFieldWasClicked) 
     QApplication::processEvents();
     wheel(micro);
     EXPECT_NE(micro->value(), before) << "a clicked field takes the wheel";
+}
+
+TEST(Compare, ALongPinNameDoesNotTakeTheTablesWidth) {
+    auto window = twoPinWindow();
+    window->resize(1000, 700);
+    CompareTab* compare = window->compareTab();
+    ASSERT_TRUE(compare->renamePin(1, QStringLiteral("llama3.1-8b with AdamW 8-bit and selective recompute at 8k tokens")));
+    QApplication::processEvents();
+    QTableWidget* table = compare->table();
+    // Elided: the column is as wide as its numbers need, not as the name.
+    const int name_width = table->horizontalHeader()->fontMetrics().horizontalAdvance(compare->pins()[1].label);
+    EXPECT_LT(table->horizontalHeader()->sectionSize(1), name_width * 2 / 3) << name_width;
+    EXPECT_EQ(table->horizontalHeaderItem(1)->toolTip(), compare->pins()[1].label);
 }
 
 }  // namespace
