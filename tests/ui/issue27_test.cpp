@@ -23,7 +23,7 @@
 #include <QUrl>
 #include <QWheelEvent>
 
-#include "core/report.h"
+#include "core/report/report.h"
 #include "ui/breakdown_tab.h"
 #include "ui/chart_views.h"
 #include "ui/compare_tab.h"
@@ -33,9 +33,9 @@
 #include "ui/scenario_files.h"
 #include "ui/scenario_pins.h"
 
-#include "core/scenario_fields.h"
-#include "core/scenario_link.h"
-#include "core/estimate.h"
+#include "core/scenario/scenario_fields.h"
+#include "core/scenario/scenario_link.h"
+#include "core/account/estimate.h"
 #include "ui_test_support.h"
 
 namespace trainmem::ui {
