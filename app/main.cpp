@@ -7,6 +7,7 @@
 #include <QStatusBar>
 
 #include "core/scenario/presets.h"
+#include "core/scenario/scenario_link.h"
 #include "ui/launch_options.h"
 #include "ui/main_window.h"
 #include "ui/scenario_files.h"
@@ -69,10 +70,14 @@ int main(int argc, char** argv) {
     if (restored) {
         // its scenario, file, pins and tab are back
     } else if (scenario) {
-        window.document()->replace(*scenario, options->source == trainmem::ui::LaunchOptions::Source::ScenarioFile
-                                                  ? options->source_value
-                                                  : QString());
-        if (options->source == trainmem::ui::LaunchOptions::Source::ScenarioFile) window.loadPins(options->source_value);
+        // A trainmem: link is no file to save back to.
+        const bool file = options->source == trainmem::ui::LaunchOptions::Source::ScenarioFile;
+        const bool link = file && trainmem::isScenarioLink(options->source_value.toStdString());
+        window.document()->replace(*scenario, file && !link ? options->source_value : QString());
+        if (link)
+            window.loadLinkPins(options->source_value);
+        else if (file)
+            window.loadPins(options->source_value);
     } else {
         // Bad arguments still open the window, on the default scenario, saying why.
         const trainmem::Expected<trainmem::Scenario> fallback = trainmem::ui::defaultScenario();

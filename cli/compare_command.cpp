@@ -1,4 +1,6 @@
 // trainmem-cli compare: one scenario under several variants, side by side.
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -7,6 +9,7 @@
 #include "core/base/json_input.h"
 #include "core/account/estimate.h"
 #include "core/training/names.h"
+#include "core/training/optimizer_state.h"
 #include "core/base/text_table.h"
 #include "core/scenario/scenario_file.h"
 
@@ -42,6 +45,8 @@ struct Variant {
     std::vector<std::string> settings;
     Scenario scenario;
     Estimate estimate;
+    std::optional<OptimizerKind> optimizer = std::nullopt;  // an --optimizers column
+    std::string note = {};  // "lion: no fused kernel, compared with foreach"
 };
 
 // "a=1,b=x,y,c=2" -> {"a=1", "b=x,y", "c=2"}: a piece without '=' belongs to
@@ -83,7 +88,7 @@ Expected<std::vector<Variant>> variantList(const ArgumentList& args) {
         for (const auto& name : splitNames(*args.value("--optimizers"))) {
             if (!parseOptimizer(name))
                 return Error{"--optimizers", "unknown optimizer \"" + name + "\"; allowed: " + allowedNames<OptimizerKind>()};
-            list.push_back({name, {"training.optimizer=" + name}, {}, {}});
+            list.push_back({name, {"training.optimizer=" + name}, {}, {}, parseOptimizer(name)});
         }
         if (list.empty()) return Error{"--optimizers", "expected a comma-separated list of optimizers"};
         return list;
@@ -99,6 +104,19 @@ Status estimateVariants(const Scenario& base, std::vector<Variant>& variants) {
         v.scenario = base;
         auto result = [&]() -> Expected<Estimate> {
             if (auto applied = applySettings(v.scenario, v.settings); !applied) return applied.error();
+            // As the app's Optimizers tab: an optimizer without the scenario's
+            // kernel (Lion has no fused one) runs with its default kernel,
+            // and the output says so, rather than the whole comparison failing.
+            if (v.optimizer) {
+                const OptimizerImpl wanted = v.scenario.training.optimizer_impl;
+                const OptimizerImpl used = comparisonImpl(*v.optimizer, wanted);
+                if (used != wanted) {
+                    v.scenario.training.optimizer_impl = used;
+                    v.settings.push_back("training.optimizer_impl=" + std::string(optimizerImplName(used)));
+                    v.note = v.label + ": no " + std::string(optimizerImplName(wanted)) + " kernel, compared with " +
+                             std::string(optimizerImplName(used));
+                }
+            }
             return estimate(v.scenario);
         }();
         if (!result) {
@@ -201,15 +219,24 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
             const Scenario& s = variants->front().scenario;
             out << printableText(s.name.empty() ? s.model.name : s.name) << " — " << variants->size() << " variants\n\n";
             out << renderPlain(comparisonTable(*variants, *units));
+            for (const auto& v : *variants)
+                if (!v.note.empty()) out << "\n" << v.note << " (training.optimizer_impl)\n";
             break;
         }
-        case OutputFormat::Markdown: out << renderMarkdown(comparisonTable(*variants, *units)); break;
+        case OutputFormat::Markdown:
+            out << renderMarkdown(comparisonTable(*variants, *units));
+            for (const auto& v : *variants)
+                if (!v.note.empty()) out << "\n" << v.note << ".\n";
+            break;
         case OutputFormat::Csv: out << comparisonCsv(*variants); break;
         case OutputFormat::Json: {
             nlohmann::json list = nlohmann::json::array();
-            for (const auto& v : *variants)
-                list.push_back({{"label", v.label}, {"settings", v.settings},
-                                {"estimate", estimateToJson(v.scenario, v.estimate)}});
+            for (const auto& v : *variants) {
+                nlohmann::json entry = {{"label", v.label}, {"settings", v.settings},
+                                        {"estimate", estimateToJson(v.scenario, v.estimate)}};
+                if (!v.note.empty()) entry["note"] = v.note;
+                list.push_back(std::move(entry));
+            }
             out << nlohmann::json{{"variants", list}}.dump(2) << "\n";
             break;
         }

@@ -14,6 +14,7 @@
 #include "cli/run_config_source.h"
 #include "cli/scenario_source.h"
 #include "core/base/json_input.h"
+#include "core/scenario/batch.h"
 #include "core/training/hardware.h"
 #include "core/search/layout_search.h"
 #include "core/report/report.h"
@@ -29,7 +30,8 @@ using nlohmann::ordered_json;
 const char* const kHelp =
     "Usage: trainmem-cli fit --gpus N (--preset NAME | --model-config FILE | --scenario FILE)\n"
     "                        [--gpu NAME] [--global-batch B] [--top K] [--rejected R]\n"
-    "                        [--max-micro-batch M] [--set KEY=VALUE]... [--format table|json]\n"
+    "                        [--keep-accumulation] [--max-micro-batch M] [--set KEY=VALUE]...\n"
+    "                        [--format table|json]\n"
     "\n"
     "Finds every layout of N GPUs that fits: data x tensor x pipeline x context\n"
     "parallelism (x expert for MoE models), ZeRO stage 0-3, sequence parallelism,\n"
@@ -44,8 +46,11 @@ const char* const kHelp =
     "  --gpus N               GPUs to spread the run over (required)\n"
     "  --gpu NAME             GPU model from the catalogue (default: the scenario's)\n"
     "  --global-batch B       sequences per optimizer step; each layout then runs\n"
-    "                         B / (micro-batch x data) micro-batches. Without it the\n"
-    "                         scenario's gradient accumulation steps are kept\n"
+    "                         B / (micro-batch x data) micro-batches. Default: the\n"
+    "                         scenario's own global batch (micro-batch x data x\n"
+    "                         accumulation), as the app's Find a Layout\n"
+    "  --keep-accumulation    keep the scenario's accumulation steps instead: each\n"
+    "                         layout then trains its own global batch\n"
     "  --top K                fitting layouts to list (default 20)\n"
     "  --rejected R           closest non-fitting layouts to list (default 5)\n"
     "  --max-micro-batch M    largest micro-batch size tried; sizes are 1, 2, 4, ... (default 64)\n"
@@ -345,6 +350,7 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
     for (const auto& f : runConfigFlags(false)) flags.push_back(f);
     for (const auto& [option, flag] : kOptionFlags) flags.push_back({flag});
     flags.push_back({"--gpu"});
+    flags.push_back({"--keep-accumulation", false});
     flags.push_back({"--format"});
     auto args = ArgumentList::parse(raw, flags);
     if (!args) return args.error();
@@ -355,6 +361,15 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
     auto scenario = scenarioFromArguments(*args);
     if (!scenario) return scenario.error();
     if (Status st = applyGpu(*args, *scenario); !st) return st;
+    // The same question as the app's Find a Layout by default: every layout
+    // trains the scenario's global batch. Keeping the accumulation steps
+    // instead gave each layout another batch (issue 27: a #1 of 256 where
+    // the scenario and the app train 128).
+    if (args->has("--keep-accumulation")) {
+        if (options.global_batch) return Error{"--keep-accumulation", "cannot be given with --global-batch"};
+    } else if (!options.global_batch) {
+        options.global_batch = planBatch(*scenario).effective_batch;
+    }
 
     const ProgressOnTerminal progress;
     options.progress = progress.callback();

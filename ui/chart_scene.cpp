@@ -1,4 +1,5 @@
 #include "ui/chart_scene.h"
+#include "ui/chart_views.h"
 
 #include <algorithm>
 
@@ -8,6 +9,7 @@
 #include <QToolTip>
 #include <QtCharts>
 
+#include "ui/chart_figure_table.h"
 #include "ui/chart_style.h"
 
 namespace trainmem::ui {
@@ -198,15 +200,30 @@ void ChartScene::layout(QSizeF size) {
     // Multi-bar charts with a capacity line keep one more row above the
     // plot: where its label goes when every place on the line is taken.
     const double top = y + (room_above ? 24 : 8) + (spec_.capacity && !spec_.callouts ? 16 : 0);
+    // A table under the plot (the Compare figure) names every component
+    // with its colour, so it stands for the legend.
+    const bool with_table = axes && !spec_.table.empty();
+    FigureTableLayout table_layout;
+    if (with_table) {
+        table_layout = layoutFigureTable(spec_.table, width - 2 * kPad, false);
+        legend_height = 0;
+    }
     auto bottomMargin = [&] {
-        return kPad + (footer_height > 0 ? footer_height + 10 : 0) + (legend_height > 0 ? legend_height + 6 : 0) + category_height;
+        return kPad + (footer_height > 0 ? footer_height + 10 : 0) + (legend_height > 0 ? legend_height + 6 : 0) +
+               (with_table ? table_layout.height + 4 : 0) + category_height;
     };
     // A small figure (a 16 cm document column, text at 8 pt or more) keeps
     // a plot a third of its height: the footer box goes first (its text is
     // the table's), then the legend (the segments name themselves inside
-    // where they have room), rather than bars a few pixels tall.
+    // where they have room), rather than bars a few pixels tall. A table
+    // first gives up its component rows for the legend's few lines; its
+    // settings, totals and fits stay.
     const double plot_wanted = std::max(60.0, size.height() / 3);
     if (axes && size.height() - top - bottomMargin() < plot_wanted) footer_height = 0;
+    if (with_table && size.height() - top - bottomMargin() < plot_wanted) {
+        table_layout = layoutFigureTable(spec_.table, width - 2 * kPad, true);
+        legend_height = legendHeight(legendLayers(), width - 2 * kPad);
+    }
     if (axes && size.height() - top - bottomMargin() < plot_wanted) legend_height = 0;
     const double bottom = bottomMargin();
     double right = kPad + 8;
@@ -252,7 +269,12 @@ void ChartScene::layout(QSizeF size) {
             placeBarCallouts();
         else
             placeCapacityLabel();
-        if (legend_height > 0) placeLegend(overlay_, legendLayers(), kPad, plot_.bottom() + category_height + 4, width - 2 * kPad);
+        double under = plot_.bottom() + category_height + 4;
+        if (with_table) {
+            placeFigureTable(overlay_, spec_.table, table_layout, kPad, under, width - 2 * kPad);
+            under += table_layout.height + 4;
+        }
+        if (legend_height > 0) placeLegend(overlay_, legendLayers(), kPad, under, width - 2 * kPad);
     }
     if (footer_height > 0 || !axes) placeFooter(size.height() - kPad - footerHeight(width - 2 * kPad), width - 2 * kPad);
     placeStaleNotice();
@@ -296,7 +318,7 @@ void ChartScene::showTip(bool on, int layer, int index) {
     const ChartLayer& l = spec_.layers[layer];
     QString tip = QStringLiteral("<b>%1</b>").arg(l.name.toHtmlEscaped());
     if (index < spec_.categories.size()) tip += " — " + spec_.categories[index].section('\n', 0, 0).toHtmlEscaped();
-    if (index < l.values.size()) tip += QStringLiteral("<br>%1 %2").arg(l.values[index], 0, 'f', 2).arg(spec_.valueAxisTitle.toHtmlEscaped());
+    if (index < l.values.size()) tip += QStringLiteral("<br>%1 %2").arg(numberText(l.values[index], 2), spec_.valueAxisTitle.toHtmlEscaped());
     if (!l.calloutDetail.isEmpty()) tip += "<br>" + l.calloutDetail.toHtmlEscaped();
     QToolTip::showText(QCursor::pos(), tip);
 }

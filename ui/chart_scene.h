@@ -83,6 +83,7 @@ private:
     void placeCategoryLabels();
     void placeInsideLabels();
     void placeTopLabels();
+    std::pair<QString, QFont> topLabelFor(int i, double room) const;
     void placeCapacityLabel();
     std::optional<QPointF> capacityLabelPlace(QSizeF size, double ceiling) const;
     bool rowAboveNeeded() const;

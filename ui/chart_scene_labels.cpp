@@ -1,6 +1,7 @@
 // Every text a chart places around its bars: title, labels under, inside and
 // above the bars, the capacity label, call-outs, legend, footer and notices.
 #include <algorithm>
+#include <cmath>
 
 #include <QFontMetricsF>
 #include <QGraphicsRectItem>
@@ -9,6 +10,7 @@
 #include "ui/chart_callouts.h"
 #include "ui/chart_scene.h"
 #include "ui/chart_style.h"
+#include "ui/chart_views.h"
 #include "ui/component_palette.h"
 
 namespace trainmem::ui {
@@ -153,8 +155,28 @@ void ChartScene::placeInsideLabels() {
     }
 }
 
+// A bar's top label in `room` pixels, and its font: as given ("57.94 GiB
+// (no fit)"), without the unit ("57.94 (no fit)"), rounded to a whole number
+// from the value itself ("58 (no fit)"), the same in 10 px, then the whole
+// number alone: never cut at the decimal point, and "(no fit)" kept while
+// any form with it fits (the bar then keeps its red ink when none does).
+std::pair<QString, QFont> ChartScene::topLabelFor(int i, double room) const {
+    const QFont normal = pixelFont(12, true), small = pixelFont(10, true);
+    const QString given = spec_.barTopLabels[i];
+    if (textWidth(given, normal) <= room || i >= spec_.barTopValues.size() || std::isnan(spec_.barTopValues[i]))
+        return {given, normal};
+    const int note_at = given.indexOf(QStringLiteral(" ("));
+    const QString note = note_at < 0 ? QString() : given.mid(note_at);
+    const double value = spec_.barTopValues[i];
+    const std::pair<QString, QFont> forms[] = {{numberText(value, 2) + note, normal}, {numberText(value, 0) + note, normal},
+                                               {numberText(value, 2) + note, small},  {numberText(value, 0) + note, small},
+                                               {numberText(value, 0), normal}};
+    for (const auto& form : forms)
+        if (textWidth(form.first, form.second) <= room) return form;
+    return forms[std::size(forms) - 1];  // elided by the caller
+}
+
 void ChartScene::placeTopLabels() {
-    const QFont f = pixelFont(12, true);
     for (int i = 0; i < spec_.barTopLabels.size() && i < spec_.categories.size(); ++i) {
         double top = 0;
         for (const auto& layer : spec_.layers)
@@ -164,11 +186,10 @@ void ChartScene::placeTopLabels() {
             for (const auto& layer : spec_.layers)
                 if (i < layer.values.size() && layer.values[i] > 0)
                     color = layer.color.lightnessF() > 0.7 ? layer.color.darker(135) : layer.color;
-        // Narrow slots drop the unit ("30.27"), then round ("30").
-        QString label = spec_.barTopLabels[i];
-        if (textWidth(label, f) > slotWidth() - 4 && label.contains(' ')) label = label.section(' ', 0, 0);
-        if (textWidth(label, f) > slotWidth() - 4 && label.contains('.')) label = label.section('.', 0, 0);
-        auto* item = text(elided(label, f, slotWidth() - 2), f, color);
+        const auto [label, font] = topLabelFor(i, slotWidth() - 4);
+        const bool over = spec_.barTopLabels[i].endsWith(QStringLiteral("(no fit)"));
+        if (over) color = chartInks().dark ? textInk(kCapacity) : kCapacity;
+        auto* item = text(elided(label, font, slotWidth() - 2), font, color);
         item->setToolTip(spec_.barTopLabels[i]);
         item->setPos(barCenterX(i) - item->boundingRect().width() / 2,
                      valueY(top) - item->boundingRect().height() - 3);

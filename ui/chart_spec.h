@@ -13,6 +13,27 @@
 
 namespace trainmem::ui {
 
+// A table drawn under the plot: the Compare figure's settings that differ,
+// each component and the device total per pin with its change against the
+// base pin. The same rows fill the Compare tab's table and its clipboard copy.
+struct FigureTableRow {
+    QString name;             // "optimizer", "Weights (GiB)"
+    QColor swatch;            // the component's colour; invalid: none
+    bool bold = false;        // the device total and whether it fits
+    bool detail = false;      // a component row: a small figure leaves it out and keeps the legend
+    bool off_screen = false;  // in figures and copies only: on screen the bars' labels say it ("(no fit)")
+    QStringList cells;        // one per column: "57.94  (+3.20, +6%)"
+    QStringList shortCells;   // the same without the change, for a narrow figure; empty: cells
+    QVector<bool> emphasised; // cells that differ from the base's
+    QVector<double> numbers;  // bytes or NaN, one per column (tests, CSV)
+};
+struct FigureTable {
+    QString corner;           // over the row names
+    QStringList columns;      // "A (base)", "B", ...
+    QVector<FigureTableRow> rows;
+    bool empty() const { return rows.isEmpty(); }
+};
+
 // One stacked layer across all bars (a component, or an optimizer buffer).
 struct ChartLayer {
     QString key;              // "optimizer_states": stable id for tests and exports
@@ -33,6 +54,10 @@ struct ChartSpec {
     QStringList shortCategories;   // first lines to use when a bar's slot is too narrow ("S2" for "Stage 2")
     int highlightedCategory = -1;  // label drawn in the accent colour (the peak stage)
     QStringList barTopLabels; // above each bar (total, "2x"); may be empty
+    // The number each bar-top label starts with, in the value unit, when it
+    // is a total: a narrow slot drops the unit, then rounds this (never the
+    // text) to a whole number, and keeps what follows "(no fit)".
+    QVector<double> barTopValues;
     QVector<ChartLayer> layers;  // bottom to top
     std::optional<double> capacity;  // horizontal line, in the value unit
     QString capacityLabel;
@@ -42,6 +67,7 @@ struct ChartSpec {
     QStringList footer;       // lines in a box under the chart (worked example, differences)
     QString staleNotice;      // non-empty: a grey banner saying the result is out of date
     QString emptyNotice;      // shown instead of bars when there is nothing to draw
+    FigureTable table;        // under the plot, in place of the legend when it has every row
 
     bool empty() const { return categories.isEmpty() || layers.isEmpty(); }
     // Largest stacked total, for the value axis.

@@ -1,5 +1,7 @@
 #include "ui/chart_views.h"
 
+#include <cmath>
+#include <limits>
 #include <map>
 
 #include "core/training/optimizer_state.h"
@@ -16,6 +18,12 @@ QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<q
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
 QString bytesText(int64_t bytes, Units units) { return q(formatBytes(bytes, units)); }
+
+// The bar's total above it, with its number for a narrow slot's shorter forms.
+void addTotal(ChartSpec& spec, int64_t bytes, Units units, const QString& note = {}) {
+    spec.barTopLabels << bytesText(bytes, units) + note;
+    spec.barTopValues << static_cast<double>(bytes) / unitBytes(units);
+}
 
 QString fitPhrase(const Estimate& e, Units units) {
     if (e.fits)
@@ -112,6 +120,7 @@ std::optional<ChartView> parseChartView(const QString& key) {
 
 double unitBytes(Units units) { return units == Units::GiB ? 1024.0 * 1024.0 * 1024.0 : 1e9; }
 QString unitName(Units units) { return units == Units::GiB ? QStringLiteral("GiB") : QStringLiteral("GB"); }
+QString numberText(double value, int decimals) { return q(formatNumber(value, decimals)); }
 
 std::vector<BarSegment> barSegments(const StageEstimate& stage) {
     std::vector<BarSegment> segments;
@@ -162,7 +171,7 @@ ChartSpec breakdownChart(const Scenario& scenario, const Estimate& e, Units unit
             layer.calloutDetail = QStringLiteral("outside PyTorch's allocator: fixed per process and per NCCL group");
         }
     }
-    spec.barTopLabels << bytesText(e.peak.device_bytes, units);
+    addTotal(spec, e.peak.device_bytes, units);
     spec.capacity = e.capacity_bytes / unitBytes(units);
     spec.capacityLabel = capacityLabel(scenario, e, units);
     spec.callouts = true;
@@ -185,14 +194,15 @@ ChartSpec stagesChart(const Scenario& scenario, const Estimate& e, const std::ve
     for (const StageEstimate& st : stages) {
         const int64_t last = st.first_layer + st.num_layers - 1;
         // Short lines: with 16+ stages a bar's slot is ~60 px wide.
-        QString label = QStringLiteral("Stage %1\nL%2-%3").arg(st.stage + 1).arg(st.first_layer).arg(last);
+        // Counted from 1 for people, as stages are ("Stage 1, L1-16").
+        QString label = QStringLiteral("Stage %1\nL%2-%3").arg(st.stage + 1).arg(st.first_layer + 1).arg(last + 1);
         if (st.stage == e.peak.stage) {
             label += QStringLiteral("\npeak");
             spec.highlightedCategory = static_cast<int>(spec.categories.size());
         }
         spec.categories << label;
         spec.shortCategories << QStringLiteral("S%1").arg(st.stage + 1);
-        spec.barTopLabels << bytesText(st.device_bytes, units);
+        addTotal(spec, st.device_bytes, units);
         bars.push_back(barSegments(st));
     }
     spec.layers = stackLayers(bars, units);
@@ -285,11 +295,12 @@ ChartSpec optimizerChart(const Scenario& scenario, const std::vector<OptimizerOu
     for (const auto& o : outcomes) {
         if (o.estimate) {
             bars.push_back(barSegments(o.estimate->peak));
-            spec.barTopLabels << bytesText(o.estimate->peak.device_bytes, units);
+            addTotal(spec, o.estimate->peak.device_bytes, units, o.estimate->fits ? QString() : QStringLiteral(" (no fit)"));
             capacity = o.estimate->capacity_bytes;
         } else {
             bars.emplace_back();
             spec.barTopLabels << QStringLiteral("invalid");
+            spec.barTopValues << std::numeric_limits<double>::quiet_NaN();
         }
     }
     spec.layers = stackLayers(bars, units);
@@ -311,7 +322,7 @@ ChartSpec optimizerChart(const Scenario& scenario, const std::vector<OptimizerOu
     return spec;
 }
 
-ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units) {
+ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units, int base, bool with_table) {
     ChartSpec spec;
     spec.title = QStringLiteral("Pinned scenarios side by side (per GPU)");
     spec.valueAxisTitle = unitName(units) + QStringLiteral(" per GPU");
@@ -327,7 +338,7 @@ ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units) {
     for (size_t i = 0; i < pins.size(); ++i) {
         const PinnedScenario& p = pins[i];
         spec.categories << (QStringList(p.label) + captions[i]).join('\n');
-        spec.barTopLabels << bytesText(p.estimate.peak.device_bytes, units) + (p.estimate.fits ? "" : " (no fit)");
+        addTotal(spec, p.estimate.peak.device_bytes, units, p.estimate.fits ? QString() : QStringLiteral(" (no fit)"));
         bars.push_back(barSegments(p.estimate.peak));
     }
     spec.layers = stackLayers(bars, units);
@@ -346,7 +357,121 @@ ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units) {
                     : differences.size() == 1
                         ? QStringLiteral("1 setting differs between %1").arg(labels.join(", "))
                         : QStringLiteral("%1 settings differ between %2").arg(differences.size()).arg(labels.join(", "));
+    if (with_table && pins.size() > 1) spec.table = comparisonTable(pins, base, units);
     return spec;
+}
+
+FigureTable comparisonTable(const std::vector<PinnedScenario>& pins, int base, Units units) {
+    FigureTable table;
+    const int n = static_cast<int>(pins.size());
+    if (n == 0) return table;
+    base = std::clamp(base, 0, n - 1);
+    std::vector<Scenario> scenarios;
+    for (const auto& p : pins) scenarios.push_back(p.scenario);
+    table.corner = QStringLiteral("per GPU, %1").arg(unitName(units));
+    for (int i = 0; i < n; ++i)
+        table.columns << (i == base && n > 1 ? QStringLiteral("%1 (base)").arg(pins[static_cast<size_t>(i)].label)
+                                             : pins[static_cast<size_t>(i)].label);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (const SettingDifference& d : settingDifferences(scenarios)) {
+        FigureTableRow row;
+        row.name = d.key;
+        row.cells = d.values;
+        row.numbers = QVector<double>(n, nan);
+        for (int i = 0; i < n; ++i) row.emphasised << (d.values.value(i) != d.values.value(base));
+        table.rows << row;
+    }
+    // Components in the order of the bars, each once, whichever pin has it;
+    // then the device total, the bars' height.
+    struct Bytes {
+        QString key, name;
+        QColor color;
+        std::vector<int64_t> bytes;
+    };
+    std::vector<Bytes> rows;
+    for (int i = 0; i < n; ++i)
+        for (const BarSegment& seg : barSegments(pins[static_cast<size_t>(i)].estimate.peak)) {
+            auto it = std::find_if(rows.begin(), rows.end(), [&](const Bytes& r) { return r.key == seg.key; });
+            if (it == rows.end()) it = rows.insert(rows.end(), Bytes{seg.key, seg.name, seg.color, std::vector<int64_t>(static_cast<size_t>(n), 0)});
+            it->bytes[static_cast<size_t>(i)] = seg.bytes;
+        }
+    Bytes total{QStringLiteral("device"), QStringLiteral("Device total"), QColor(), std::vector<int64_t>(static_cast<size_t>(n), 0)};
+    for (int i = 0; i < n; ++i) total.bytes[static_cast<size_t>(i)] = pins[static_cast<size_t>(i)].estimate.peak.device_bytes;
+    rows.push_back(total);
+    const double unit = unitBytes(units);
+    for (const Bytes& r : rows) {
+        FigureTableRow row;
+        row.name = r.name;
+        row.swatch = r.color;
+        row.bold = !r.color.isValid();
+        row.detail = r.color.isValid();
+        const double b = static_cast<double>(r.bytes[static_cast<size_t>(base)]);
+        for (int i = 0; i < n; ++i) {
+            const double v = static_cast<double>(r.bytes[static_cast<size_t>(i)]);
+            QString text = numberText(v / unit, 2);
+            row.shortCells << text;
+            if (i != base && v != b) {
+                text += QStringLiteral("  (%1%2").arg(v > b ? "+" : "−", numberText(std::abs(v - b) / unit, 2));
+                if (b > 0) text += QStringLiteral(", %1%2%").arg(v > b ? "+" : "−", numberText(std::abs(v - b) / b * 100, 0));
+                text += ')';
+            }
+            row.cells << text;
+            row.numbers << v;
+            row.emphasised << false;
+        }
+        table.rows << row;
+    }
+    FigureTableRow fits;
+    fits.name = QStringLiteral("Fits");
+    fits.bold = true;
+    fits.off_screen = true;  // at 1000 x 700 one more row pushed the device total out of view
+    for (int i = 0; i < n; ++i) {
+        const Estimate& e = pins[static_cast<size_t>(i)].estimate;
+        fits.cells << (e.fits ? QStringLiteral("yes") : QStringLiteral("no"));
+        fits.shortCells << fits.cells.back();
+        fits.numbers << nan;
+        fits.emphasised << false;
+    }
+    table.rows << fits;
+    return table;
+}
+
+QString figureTableMarkdown(const FigureTable& table) {
+    auto cell = [](QString s) { return s.replace('|', QStringLiteral("\\|")); };
+    QString out = QStringLiteral("| %1 |").arg(cell(table.corner));
+    QString rule = QStringLiteral("|---|");
+    for (const QString& c : table.columns) {
+        out += QStringLiteral(" %1 |").arg(cell(c));
+        rule += QStringLiteral("---:|");
+    }
+    out += '\n' + rule + '\n';
+    for (const FigureTableRow& row : table.rows) {
+        out += QStringLiteral("| %1 |").arg(row.bold ? QStringLiteral("**%1**").arg(cell(row.name)) : cell(row.name));
+        for (const QString& c : row.cells) out += QStringLiteral(" %1 |").arg(cell(c));
+        out += '\n';
+    }
+    return out;
+}
+
+QString figureTableCsv(const FigureTable& table) {
+    auto field = [](QString s) {
+        if (s.contains(',') || s.contains('"') || s.contains('\n')) s = '"' + s.replace('"', QStringLiteral("\"\"")) + '"';
+        return s;
+    };
+    // Sizes in bytes, as trainmem-cli's CSV: a spreadsheet does the arithmetic.
+    QStringList lines;
+    QStringList head{QStringLiteral("row")};
+    for (const QString& c : table.columns) head << field(c);
+    lines << head.join(',');
+    for (const FigureTableRow& row : table.rows) {
+        QStringList fields{field(row.swatch.isValid() || row.name == QStringLiteral("Device total") ? row.name + QStringLiteral(" (bytes)") : row.name)};
+        for (int c = 0; c < table.columns.size(); ++c) {
+            const double v = row.numbers.value(c, std::numeric_limits<double>::quiet_NaN());
+            fields << (std::isnan(v) ? field(row.cells.value(c)) : QString::number(static_cast<qint64>(v)));
+        }
+        lines << fields.join(',');
+    }
+    return lines.join('\n') + '\n';
 }
 
 namespace {
@@ -367,12 +492,38 @@ std::vector<QStringList> pinCaptions(const std::vector<Scenario>& scenarios) {
         for (size_t i = 0; i < scenarios.size(); ++i) out[i] << q(scenarios[i].model.name) << layoutPhrase(scenarios[i]);
         return out;
     }
-    // Up to two differing settings by name and value; more are counted.
+    // What makes each pin different: its settings whose value is not the
+    // one most pins share, the rarest first (a value no
+    // other pin has before one two pins have), then in key order. The first
+    // two by name and value; more are counted. Key order alone named the
+    // same "gpus 8 / tensor 1" under five of six pins.
     constexpr size_t kShown = 2;
     for (size_t i = 0; i < scenarios.size(); ++i) {
-        for (size_t d = 0; d < std::min(kShown, differences.size()); ++d)
-            out[i] << QStringLiteral("%1 %2").arg(shortKey(differences[d].key), differences[d].values[i]);
-        if (differences.size() > kShown) out[i] << QStringLiteral("+%1 more").arg(differences.size() - kShown);
+        std::vector<std::pair<int, size_t>> distinct;  // (pins sharing the value, difference)
+        for (size_t d = 0; d < differences.size(); ++d) {
+            const QStringList& values = differences[d].values;
+            // The value most pins share, when one value does: holding it is
+            // not what sets a pin apart (two pins, two values: both do).
+            int most = 0, holders_of_most = 0;
+            for (const QString& v : values) {
+                const int n = static_cast<int>(values.count(v));
+                if (n > most) most = n, holders_of_most = 0;
+                if (n == most) ++holders_of_most;
+            }
+            const bool one_majority = holders_of_most == most;  // counted once per pin holding it
+            const int mine = static_cast<int>(values.count(values[static_cast<int>(i)]));
+            if (!one_majority || mine < most) distinct.emplace_back(mine, d);
+        }
+        std::stable_sort(distinct.begin(), distinct.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        if (distinct.empty()) {
+            out[i] << QStringLiteral("the common settings");
+            continue;
+        }
+        for (size_t k = 0; k < std::min(kShown, distinct.size()); ++k) {
+            const SettingDifference& d = differences[distinct[k].second];
+            out[i] << QStringLiteral("%1 %2").arg(shortKey(d.key), d.values[static_cast<int>(i)]);
+        }
+        if (distinct.size() > kShown) out[i] << QStringLiteral("+%1 more").arg(distinct.size() - kShown);
     }
     return out;
 }

@@ -20,6 +20,9 @@ std::optional<ChartView> parseChartView(const QString& key);
 enum class OptimizerScale { Bytes, TimesParams };  // GiB per GPU, or buffers per parameter (seed figure)
 
 double unitBytes(Units units);
+// A number as every chart, table and export of the app prints it: the core's
+// formatNumber (a tie rounded away from zero, never cut).
+QString numberText(double value, int decimals);
 QString unitName(Units units);
 // "8 × H100-80GB (DP 2, TP 4+SP, ZeRO-1)": GPUs and parallel degrees in one phrase.
 QString layoutPhrase(const Scenario& s);
@@ -50,7 +53,15 @@ struct PinnedScenario {
     Scenario scenario;
     Estimate estimate;
 };
-ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units);
+// `base`: the pin the table's changes are measured against; with
+// `with_table` the figure carries the table under its plot (exports).
+ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units, int base = 0, bool with_table = false);
+// The comparison as rows: the settings that differ, every component and the
+// device total per pin with its change against `base`, and whether it fits.
+// The Compare tab's table, its figure and its clipboard copies all read it.
+FigureTable comparisonTable(const std::vector<PinnedScenario>& pins, int base, Units units);
+QString figureTableMarkdown(const FigureTable& table);
+QString figureTableCsv(const FigureTable& table);  // sizes in bytes
 
 // "training.micro_batch_size: 1 | 2 | 4" for every setting that differs.
 QStringList scenarioDifferences(const std::vector<Scenario>& scenarios);

@@ -14,6 +14,9 @@
 #include <QUndoCommand>
 #include <QVBoxLayout>
 
+#include <cmath>
+#include <limits>
+
 #include "ui/memory_chart.h"
 
 namespace trainmem::ui {
@@ -60,6 +63,11 @@ CompareTab::CompareTab(ScenarioDocument* document, QWidget* parent) : ChartTab(d
     table_->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 3);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setStretchLastSection(false);
+    // A long pin name ("llama3.1-8b with selective recompute") took half the
+    // width at 1000 x 700: a column is at most 16 characters of the name
+    // wider than its numbers, the name elided, whole in the tooltip.
+    table_->horizontalHeader()->setMaximumSectionSize(fontMetrics().horizontalAdvance(QStringLiteral("0123456789ABCDEF  (+00.00, +000%)")));
+    table_->horizontalHeader()->setTextElideMode(Qt::ElideRight);
     table_->setTextElideMode(Qt::ElideRight);
     table_->setWordWrap(false);
     table_->setMinimumHeight(70);
@@ -248,77 +256,44 @@ void CompareTab::fillTable() {
         table_->setColumnCount(0);
         return;
     }
-    const int n = static_cast<int>(pins_.size());
-    const int base = std::clamp(baseline_->currentIndex(), 0, n - 1);
-    std::vector<Scenario> scenarios;
-    for (const auto& p : pins_) scenarios.push_back(p.scenario);
-    const std::vector<SettingDifference> differences = settingDifferences(scenarios);
-
-    // Components in the order of the bars, each once, whichever pin has it.
-    struct Row {
-        QString key, name;
-        QColor color;
-        std::vector<int64_t> bytes;
-    };
-    std::vector<Row> rows;
-    for (int i = 0; i < n; ++i)
-        for (const BarSegment& seg : barSegments(pins_[static_cast<size_t>(i)].estimate.peak)) {
-            auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.key == seg.key; });
-            if (it == rows.end()) it = rows.insert(rows.end(), Row{seg.key, seg.name, seg.color, std::vector<int64_t>(n, 0)});
-            it->bytes[static_cast<size_t>(i)] = seg.bytes;
-        }
-    Row total{QStringLiteral("device"), tr("Device total"), QColor(), std::vector<int64_t>(n, 0)};
-    for (int i = 0; i < n; ++i) total.bytes[static_cast<size_t>(i)] = pins_[static_cast<size_t>(i)].estimate.peak.device_bytes;
-    rows.push_back(total);
-
+    FigureTable rows = comparisonTable(pins_, baseline_->currentIndex(), units());
+    rows.rows.erase(std::remove_if(rows.rows.begin(), rows.rows.end(), [](const FigureTableRow& r) { return r.off_screen; }),
+                    rows.rows.end());
+    const int n = static_cast<int>(rows.columns.size());
     table_->clear();
     table_->setColumnCount(n);
-    table_->setRowCount(static_cast<int>(differences.size() + rows.size()));
-    QStringList headers;
-    for (int i = 0; i < n; ++i) headers << (i == base ? tr("%1 (base)").arg(pins_[static_cast<size_t>(i)].label) : pins_[static_cast<size_t>(i)].label);
-    table_->setHorizontalHeaderLabels(headers);
-    int r = 0;
+    table_->setRowCount(static_cast<int>(rows.rows.size()));
+    for (int i = 0; i < n; ++i) {
+        auto* header = new QTableWidgetItem(rows.columns[i]);
+        header->setToolTip(rows.columns[i]);
+        table_->setHorizontalHeaderItem(i, header);
+    }
     QFont bold = table_->font();
     bold.setBold(true);
-    for (const SettingDifference& d : differences) {
-        auto* head = new QTableWidgetItem(d.key);
-        head->setToolTip(d.key);
-        table_->setVerticalHeaderItem(r, head);
-        for (int i = 0; i < n; ++i) {
-            auto* item = new QTableWidgetItem(d.values.value(i));
-            item->setTextAlignment(Qt::AlignCenter);
-            if (d.values.value(i) != d.values.value(base)) item->setFont(bold);
-            table_->setItem(r, i, item);
-        }
-        ++r;
-    }
-    const double unit = unitBytes(units());
-    for (const Row& row : rows) {
-        auto* head = new QTableWidgetItem(QStringLiteral("%1 (%2)").arg(row.name, unitName(units())));
-        if (row.color.isValid()) {
+    for (int r = 0; r < rows.rows.size(); ++r) {
+        const FigureTableRow& row = rows.rows[r];
+        const bool sizes = !std::isnan(row.numbers.value(0, std::numeric_limits<double>::quiet_NaN()));
+        auto* head = new QTableWidgetItem(sizes ? QStringLiteral("%1 (%2)").arg(row.name, unitName(units())) : row.name);
+        head->setToolTip(row.name);
+        if (row.swatch.isValid()) {
             QPixmap swatch(10, 10);
-            swatch.fill(row.color);
+            swatch.fill(row.swatch);
             head->setIcon(QIcon(swatch));
-        } else {
-            head->setFont(bold);
         }
+        if (row.bold) head->setFont(bold);
         table_->setVerticalHeaderItem(r, head);
-        const double b = static_cast<double>(row.bytes[static_cast<size_t>(base)]);
         for (int i = 0; i < n; ++i) {
-            const double v = static_cast<double>(row.bytes[static_cast<size_t>(i)]);
-            QString text = QString::number(v / unit, 'f', 2);
-            if (i != base && v != b) {
-                text += QStringLiteral("  (%1%2").arg(v > b ? "+" : "−").arg(std::abs(v - b) / unit, 0, 'f', 2);
-                if (b > 0) text += QStringLiteral(", %1%2%").arg(v > b ? "+" : "−").arg(std::abs(v - b) / b * 100, 0, 'f', 0);
-                text += ')';
+            auto* item = new QTableWidgetItem(row.cells.value(i));
+            const double v = row.numbers.value(i, std::numeric_limits<double>::quiet_NaN());
+            if (std::isnan(v)) {
+                item->setTextAlignment(Qt::AlignCenter);
+            } else {
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+                item->setData(Qt::UserRole, v);  // bytes, for tests and sorting
             }
-            auto* item = new QTableWidgetItem(text);
-            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            item->setData(Qt::UserRole, v);  // bytes, for tests and sorting
-            if (!row.color.isValid()) item->setFont(bold);
+            if (row.bold || row.emphasised.value(i)) item->setFont(bold);
             table_->setItem(r, i, item);
         }
-        ++r;
     }
     fitTable();
 }
@@ -331,6 +306,10 @@ ChartSpec CompareTab::buildSpec() const {
     return spec;
 }
 
-ChartSpec CompareTab::figureSpec() { return compareChart(pins_, units()); }
+// The figure says on its own what each bar is: the table of settings and
+// changes goes under its plot (issue 27: an export without it could not be read).
+ChartSpec CompareTab::figureSpec() { return compareChart(pins_, units(), baseline_->currentIndex(), true); }
+
+FigureTable CompareTab::comparison() const { return comparisonTable(pins_, baseline_->currentIndex(), units()); }
 
 }  // namespace trainmem::ui

@@ -44,8 +44,11 @@ public:
     // Index of the pin the table's changes are measured against.
     QComboBox* baseline() const { return baseline_; }
 
-    // With the legend, which on screen the table's colour swatches stand for.
+    // With the comparison table under the plot (and the legend when a small
+    // figure leaves the component rows out).
     ChartSpec figureSpec() override;
+    // The table's rows against the chosen base: what Copy Table copies here.
+    FigureTable comparison() const;
 
 protected:
     ChartSpec buildSpec() const override;

@@ -7,24 +7,22 @@
 
 namespace trainmem::ui {
 
+const std::vector<ExportSizePreset>& exportSizePresets() {
+    static const std::vector<ExportSizePreset> presets = {
+        {QStringLiteral("slide"), QObject::tr("Slide (16:9)"), {1280, 720}, {720, 405}},
+        {QStringLiteral("column"), QObject::tr("Document column (16 cm)"), {640, 480}, {454, 340}},
+        {QStringLiteral("page"), QObject::tr("Full page (17 × 24 cm)"), {900, 1270}, {482, 680}},
+    };
+    return presets;
+}
+
 ExportSizeDialog::ExportSizeDialog(QSize size, double scale, bool raster, QWidget* parent) : QDialog(parent) {
     setWindowTitle(tr("Export size"));
     auto* form = new QFormLayout(this);
-    // Sizes for where the figure goes. Vector sizes are in points, so a
-    // document column is a physical 16 cm and the chart's 11-12 px text is
-    // 11-12 pt there; raster sizes are pixels (times the scale).
-    struct Preset {
-        QString name;
-        QSize raster, vector;
-    };
-    const Preset presets[] = {
-        {tr("Slide (16:9)"), {1280, 720}, {720, 405}},
-        {tr("Document column (16 cm)"), {640, 480}, {454, 340}},
-        {tr("Full page (17 × 24 cm)"), {900, 1270}, {482, 680}},
-    };
+    const std::vector<ExportSizePreset>& presets = exportSizePresets();
     presets_ = new QComboBox(this);
     presets_->addItem(tr("Custom"));
-    for (const Preset& p : presets) {
+    for (const ExportSizePreset& p : presets) {
         const QSize s = raster ? p.raster : p.vector;
         presets_->addItem(QStringLiteral("%1 — %2 × %3 %4").arg(p.name).arg(s.width()).arg(s.height()).arg(raster ? tr("px") : tr("pt")), s);
     }

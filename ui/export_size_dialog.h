@@ -5,7 +5,22 @@
 class QSpinBox;
 class QComboBox;
 
+#include <vector>
+
+#include <QSize>
+#include <QString>
+
 namespace trainmem::ui {
+
+// Sizes for where a figure goes, in the dialog and as `trainmem --size KEY`.
+// Vector sizes are in points, so a document column is a physical 16 cm and
+// the chart's 11-12 px text is 11-12 pt there; raster sizes are pixels.
+struct ExportSizePreset {
+    QString key;   // "slide", "column", "page"
+    QString name;  // "Document column (16 cm)"
+    QSize raster, vector;
+};
+const std::vector<ExportSizePreset>& exportSizePresets();
 
 class ExportSizeDialog : public QDialog {
     Q_OBJECT

@@ -3,10 +3,14 @@
 #include <cstdio>
 #include <cstring>
 
+#include <QUrl>
+
 #include "core/account/estimate.h"
 #include "core/scenario/presets.h"
+#include "core/scenario/scenario_link.h"
 #include "core/scenario/scenario_source.h"
 #include "ui/chart_export.h"
+#include "ui/export_size_dialog.h"
 #include "ui/scenario_files.h"
 #include "ui/timeline_view.h"
 
@@ -14,12 +18,15 @@ namespace trainmem::ui {
 
 QString launchUsage() {
     return QStringLiteral(
-        "usage: trainmem [--preset NAME | --model-config FILE | --scenario FILE] [--set key=value]...\n"
+        "usage: trainmem [--preset NAME | --model-config FILE | --scenario FILE|LINK | FILE | LINK] [--set key=value]...\n"
         "                [--snapshot SNAPSHOT.pickle]\n"
         "                [--export OUT.png|OUT.svg|OUT.pdf [--view breakdown|stages|optimizers|compare|timeline]\n"
-        "                 [--width W] [--height H] [--scale S]] [--presets DIR]\n"
+        "                 [--size column|page|slide | --width W --height H] [--scale S]] [--presets DIR]\n"
         "       trainmem --help | --version\n"
         "Without --export the window opens on the given scenario (default: the first scenario preset).\n"
+        "LINK is a trainmem: link (Edit > Copy as Link), with its pins.\n"
+        "--size: a document column (16 cm: 454 x 340 pt, 640 x 480 px), a full page (17 x 24 cm) or a 16:9 slide;\n"
+        "SVG and PDF sizes are in points (a physical size), PNG sizes in pixels.\n"
         "--snapshot sets a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot) over the timeline view.\n");
 }
 
@@ -40,6 +47,7 @@ Error optionError(const QString& option, const QString& message) {
 Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
     LaunchOptions o;
     ScenarioSource source;  // core's check that only one source flag is given
+    bool sized = false;     // --width or --height given
     for (int i = 0; i < arguments.size(); ++i) {
         QString option = arguments[i];
         QString value;
@@ -53,8 +61,27 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
             o.help = true;
             continue;
         }
+        // A bare argument is what a desktop passes (Exec=trainmem %u): a
+        // trainmem: link, a file:// URL or a path, read as a scenario or, by
+        // its content, a config.json.
+        if (!option.startsWith('-') && !inline_value) {
+            QString where = option;
+            if (where.startsWith(QStringLiteral("file:"))) where = QUrl(where).toLocalFile();
+            LaunchOptions::Source kind = LaunchOptions::Source::ScenarioFile;
+            if (!isScenarioLink(where.toStdString())) {
+                const Expected<nlohmann::json> json = readJsonFile(where.toStdString());
+                if (json && classifyJson(*json) == JsonFileKind::ModelConfig) kind = LaunchOptions::Source::ModelConfig;
+            }
+            const char* flag = kind == LaunchOptions::Source::ModelConfig ? "--model-config" : "--scenario";
+            if (Status st = source.set(flag, where.toStdString()); !st)
+                return optionError(option, QString::fromStdString(st.error().message));
+            o.source = kind;
+            o.source_value = where;
+            continue;
+        }
         static const QStringList kTakesValue = {"--preset", "--model-config", "--scenario", "--set", "--export",
-                                                "--view", "--width", "--height", "--scale", "--presets", "--snapshot"};
+                                                "--view", "--width", "--height", "--scale", "--presets", "--snapshot",
+                                                "--size"};
         if (!kTakesValue.contains(option))
             return optionError(option, QStringLiteral("unknown option; see --help"));
         if (!inline_value) {
@@ -95,7 +122,25 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
             o.presets_dir = value;
         } else if (option == "--snapshot") {
             o.snapshot_path = value;
+        } else if (option == "--size") {
+            o.size_preset = value;
         }
+        if (option == "--width" || option == "--height") sized = true;
+    }
+    // --size after the loop: whether it is pixels or points depends on
+    // --export's suffix, which may come later on the line.
+    if (!o.size_preset.isEmpty()) {
+        if (sized) return optionError(QStringLiteral("--size"), QStringLiteral("give either --size or --width/--height, not both"));
+        QStringList keys;
+        const ExportSizePreset* chosen = nullptr;
+        for (const ExportSizePreset& p : exportSizePresets()) {
+            keys << p.key;
+            if (p.key == o.size_preset) chosen = &p;
+        }
+        if (!chosen)
+            return optionError(QStringLiteral("--size"), QStringLiteral("\"%1\": must be %2").arg(o.size_preset, keys.join(QStringLiteral(", "))));
+        const std::optional<ExportFormat> format = exportFormatFor(o.export_path);
+        o.size = format && *format != ExportFormat::Png ? chosen->vector : chosen->raster;
     }
     return o;
 }
@@ -145,8 +190,22 @@ int runHeadlessExport(const LaunchOptions& o) {
             spec = optimizerChart(*scenario, estimateEveryOptimizer(*scenario), OptimizerScale::Bytes, Units::GiB);
             break;
         case ChartView::Compare: {
-            PinnedScenario pin{QStringLiteral("A"), *scenario, *estimated};
-            spec = compareChart({pin}, Units::GiB);
+            // The pins saved in a scenario file, as the window would show
+            // them, with the table under the plot; a file without pins (or
+            // another source) is its scenario alone. A pin that cannot be
+            // read fails the export: a figure must not drop a column silently.
+            std::vector<PinnedScenario> pins;
+            if (o.source == LaunchOptions::Source::ScenarioFile) {
+                const std::string source = o.source_value.toStdString();
+                Expected<nlohmann::json> json = isScenarioLink(source) ? readScenarioLink(source) : readJsonFile(source);
+                if (!json) return fail(QString::fromStdString(json.error().text()));
+                LoadedPins loaded = pinsFromJson(*json, 6);
+                if (!loaded.errors.isEmpty())
+                    return fail(QStringLiteral("%1: %2").arg(o.source_value, loaded.errors.join(QStringLiteral("; "))));
+                pins = std::move(loaded.pins);
+            }
+            if (pins.empty()) pins.push_back({QStringLiteral("A"), *scenario, *estimated});
+            spec = compareChart(pins, Units::GiB, 0, true);
             break;
         }
         case ChartView::Timeline: break;  // exported above

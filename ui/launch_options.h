@@ -27,6 +27,7 @@ struct LaunchOptions {
     ChartView view = ChartView::Breakdown;
     QString snapshot_path;     // --snapshot: a PyTorch memory snapshot over the timeline
     QSize size{1200, 750};
+    QString size_preset;       // --size column|page|slide (ui/export_size_dialog.h)
     double scale = 1.0;
     QString presets_dir;       // --presets DIR (tests, portable installs)
     bool help = false;

@@ -1,5 +1,6 @@
 #include "ui/main_window.h"
 
+#include <QAbstractScrollArea>
 #include <QActionGroup>
 #include <QApplication>
 #include <QClipboard>
@@ -37,6 +38,7 @@
 #include "ui/scenario_files.h"
 #include "ui/timeline_tab.h"
 #include "ui/training_panel.h"
+#include "ui/undo_keys.h"
 #include "ui/units_toggle.h"
 #include "ui/wheel_guard.h"
 
@@ -148,7 +150,17 @@ MainWindow::MainWindow(QWidget* parent)
     // Click a stage's bar: the table under the tabs shows that stage.
     connect(breakdown_, &BreakdownTab::stageChosen, table_, &BreakdownTable::showStage);
 
+    // A chart is a QGraphicsView, which takes every drag for its scene and
+    // then ignores the drop: a config.json dropped on the chart was refused.
+    // Without it the drag goes up to the window (dropEvent below).
+    for (QAbstractScrollArea* view : tabs_->findChildren<QAbstractScrollArea*>())
+        if (view->acceptDrops() || view->viewport()->acceptDrops()) {
+            view->setAcceptDrops(false);
+            view->viewport()->setAcceptDrops(false);
+        }
+
     buildMenus();
+    sendUndoKeysToWindow(this);
     followColourScheme();
     connect(document_, &ScenarioDocument::changed, this, &MainWindow::onDocumentChanged);
     // Unsaved work is kept safe while editing (issue 27, item 7): every
@@ -189,7 +201,7 @@ void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&New"), QKeySequence::New, this, &MainWindow::newScenario);
     file->addAction(tr("&Open Scenario…"), QKeySequence::Open, this, &MainWindow::openScenarioDialog);
-    file->addAction(tr("Open &config.json…"), this, &MainWindow::openConfigDialog);
+    file->addAction(tr("Open &config.json…"), QKeySequence(tr("Ctrl+Shift+O")), this, &MainWindow::openConfigDialog);
     file->addAction(tr("Open Memory S&napshot…"), this, [this] {
         tabs_->setCurrentWidget(timeline_);
         timeline_->openSnapshotDialog();
@@ -198,9 +210,20 @@ void MainWindow::buildMenus() {
     rebuildRecentMenu();
     file->addSeparator();
     file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::save);
-    file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, &MainWindow::saveAs);
+    // QKeySequence::SaveAs is empty on X11 desktops other than GNOME/KDE: name it.
+    file->addAction(tr("Save &As…"), QKeySequence(tr("Ctrl+Shift+S")), this, &MainWindow::saveAs);
     file->addSeparator();
     file->addAction(tr("&Export Chart…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportChartDialog);
+    // The pins' bars with the table of settings and changes under them, one
+    // figure for a design doc (the Compare tab's Export Chart is the same).
+    file->addAction(tr("Export Co&mparison…"), this, [this] {
+        if (compare_->pins().empty()) {
+            statusBar()->showMessage(tr("Nothing to export: pin scenarios in the Compare tab first (Ctrl+Shift+P)"), 6000);
+            return;
+        }
+        tabs_->setCurrentWidget(compare_);
+        exportChartDialog();
+    });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -228,6 +251,21 @@ void MainWindow::buildMenus() {
         QApplication::clipboard()->setText(*line);
         statusBar()->showMessage(tr("Copied: %1").arg(*line), 6000);
     });
+    // The scenario and its pins as one line for a chat, an issue or a design
+    // doc; the app (and trainmem-cli --scenario) opens it (core/scenario/scenario_link.h).
+    edit->addAction(tr("Copy as &Link"), QKeySequence(tr("Ctrl+Alt+L")), this, [this] {
+        const QString link = scenarioLinkText();
+        QApplication::clipboard()->setText(link);
+        statusBar()->showMessage(tr("Link copied (%1 characters%2): paste it into trainmem, or give it to trainmem-cli --scenario")
+                                     .arg(link.size())
+                                     .arg(compare_->pins().empty() ? QString() : tr(", with %1 pin(s)").arg(compare_->pins().size())),
+                                 6000);
+    });
+    // A link, a scenario's JSON or a config.json's, from the clipboard.
+    // Ctrl+V reaches it when no text field has focus (a field pastes into
+    // itself: QLineEdit claims the key); Ctrl+Shift+V from anywhere.
+    QAction* paste = edit->addAction(tr("&Paste Link or Scenario"), this, [this] { pasteText(QApplication::clipboard()->text()); });
+    paste->setShortcuts({QKeySequence::Paste, QKeySequence(tr("Ctrl+Shift+V"))});
     // The scenario as its file would hold it (without pins), for an issue,
     // a chat or a file of one's own: trainmem-cli --scenario reads it back.
     edit->addAction(tr("Copy Scenario as &JSON"), this, [this] {
@@ -268,9 +306,11 @@ void MainWindow::buildMenus() {
     tools->addAction(tr("&Pin to Compare"), QKeySequence(tr("Ctrl+Shift+P")), this, [this] {
         if (compare_->pin())
             statusBar()->showMessage(tr("Pinned as %1 in the Compare tab").arg(compare_->pins().back().label), 4000);
-        else
-            statusBar()->showMessage(tr("Cannot pin: fix the marked field first, or remove a pin (at most %1)")
+        else if (static_cast<int>(compare_->pins().size()) >= CompareTab::kMaxPins)  // say the reason that holds
+            statusBar()->showMessage(tr("Cannot pin: the Compare tab holds %1 pins already; remove one first")
                                          .arg(CompareTab::kMaxPins), 6000);
+        else
+            statusBar()->showMessage(tr("Cannot pin: fix the marked field first"), 6000);
     });
     tools->addAction(tr("&Find a Layout…"), QKeySequence(tr("Ctrl+L")), this, [this] {
         layout_finder_->takeScenarioDefaults();

@@ -89,6 +89,16 @@ public:
     // Where the settings could not be used or a session not restored, the
     // last message said about it (empty when all went well).
     QString sessionProblem() const { return session_problem_; }
+    // A trainmem: link (core/scenario/scenario_link.h): its scenario replaces the
+    // open one (asking about unsaved changes first), its pins the tab's.
+    // False, changing nothing, with the reason in the status bar.
+    bool openLink(const QString& link);
+    // The pins of a link whose scenario is already open (--scenario LINK).
+    bool loadLinkPins(const QString& link);
+    // Edit > Paste: a trainmem: link, a scenario's JSON or a config.json's.
+    bool pasteText(const QString& text);
+    // Edit > Copy as Link: the scenario and its pins as a trainmem: link.
+    QString scenarioLinkText() const;
 
 protected:
     void closeEvent(QCloseEvent* event) override;

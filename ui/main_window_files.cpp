@@ -31,6 +31,10 @@
 #include "core/base/json_input.h"
 #include "core/scenario/scenario_file.h"
 
+#include "core/model/hf_config.h"
+#include "core/scenario/scenario_fields.h"
+#include "core/scenario/scenario_link.h"
+
 namespace trainmem::ui {
 
 bool MainWindow::confirmDiscard() {
@@ -97,8 +101,10 @@ bool MainWindow::save() {
 QString MainWindow::documentFolder() const {
     const QString last = settings_.lastScenarioPath();
     if (!last.isEmpty() && QFileInfo(last).absoluteDir().exists()) return QFileInfo(last).absolutePath();
+    // A fresh home has no Documents folder yet: a dialog given a folder that
+    // does not exist takes its name for the file name ("Documents").
     const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-    return documents.isEmpty() ? QDir::homePath() : documents;
+    return documents.isEmpty() || !QDir(documents).exists() ? QDir::homePath() : documents;
 }
 
 QString MainWindow::scenarioFileStem() const {
@@ -196,12 +202,104 @@ void MainWindow::copyChart() {
 }
 
 void MainWindow::copyTable(bool markdown) {
+    // On the Compare tab the table is the comparison (two pins or more):
+    // settings that differ, components and totals with their changes.
+    if (tabs_->currentWidget() == compare_ && compare_->pins().size() > 1) {
+        const FigureTable table = compare_->comparison();
+        QApplication::clipboard()->setText(markdown ? figureTableMarkdown(table) : figureTableCsv(table));
+        statusBar()->showMessage(markdown ? tr("Comparison copied as Markdown") : tr("Comparison copied as CSV"), 3000);
+        return;
+    }
     if (!document_->hasResult()) return;
     if (markdown)
         copyTableMarkdown(document_->resultScenario(), document_->result(), units_);
     else
         copyTableCsv(document_->resultScenario(), document_->result());
     statusBar()->showMessage(markdown ? tr("Table copied as Markdown") : tr("Table copied as CSV"), 3000);
+}
+
+QString MainWindow::scenarioLinkText() const {
+    // Plain (key-sorted) JSON: a pin is stored as its difference from the
+    // scenario, found key by key whatever order each was written in.
+    nlohmann::json document = nlohmann::json::parse(scenarioToOrderedJson(document_->scenario()).dump());
+    if (!compare_->pins().empty()) document["pins"] = pinsToJson(compare_->pins());
+    return QString::fromStdString(scenarioLink(document));
+}
+
+namespace {
+
+// The pins of a link's document, as a file's are read.
+LoadedPins linkPins(const nlohmann::json& document) { return pinsFromJson(document, CompareTab::kMaxPins); }
+
+}  // namespace
+
+bool MainWindow::loadLinkPins(const QString& link) {
+    Expected<nlohmann::json> document = readScenarioLink(link.toStdString());
+    if (!document) return false;
+    LoadedPins pins = linkPins(*document);
+    if (pins.present) compare_->setPins(std::move(pins.pins));
+    if (!pins.errors.isEmpty())
+        statusBar()->showMessage(tr("%1 pin(s) not loaded: %2").arg(pins.errors.size()).arg(pins.errors.join(QStringLiteral("; "))), 20000);
+    return pins.errors.isEmpty();
+}
+
+bool MainWindow::openLink(const QString& link) {
+    Expected<nlohmann::json> document = readScenarioLink(link.toStdString());
+    Expected<Scenario> scenario = document ? scenarioFromJson(*document) : Expected<Scenario>(document.error());
+    if (!scenario) {
+        statusBar()->showMessage(tr("Not opened: %1").arg(QString::fromStdString(scenario.error().text())), 12000);
+        return false;
+    }
+    if (!confirmDiscard()) return false;
+    document_->replace(*scenario);
+    LoadedPins pins = linkPins(*document);
+    compare_->setPins(std::move(pins.pins));  // a link without pins has none
+    if (!pins.errors.isEmpty())
+        statusBar()->showMessage(tr("%1 pin(s) not loaded: %2").arg(pins.errors.size()).arg(pins.errors.join(QStringLiteral("; "))), 20000);
+    else
+        statusBar()->showMessage(tr("Opened the link: %1").arg(QString::fromStdString(scenario->name.empty() ? scenario->model.name : scenario->name)), 6000);
+    return true;
+}
+
+bool MainWindow::pasteText(const QString& text) {
+    const std::string given = text.trimmed().toStdString();
+    if (isScenarioLink(given)) return openLink(text);
+    Expected<nlohmann::json> json = parseJsonText(given, "the clipboard");
+    if (!json || !json->is_object()) {
+        statusBar()->showMessage(tr("Nothing to paste: the clipboard holds no trainmem: link and no scenario or config.json JSON%1")
+                                     .arg(json ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(json.error().text()))),
+                                 10000);
+        return false;
+    }
+    if (classifyJson(*json) == JsonFileKind::Scenario) {
+        Expected<Scenario> scenario = scenarioFromJson(*json);
+        if (!scenario) {
+            statusBar()->showMessage(tr("Not pasted: %1").arg(QString::fromStdString(scenario.error().text())), 12000);
+            return false;
+        }
+        if (!confirmDiscard()) return false;
+        document_->replace(*scenario);
+        LoadedPins pins = pinsFromJson(*json, CompareTab::kMaxPins);
+        if (pins.present) compare_->setPins(std::move(pins.pins));
+        statusBar()->showMessage(tr("Pasted a scenario"), 4000);
+        return true;
+    }
+    Expected<ImportedModel> imported = importHuggingFaceConfig(*json);
+    if (!imported) {
+        statusBar()->showMessage(tr("Not pasted: %1").arg(QString::fromStdString(imported.error().text())), 12000);
+        return false;
+    }
+    // As an opened config.json: only the model is replaced, one undo step.
+    document_->edit(
+        [&](Scenario& s) {
+            s.model = imported->model;
+            if (s.model.name.empty()) s.model.name = "pasted config.json";
+            s.model_preset.clear();
+            s.warnings = imported->warnings;
+        },
+        tr("Model from the clipboard"));
+    statusBar()->showMessage(tr("Pasted a config.json: the model is %1").arg(QString::fromStdString(document_->scenario().model.name)), 6000);
+    return true;
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {

@@ -29,7 +29,8 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
 
     QLabel* gpus = f.addReadout(tr("GPUs"), tr("data x tensor x pipeline x context"), [this] {
         const ParallelConfig& p = document_->scenario().parallelism;
-        return tr("<b>%1</b> = %2 DP x %3 TP x %4 PP x %5 CP").arg(p.totalGpus()).arg(p.data).arg(p.tensor).arg(p.pipeline).arg(p.context);
+        // "×" as the chart writes it: "x" made the label wrap when TP changed.
+        return tr("<b>%1</b> = %2 DP × %3 TP × %4 PP × %5 CP").arg(p.totalGpus()).arg(p.data).arg(p.tensor).arg(p.pipeline).arg(p.context);
     });
     bindings->bind({"parallelism.gpus"}, gpus);
     f.addReadout(tr("Effective batch"), tr("Sequences per optimizer step: micro-batch x accumulation (or pipeline micro-batches) x data parallel."),
@@ -97,12 +98,12 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
                tr("ZeRO-Offload: optimizer states and master weights live in host memory (needs ZeRO >= 1).")},
               [](const Scenario& s) { return s.parallelism.offload_optimizer; },
               [](Scenario& s, bool v) { s.parallelism.offload_optimizer = v; });
-    f.addFlag({tr("Offload parameters"), {"parallelism.offload_parameters"},
+    offload_parameters_ = f.addFlag({tr("Offload parameters"), {"parallelism.offload_parameters"},
                tr("ZeRO-Infinity / FSDP CPU offload: parameters in host memory, fetched per unit (needs ZeRO-3).")},
               [](const Scenario& s) { return s.parallelism.offload_parameters; },
               [](Scenario& s, bool v) { s.parallelism.offload_parameters = v; });
     // FSDP2 policies (docs/memory-model.md §FSDP2 policies).
-    f.addFlag({tr("Reshard after forward"), {"parallelism.reshard_after_forward"},
+    reshard_ = f.addFlag({tr("Reshard after forward"), {"parallelism.reshard_after_forward"},
                tr("FSDP2: free each block's gathered parameters after its forward (PyTorch's default); off keeps "
                   "them until its backward (needs ZeRO-3).")},
               [](const Scenario& s) { return s.parallelism.reshard_after_forward; },
@@ -113,14 +114,15 @@ ParallelismPanel::ParallelismPanel(ScenarioDocument* document, FieldBindings* bi
                   [](Scenario& s, int64_t v) { s.parallelism.reshard_after_forward_ranks = v; });
     reshard_ranks->setMinimum(0);
     reshard_ranks->setSpecialValueText(tr("all shard ranks"));
-    f.addChoice<FsdpGradientSync>({tr("FSDP gradient sync"), {"parallelism.fsdp_gradient_sync"},
+    reshard_ranks_ = reshard_ranks;
+    fsdp_sync_ = f.addChoice<FsdpGradientSync>({tr("FSDP gradient sync"), {"parallelism.fsdp_gradient_sync"},
                                    tr("Last micro-batch: no reshard after backward and one reduce-scatter per step "
                                       "(PyTorch pipelining with FSDP): unsharded parameters and gradients stay.")},
                                   {{tr("every micro-batch"), FsdpGradientSync::EveryMicrobatch},
                                    {tr("last micro-batch"), FsdpGradientSync::LastMicrobatch}},
                                   [](const Scenario& s) { return s.parallelism.fsdp_gradient_sync; },
                                   [](Scenario& s, FsdpGradientSync v) { s.parallelism.fsdp_gradient_sync = v; });
-    f.addChoice<FsdpEnds>({tr("FSDP model ends"), {"parallelism.fsdp_ends"},
+    fsdp_ends_ = f.addChoice<FsdpEnds>({tr("FSDP model ends"), {"parallelism.fsdp_ends"},
                            tr("Where ZeRO-3 gathers the embedding and LM head: the root unit keeps them through "
                               "forward and backward (PyTorch's default); own units free them like blocks (torchtune, "
                               "DeepSpeed); torchtitan keeps its head unit until the head's backward.")},
@@ -141,6 +143,15 @@ void ParallelismPanel::refresh() {
     form_->setRowVisible(microbatches_, p.pipeline > 1);
     form_->setRowVisible(virtual_stages_, p.pipeline > 1 && p.schedule == PipelineSchedule::Interleaved1F1B);
     form_->setRowVisible(shard_group_, p.zero_stage > 0);
+    // FSDP's own settings only under ZeRO-3, as docs/gui.md promises; one set
+    // away from its default stays, so the error it causes can be fixed there.
+    const ParallelConfig defaults;
+    const bool fsdp = p.zero_stage == 3;
+    form_->setRowVisible(offload_parameters_, fsdp || p.offload_parameters != defaults.offload_parameters);
+    form_->setRowVisible(reshard_, fsdp || p.reshard_after_forward != defaults.reshard_after_forward);
+    form_->setRowVisible(reshard_ranks_, fsdp || p.reshard_after_forward_ranks != defaults.reshard_after_forward_ranks);
+    form_->setRowVisible(fsdp_sync_, fsdp || p.fsdp_gradient_sync != defaults.fsdp_gradient_sync);
+    form_->setRowVisible(fsdp_ends_, fsdp || p.fsdp_ends != defaults.fsdp_ends);
 }
 
 }  // namespace trainmem::ui

@@ -22,6 +22,12 @@ private:
     QWidget* virtual_stages_;
     QWidget* microbatches_;
     QWidget* shard_group_;
+    // ZeRO-3 (FSDP) only: hidden under ZeRO 0-2 while at their defaults.
+    QWidget* offload_parameters_ = nullptr;
+    QWidget* reshard_ = nullptr;
+    QWidget* reshard_ranks_ = nullptr;
+    QWidget* fsdp_sync_ = nullptr;
+    QWidget* fsdp_ends_ = nullptr;
 };
 
 }  // namespace trainmem::ui

@@ -19,7 +19,10 @@ PresetPicker::PresetPicker(ScenarioDocument* document, QWidget* parent)
     search_->setToolTip(tr("Filters by name and description. Enter loads the first match."));
     column->addWidget(search_);
     list_ = new QListWidget(this);
-    list_->setMaximumHeight(150);
+    // About twelve rows (9 of 48 at 150 px cut the selection off); the
+    // column scrolls past it on a small screen.
+    list_->setMinimumHeight(12 * list_->fontMetrics().height() + 12);
+    list_->setMaximumHeight(12 * list_->fontMetrics().height() + 12);
     list_->setToolTip(tr("Click (or Enter) to load: a scenario preset replaces everything; a model preset replaces only "
                          "the model. Edit > Undo brings back what was there."));
     column->addWidget(list_);
@@ -100,6 +103,7 @@ void PresetPicker::markLoaded() {
         if (loaded && scenario) {
             const QSignalBlocker block(list_);
             list_->setCurrentItem(item);
+            list_->scrollToItem(item, QAbstractItemView::PositionAtCenter);  // never cut off at the edge
         }
     }
 }

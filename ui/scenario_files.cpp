@@ -43,8 +43,12 @@ Expected<OpenedFile> openJsonFile(const QString& path, const Scenario& current, 
 }
 
 Expected<Scenario> defaultScenario() {
-    // A first start should show a scenario that works: the first scenario
+    // A first start should show a current model that fits its GPU: Llama
+    // 3.1 8B fully fine-tuned with FSDP on one 8 x H100 node (the first
+    // preset by name was a 2019 GPT-2 on V100s); else the first scenario
     // preset (by name) that fits its GPU, else the first that loads.
+    if (Expected<Scenario> s = loadPreset(std::string(kFirstLaunchPreset)); s)
+        if (Expected<Estimate> e = estimate(*s); e && e->fits) return s;
     std::optional<Scenario> first_loaded;
     for (const PresetInfo& p : listPresets())
         if (p.kind == PresetKind::Scenario) {

@@ -59,15 +59,16 @@ QString peakLabel(const StepTimeline& t, Units units) {
     if (t.samples.empty()) return {};
     const TimelineSample& s = t.samples[t.peak_index];
     QStringList where{q(phaseName(s.phase))};
-    if (s.layer >= 0) where << QObject::tr("layer %1").arg(s.layer);
-    if (s.microbatch >= 0) where << QObject::tr("micro-batch %1").arg(s.microbatch);
+    // Layers and micro-batches counted from 1 for people, as stages are.
+    if (s.layer >= 0) where << QObject::tr("layer %1").arg(s.layer + 1);
+    if (s.microbatch >= 0) where << QObject::tr("micro-batch %1").arg(s.microbatch + 1);
     return QObject::tr("peak %1 · %2").arg(bytesText(t.peak_bytes(), units), where.join(", "));
 }
 
 QString sampleTooltip(const TimelineSample& s, Units units) {
     QStringList head{q(phaseName(s.phase))};
-    if (s.microbatch >= 0) head << QObject::tr("micro-batch %1").arg(s.microbatch);
-    if (s.layer >= 0) head << QObject::tr("layer %1").arg(s.layer);
+    if (s.microbatch >= 0) head << QObject::tr("micro-batch %1").arg(s.microbatch + 1);
+    if (s.layer >= 0) head << QObject::tr("layer %1").arg(s.layer + 1);
     QString tip = QStringLiteral("<b>%1</b><br>").arg(head.join(QStringLiteral(" · ")).toHtmlEscaped());
     tip += QObject::tr("allocated %1").arg(bytesText(s.bytes.total(), units));
     const auto all = allComponents();

@@ -59,7 +59,7 @@ QColor phaseColor(Phase phase) {
 
 // Longest first: the band shows the first that fits its width.
 QStringList phaseLabels(Phase phase, int64_t microbatch, bool numbered) {
-    const QString n = numbered && microbatch >= 0 ? QString::number(microbatch) : QString();
+    const QString n = numbered && microbatch >= 0 ? QString::number(microbatch + 1) : QString();  // from 1, as stages
     auto with = [&](const QString& s, const QString& sep) { return n.isEmpty() ? s : s + sep + n; };
     switch (phase) {
         case Phase::Forward: return {with("forward", " "), with("fwd", " "), with("F", "")};

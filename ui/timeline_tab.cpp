@@ -126,7 +126,7 @@ void TimelineTab::refreshStages() {
     if (chosen_stage_ && *chosen_stage_ >= static_cast<int64_t>(stages.size())) chosen_stage_.reset();
     QStringList items;
     for (const StageEstimate& s : stages) {
-        QString item = tr("%1 (layers %2–%3)").arg(s.stage + 1).arg(s.first_layer).arg(s.first_layer + s.num_layers - 1);
+        QString item = tr("%1 (layers %2–%3)").arg(s.stage + 1).arg(s.first_layer + 1).arg(s.first_layer + s.num_layers);
         if (s.num_layers <= 0) item = tr("%1 (no layers)").arg(s.stage + 1);
         if (s.stage == heaviest && stages.size() > 1) item += tr(" — heaviest");
         items << item;

@@ -244,7 +244,7 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                  });
 
     // QLoRA backend and paged optimizer states (docs/memory-model.md).
-    f.addChoice<QloraBackend>({tr("QLoRA backend"), {"training.qlora_backend"},
+    qlora_backend_ = f.addChoice<QloraBackend>({tr("QLoRA backend"), {"training.qlora_backend"},
                                tr("The 4-bit base of QLoRA: bitsandbytes from 0.43.2, older bitsandbytes (keeps each "
                                   "4-bit layer's input for backward), or torchao NF4 (torchtune).")},
                               {{tr("bitsandbytes"), QloraBackend::Bnb},
@@ -278,6 +278,7 @@ void TrainingPanel::refresh() {
     form_->setRowVisible(loss_chunks_, t.loss == LossImpl::Chunked || t.loss == LossImpl::ChunkedOutput);
     const bool lora = t.finetuning != Finetuning::Full;
     for (QWidget* w : {lora_rank_, lora_dropout_, lora_targets_}) form_->setRowVisible(w, lora);
+    form_->setRowVisible(qlora_backend_, t.finetuning == Finetuning::Qlora || t.qlora_backend != TrainingConfig().qlora_backend);
     // Only this architecture's module names (GPT-2 has c_attn, not gate_proj);
     // a chosen name it lacks stays shown, so it can be unticked.
     const std::vector<std::string> names = loraTargetNames(document_->scenario().model);

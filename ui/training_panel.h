@@ -25,6 +25,7 @@ private:
     QWidget* lora_rank_;
     QWidget* lora_dropout_;
     QWidget* lora_targets_;
+    QWidget* qlora_backend_ = nullptr;  // QLoRA only, unless set away from its default
     std::vector<std::pair<std::string, QCheckBox*>> target_boxes_;
     std::vector<std::pair<std::string, QCheckBox*>> save_op_boxes_;  // training.checkpoint_save_ops
     std::vector<std::string> offered_targets_;  // the names laid out in the grid now

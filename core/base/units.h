@@ -1,6 +1,6 @@
 #pragma once
-// Sizes and counts as people read them: one rounding (printf's, half to
-// even on the binary value) for every number the reports and the app print.
+// Sizes and counts as people read them, with one rounding for every number
+// the reports and the app print.
 #include <cstdint>
 #include <string>
 
@@ -11,7 +11,9 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 // Human-readable sizes; GiB (1024^3) or GB (1000^3).
 enum class Units { GiB, GB };
 
-std::string formatFixed(double value, int decimals);  // 57.9449 -> "57.94" at 2
+// `value` with `decimals` digits, a tie rounded away from zero (136.125 ->
+// "136.13", never cut): every number the CLI and the app print goes through it.
+std::string formatNumber(double value, int decimals);
 std::string formatBytes(int64_t bytes, Units units = Units::GiB);
 std::string formatCount(int64_t n);  // 8030261248 -> "8.03B"
 

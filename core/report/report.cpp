@@ -15,7 +15,7 @@ namespace trainmem {
 
 namespace {
 
-std::string fixed(double value, int decimals) { return formatFixed(value, decimals); }
+std::string fixed(double value, int decimals) { return formatNumber(value, decimals); }
 
 // 8 -> "8", 2.03125 -> "2.03", 0.5 -> "0.5"
 std::string shortNumber(double value) {

@@ -70,10 +70,11 @@ std::string batchText(const Scenario& s) {
 }
 
 std::string peakText(const Estimate& e) {
-    // Stages are numbered from 1 for people, as in the app; JSON's "stage" is the 0-based index.
+    // Stages and layers are numbered from 1 for people, as in the app; JSON's
+    // "stage" and "first_layer" are the 0-based indices.
     std::string text = "stage " + std::to_string(e.peak.stage + 1) + " of " + std::to_string(e.num_stages) + " (layers " +
-                       std::to_string(e.peak.first_layer) + "–" +
-                       std::to_string(e.peak.first_layer + e.peak.num_layers - 1) + "), during " +
+                       std::to_string(e.peak.first_layer + 1) + "–" +
+                       std::to_string(e.peak.first_layer + e.peak.num_layers) + "), during " +
                        std::string(phaseName(e.peak.peak_phase));
     return text;
 }

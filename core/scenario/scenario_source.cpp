@@ -3,6 +3,7 @@
 #include "core/model/hf_config.h"
 #include "core/scenario/presets.h"
 #include "core/scenario/scenario_file.h"
+#include "core/scenario/scenario_link.h"
 
 namespace trainmem {
 
@@ -53,7 +54,21 @@ Expected<Scenario> scenarioFromSource(const ScenarioSource& source, const Scenar
             break;
         case ScenarioSource::Kind::Preset: scenario = loadPreset(source.value); break;
         case ScenarioSource::Kind::ModelConfig: scenario = scenarioForConfigFile(source.value); break;
-        case ScenarioSource::Kind::ScenarioFile: scenario = loadScenarioFile(source.value); break;
+        case ScenarioSource::Kind::ScenarioFile:
+            // A trainmem: link (Edit > Copy as Link) holds the file's JSON.
+            if (isScenarioLink(source.value)) {
+                Expected<nlohmann::json> document = readScenarioLink(source.value);
+                if (!document) return document.error();
+                scenario = scenarioFromJson(*document);
+                if (!scenario) {
+                    Error e = scenario.error();
+                    e.message += " (in the trainmem: link)";
+                    return e;
+                }
+            } else {
+                scenario = loadScenarioFile(source.value);
+            }
+            break;
     }
     if (!scenario) return scenario;
     if (Status applied = applySettings(*scenario, source.settings); !applied) return applied.error();

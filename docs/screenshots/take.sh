@@ -39,9 +39,9 @@ fsdp="--preset llama3.1-8b-fsdp-8xh100"
 for mode in light dark; do
     prefix="" flag=""
     if [ $mode = dark ]; then prefix="dark-" flag="--dark"; fi
-    for size in 1600x1000 1000x700; do
-        suffix=""
-        if [ $size = 1000x700 ]; then suffix="-1000x700"; fi
+    for size in 1600x1000 1366x768 1000x700; do
+        suffix="-$size"
+        if [ $size = 1600x1000 ]; then suffix=""; fi
         take "${prefix}breakdown$suffix" $size $flag $fsdp
         take "${prefix}stages$suffix" $size $flag --preset llama3.1-405b-3d --view stages
         take "${prefix}timeline$suffix" $size $flag $fsdp --view timeline
@@ -56,7 +56,15 @@ done
 QT_QPA_PLATFORM=offscreen "$app" $fsdp --export "$here/export-breakdown.png" --width 1200 --height 750 2>/dev/null
 QT_QPA_PLATFORM=offscreen "$app" $fsdp --export "$work/column.svg" --width 454 --height 340 2>/dev/null
 QT_QPA_PLATFORM=offscreen "$app" $fsdp --view optimizers --export "$work/column.pdf" --width 454 --height 340 2>/dev/null
-if command -v convert >/dev/null; then convert -density 200 "$work/column.svg" "$here/export-column-svg.png"; fi
+# The comparison as a design doc gets it: bars and the table of settings and
+# changes in one 16 cm column, from the pins saved in the file.
+QT_QPA_PLATFORM=offscreen "$app" --scenario "$work/compare.json" --view compare --size column --export "$work/compare.svg" 2>/dev/null
+QT_QPA_PLATFORM=offscreen "$app" --scenario "$work/compare.json" --view compare --size column --export "$here/export-compare-column.png" --scale 2 2>/dev/null
+if command -v convert >/dev/null; then
+    # An ImageMagick without an SVG delegate cannot: keep the last rendering.
+    convert -density 200 "$work/column.svg" "$here/export-column-svg.png" || echo "take.sh: export-column-svg.png not retaken" >&2
+    convert -density 200 "$work/compare.svg" "$here/export-compare-column-svg.png" || echo "take.sh: export-compare-column-svg.png not retaken" >&2
+fi
 if command -v gs >/dev/null; then
     gs -q -dSAFER -dBATCH -dNOPAUSE -sDEVICE=png16m -r200 -sOutputFile="$here/export-column-pdf.png" "$work/column.pdf"
 fi

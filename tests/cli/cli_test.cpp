@@ -205,7 +205,7 @@ TEST(CliStages, PeopleReadStagesFromOneJsonKeepsTheIndex) {
     args.insert(args.end(), pp.begin(), pp.end());
     CliRun r = run(args);
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_NE(r.out.find("Peak:       stage 4 of 4 (layers 9–11), during backward"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Peak:       stage 4 of 4 (layers 10–12), during backward"), std::string::npos) << r.out;
     args.insert(args.end(), {"--format", "json"});
     r = run(args);
     ASSERT_EQ(r.status, 0) << r.err;

@@ -141,3 +141,30 @@ TEST(FitCommand, BadFlagsAreOneLineNamingTheFlag) {
 
 }  // namespace
 }  // namespace trainmem::cli
+
+namespace trainmem::cli {
+namespace {
+
+// Issue 27: the same question as the app's Find a Layout gets the same
+// answer. The preset trains micro-batch 1 x data 4 x 32 accumulation steps
+// = 128 sequences per step (presets/scenarios/llama3.1-70b-interleaved-3d.json);
+// the CLI kept the 32 steps, so its #1 (data 8) trained 256.
+TEST(FitCommand, ByDefaultEveryLayoutTrainsTheScenariosGlobalBatchAsTheAppDoes) {
+    const json doc = fitJson({"--preset", "llama3.1-70b-interleaved-3d", "--gpus", "64", "--top", "30"});
+    ASSERT_FALSE(doc["layouts"].empty());
+    EXPECT_EQ(doc["global_batch"], 128);
+    for (const json& layout : doc["layouts"]) EXPECT_EQ(layout["effective_batch"], 128) << layout["layout"];
+}
+
+TEST(FitCommand, KeepAccumulationIsAskedForAndNotWithAGlobalBatch) {
+    const json doc = fitJson({"--preset", "llama3.1-70b-interleaved-3d", "--gpus", "64", "--top", "30", "--keep-accumulation"});
+    ASSERT_FALSE(doc["layouts"].empty());
+    EXPECT_TRUE(doc["global_batch"].is_null());
+    bool other = false;
+    for (const json& layout : doc["layouts"]) other = other || layout["effective_batch"] != 128;
+    EXPECT_TRUE(other) << "keeping 32 steps, a layout with another data degree trains another batch";
+    expectRefused({"--preset", "llama-2-7b", "--gpus", "8", "--keep-accumulation", "--global-batch", "64"}, "--keep-accumulation");
+}
+
+}  // namespace
+}  // namespace trainmem::cli

@@ -52,3 +52,30 @@ TEST(CliOptimizers, ListsEachOptimizerWithTheImplementationsItHas) {
 
 }  // namespace
 }  // namespace trainmem::cli
+
+namespace trainmem::cli {
+namespace {
+
+// Issue 27: a fused-AdamW scenario compared under Lion, which has no fused
+// kernel (torch.optim has no fused Lion; the app's Optimizers tab falls back
+// to foreach and says so): the CLI does the same instead of failing whole.
+TEST(CompareOptimizers, LionWithoutAFusedKernelFallsBackToForeachAndSaysSo) {
+    const CliRun table = run({"compare", "--preset", "llama3.1-8b-fsdp-8xh100", "--optimizers", "adamw,lion,sgd"});
+    ASSERT_EQ(table.status, 0) << table.err;
+    EXPECT_NE(table.out.find("lion: no fused kernel, compared with foreach"), std::string::npos) << table.out;
+    const CliRun json_run = run({"compare", "--preset", "llama3.1-8b-fsdp-8xh100", "--optimizers", "adamw,lion", "--format", "json"});
+    ASSERT_EQ(json_run.status, 0) << json_run.err;
+    const nlohmann::json doc = nlohmann::json::parse(json_run.out);
+    const nlohmann::json& lion = doc["variants"][1];
+    EXPECT_EQ(lion["label"], "lion");
+    EXPECT_NE(std::find(lion["settings"].begin(), lion["settings"].end(), "training.optimizer_impl=foreach"), lion["settings"].end());
+    EXPECT_FALSE(doc["variants"][0].contains("note"));  // AdamW has its fused kernel
+    // The Lion column is the scenario estimated with foreach Lion.
+    const CliRun same = run({"estimate", "--preset", "llama3.1-8b-fsdp-8xh100", "--set", "training.optimizer=lion", "--set",
+                             "training.optimizer_impl=foreach", "--format", "json"});
+    ASSERT_EQ(same.status, 0) << same.err;
+    EXPECT_EQ(nlohmann::json::parse(same.out)["peak"]["device_bytes"], lion["estimate"]["peak"]["device_bytes"]);
+}
+
+}  // namespace
+}  // namespace trainmem::cli

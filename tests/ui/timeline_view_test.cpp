@@ -129,11 +129,11 @@ TEST(TimelineTab, TooltipNamesThePhaseAndTheLargestComponents) {
     const TimelinePlot plot(d, QRectF(on.tab.view()->rect()));
     // 12 blocks: forward samples end at 1..12, the loss at 13, backward blocks
     // at 15, 17, ..., 37 and the optimizer step at 39. Time 16 is the second
-    // backward block, block 10.
+    // backward block, block 10 from 0: "layer 11" for people, who count from 1.
     const double x = plot.xOf(16.0);
     const QString tip = on.tab.view()->tooltipAt(QPointF(x, plot.plotArea().center().y()));
     EXPECT_TRUE(tip.contains("backward")) << tip.toStdString();
-    EXPECT_TRUE(tip.contains("layer 10")) << tip.toStdString();
+    EXPECT_TRUE(tip.contains("layer 11")) << tip.toStdString();
     EXPECT_TRUE(tip.contains("Weights")) << tip.toStdString();
     EXPECT_TRUE(on.tab.view()->tooltipAt(QPointF(2, 2)).isEmpty());
 }
@@ -245,7 +245,7 @@ TEST(TimelinePeakLabel, NamesTheMomentOfThePeak) {
     s.microbatch = 0;
     s.bytes[Component::Activations] = static_cast<int64_t>(54.3 * 1024 * MiB);
     t.samples = {s};
-    EXPECT_EQ(peakLabel(t, Units::GiB), QString::fromUtf8("peak 54.30 GiB · backward, layer 31, micro-batch 0"));
+    EXPECT_EQ(peakLabel(t, Units::GiB), QString::fromUtf8("peak 54.30 GiB · backward, layer 32, micro-batch 1"));
 }
 
 }  // namespace
