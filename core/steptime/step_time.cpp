@@ -508,8 +508,14 @@ StepTime stepTime(const StepTimeModel& mdl, const Scenario& sc) {
     at(TimeComponent::FsdpGather) = m * worst.fsdp;
     at(TimeComponent::Offload) = m * worst.offload;
     // Pipeline fill and drain: (p - 1) / v micro-batch times of a stage
-    // (Narayanan et al. 2021 §2.2; GPipe and 1F1B alike).
-    if (L.p > 1) at(TimeComponent::Bubble) = static_cast<double>(L.p - 1) / static_cast<double>(L.v) * worst_time;
+    // (Narayanan et al. 2021 §2.2; GPipe and 1F1B alike). Interleaving
+    // gains only with at least p micro-batches (the paper's premise;
+    // Megatron-LM's interleaved schedule asserts m is a multiple of p):
+    // with fewer, each micro-batch still crosses every stage, as in 1F1B.
+    if (L.p > 1) {
+        const double chunks = L.m >= L.p ? static_cast<double>(L.v) : 1.0;
+        at(TimeComponent::Bubble) = static_cast<double>(L.p - 1) / chunks * worst_time;
+    }
 
     // Once per step: the data-parallel gradient reduction, overlapped with
     // the last micro-batch's backward except the last bucket.
