@@ -603,7 +603,8 @@ std::string slowReason(const StepTime& time) {
         if (share < 0.15) continue;
         if (!out.empty()) out += ", ";
         std::string name(timeComponentName(c));
-        name[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[0])));
+        if (name.size() > 1 && std::islower(static_cast<unsigned char>(name[1])))  // "FSDP" stays
+            name[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[0])));
         out += name + " " + std::to_string(static_cast<int>(std::lround(share * 100))) + "%";
     }
     return out;

@@ -77,7 +77,7 @@ std::string throughputLine(const Scenario& scenario) {
         if (!first) out += ", ";
         first = false;
         std::string name(timeComponentName(c));
-        name[0] = static_cast<char>(name[0] - 'A' + 'a');
+        if (name.size() > 1 && name[1] >= 'a' && name[1] <= 'z') name[0] = static_cast<char>(name[0] - 'A' + 'a');
         out += name + " " + fixed(share * 100, 0) + "%";
     }
     out += ")";
