@@ -2,6 +2,7 @@
 #include "cli/command.h"
 #include "cli/output_format.h"
 #include "cli/run_config_source.h"
+#include "core/steptime/step_time_report.h"
 #include "cli/scenario_source.h"
 #include "core/account/estimate.h"
 
@@ -48,9 +49,19 @@ Status run(const std::vector<std::string>& raw, std::ostream& out) {
     if (!result) return result.error();
 
     switch (*format) {
-        case OutputFormat::Table: out << estimateToTable(*scenario, *result, *units); break;
-        case OutputFormat::Json: out << estimateToJson(*scenario, *result).dump(2) << "\n"; break;
-        case OutputFormat::Markdown: out << estimateToMarkdown(*scenario, *result, *units); break;
+        case OutputFormat::Table:
+            out << estimateToTable(*scenario, *result, *units) << "Step time:  " << throughputLine(*scenario) << "\n";
+            break;
+        case OutputFormat::Json: {
+            nlohmann::json doc = estimateToJson(*scenario, *result);
+            addThroughput(doc, *scenario);  // the modelled step time (docs/step-time.md)
+            out << doc.dump(2) << "\n";
+            break;
+        }
+        case OutputFormat::Markdown:
+            out << estimateToMarkdown(*scenario, *result, *units) << "\n- Step time: " << throughputLine(*scenario)
+                << "\n";
+            break;
         case OutputFormat::Csv: out << estimateToCsv(*scenario, *result); break;
     }
     return ok();

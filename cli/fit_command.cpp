@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <chrono>
 #include <csignal>
 #include <functional>
@@ -19,6 +21,7 @@
 #include "core/search/layout_search.h"
 #include "core/report/report.h"
 #include "core/scenario/scenario_fields.h"
+#include "core/steptime/step_time_report.h"
 #include "core/base/text_table.h"
 
 namespace trainmem::cli {
@@ -200,7 +203,10 @@ ordered_json layoutJson(const Scenario& base, const RankedLayout& k, bool gpu_fl
             {"capacity_bytes", e.capacity_bytes},
             {"headroom_bytes", e.headroom_bytes},
             {"recompute_fraction", e.recompute_fraction},
-            {"effective_batch", e.effective_batch}};
+            {"effective_batch", e.effective_batch},
+            // The same object as estimate's (null for a layout that does not fit
+            // or a GPU without rates): docs/step-time.md.
+            {"throughput", e.fits && k.time.step_seconds > 0 ? ordered_json(throughputJson(k.time)) : ordered_json(nullptr)}};
 }
 
 // The largest micro-batch of the best layout, everything else of it fixed.
@@ -225,6 +231,7 @@ void writeJson(std::ostream& out, const Scenario& base, const LayoutSearchOption
     doc["redundant"] = r.redundant;
     doc["fitting"] = r.fitting;
     doc["stopped"] = r.stopped.empty() ? ordered_json(nullptr) : ordered_json(r.stopped);
+    doc["note"] = r.note.empty() ? ordered_json(nullptr) : ordered_json(r.note);
     ordered_json layouts = ordered_json::array();
     for (size_t i = 0; i < r.layouts.size(); ++i) {
         ordered_json entry = {{"rank", i + 1}};
@@ -255,6 +262,18 @@ std::string sourceFlags(const ArgumentList& args) {
     return text;
 }
 
+std::string stepText(const StepTime& t) {
+    if (t.step_seconds <= 0) return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, t.step_seconds >= 1 ? "%.2f s" : "%.0f ms", t.step_seconds >= 1 ? t.step_seconds : t.step_seconds * 1e3);
+    return buf;
+}
+
+std::string tokensText(const StepTime& t) {
+    if (t.step_seconds <= 0) return "-";
+    return std::to_string(static_cast<long long>(std::llround(t.tokens_per_second_per_gpu)));
+}
+
 void writeTable(std::ostream& out, const Scenario& base, const LayoutSearchOptions& o, const LayoutSearchResult& r,
                 std::optional<int64_t> largest, bool gpu_flag, const std::string& source) {
     out << printableText(base.model.name) << " on " << o.gpus << " x " << base.hardware.gpu << ", sequence "
@@ -264,15 +283,22 @@ void writeTable(std::ostream& out, const Scenario& base, const LayoutSearchOptio
         << " the same as a simpler one), " << r.fitting << " fit.\n";
     if (!r.stopped.empty())
         out << "Stopped early (" << r.stopped << "): the best of the layouts visited so far, not of all.\n";
-    out << "Ranked by least recomputation, then most tokens per GPU per micro-batch, then most headroom, then\n"
-           "fewest pipeline stages, then least tensor parallelism.\n\n";
+    if (!r.note.empty()) out << "Note: " << r.note << ".\n";
+    const bool timed = !r.layouts.empty() && r.layouts.front().time.step_seconds > 0;
+    if (timed)
+        out << "Ranked by modelled tokens per second per GPU (docs/step-time.md), then most headroom, then fewest\n"
+               "pipeline stages, then least tensor parallelism.\n\n";
+    else
+        out << "Ranked by least recomputation, then most tokens per GPU per micro-batch, then most headroom, then\n"
+               "fewest pipeline stages, then least tensor parallelism (no step time: "
+            << base.hardware.gpu << " has no published rates).\n\n";
     if (!r.layouts.empty()) {
         TextTable t;
         t.header = {"#", "DP", "TP", "PP", "CP", "EP", "ZeRO", "SP", "Schedule", "Micro", "Micro-batches",
-                    "Recompute", "Peak", "Headroom", "At"};
+                    "Recompute", "Peak", "Headroom", "At", "Step", "Tokens/s/GPU", "MFU", "Slow because"};
         t.align = {Align::Right, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right,
                    Align::Left,  Align::Left,  Align::Right, Align::Right, Align::Left,  Align::Right, Align::Right,
-                   Align::Left};
+                   Align::Left,  Align::Right, Align::Right, Align::Right, Align::Left};
         for (size_t i = 0; i < r.layouts.size(); ++i) {
             const Layout& l = r.layouts[i].layout;
             const Estimate& e = r.layouts[i].estimate;
@@ -283,7 +309,10 @@ void writeTable(std::ostream& out, const Scenario& base, const LayoutSearchOptio
                               std::to_string(l.zero_stage), l.sequence_parallel ? "on" : "off", scheduleText(l),
                               std::to_string(l.micro_batch_size), std::to_string(l.microbatches), recompute,
                               formatBytes(e.peak.device_bytes), formatBytes(e.headroom_bytes),
-                              std::string(phaseName(e.peak.peak_phase)) + ", stage " + std::to_string(e.peak.stage + 1)});
+                              std::string(phaseName(e.peak.peak_phase)) + ", stage " + std::to_string(e.peak.stage + 1),
+                              stepText(r.layouts[i].time), tokensText(r.layouts[i].time),
+                              r.layouts[i].time.step_seconds > 0 ? percent(r.layouts[i].time.mfu) : "-",
+                              slowReason(r.layouts[i].time)});
         }
         out << renderPlain(t);
         if (largest) out << "\nLayout 1 fits micro-batches up to " << *largest << " (everything else unchanged).\n";

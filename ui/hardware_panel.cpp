@@ -102,6 +102,33 @@ HardwarePanel::HardwarePanel(ScenarioDocument* document, FieldBindings* bindings
               0, 200, 1, 1, [](const Scenario& s) { return s.hardware.overheads.fragmentation * 100; },
               [](Scenario& s, double v) { s.hardware.overheads.fragmentation = v / 100; }, tr(" %"));
 
+    // The interconnect the step time reads (docs/step-time.md); 0 = the
+    // GPU's reference system.
+    a.addInteger({tr("GPUs per node"), {"hardware.gpus_per_node"},
+                  tr("GPUs behind one NVLink / Infinity Fabric domain; groups larger than it cross the network.")},
+                 0, 65536, [](const Scenario& s) { return s.hardware.gpus_per_node.value_or(0); },
+                 [](Scenario& s, int64_t v) {
+                     if (v > 0) s.hardware.gpus_per_node = v;
+                     else s.hardware.gpus_per_node.reset();
+                 })
+        ->setSpecialValueText(tr("GPU's"));
+    a.addReal({tr("Scale-up"), {"hardware.scale_up_gb_s"},
+               tr("NVLink / Infinity Fabric bandwidth per GPU, two-way total as datasheets give it.")},
+              0, 1e6, 0, 50, [](const Scenario& s) { return s.hardware.scale_up_gb_s.value_or(0); },
+              [](Scenario& s, double v) {
+                  if (v > 0) s.hardware.scale_up_gb_s = v;
+                  else s.hardware.scale_up_gb_s.reset();
+              }, tr(" GB/s"))
+        ->setSpecialValueText(tr("GPU's"));
+    a.addReal({tr("Scale-out"), {"hardware.scale_out_gb_s"},
+               tr("Network bandwidth per GPU, one way (400 Gb/s = 50 GB/s).")},
+              0, 1e6, 1, 5, [](const Scenario& s) { return s.hardware.scale_out_gb_s.value_or(0); },
+              [](Scenario& s, double v) {
+                  if (v > 0) s.hardware.scale_out_gb_s = v;
+                  else s.hardware.scale_out_gb_s.reset();
+              }, tr(" GB/s"))
+        ->setSpecialValueText(tr("GPU's"));
+
     connect(document_, &ScenarioDocument::changed, this, &HardwarePanel::refresh);
     refresh();
 }

@@ -16,6 +16,8 @@ const std::vector<DocPage>& docPages() {
         {QStringLiteral("Training frameworks"), QStringLiteral("frameworks.md")},
         {QStringLiteral("Memory snapshots"), QStringLiteral("snapshots.md")},
         {QStringLiteral("Finding a layout"), QStringLiteral("layout-search.md")},
+        {QStringLiteral("Step time: how fast, not only whether it fits"), QStringLiteral("step-time.md")},
+        {QStringLiteral("Step time against published throughput"), QStringLiteral("accuracy-throughput.md")},
         {QStringLiteral("Adding models, optimizers and GPUs"), QStringLiteral("extending.md")},
         {QStringLiteral("Performance"), QStringLiteral("performance.md")},
         {QStringLiteral("Performance: how it got here"), QStringLiteral("performance-history.md")},

@@ -1,5 +1,7 @@
 #include "ui/layout_finder_panel.h"
 
+#include <cmath>
+
 #include <chrono>
 #include <vector>
 
@@ -209,7 +211,8 @@ LayoutFinderPanel::LayoutFinderPanel(ScenarioDocument* document, QWidget* parent
     column->addWidget(summary_);
 
     QStringList ranked_columns{tr("#")};
-    ranked_columns << kLayoutColumns << tr("peak") << tr("headroom") << tr("recompute");
+    ranked_columns << kLayoutColumns << tr("peak") << tr("headroom") << tr("recompute") << tr("step")
+                   << tr("tokens/s/GPU") << tr("MFU") << tr("slow because");
     table_ = makeTable(ranked_columns, this);
     table_->setToolTip(tr("Searched again at every change. Ranked by least recomputation, then the larger "
                           "micro-batch, then headroom, then fewer pipeline stages, then less tensor parallelism "
@@ -426,7 +429,8 @@ void LayoutFinderPanel::showResult() {
                           .arg(last_->options.gpus)
                           .arg(QLocale().toString(static_cast<qlonglong>(r.valid)))
                           .arg(QLocale().toString(static_cast<qlonglong>(r.fitting)))
-                          .arg(last_->milliseconds, 0, 'f', 0));
+                          .arg(last_->milliseconds, 0, 'f', 0) +
+                      (r.note.empty() ? QString() : QStringLiteral(" ") + tr("Note: %1.").arg(q(r.note))));
     std::vector<QStringList> rows;
     rows.reserve(r.layouts.size());
     for (size_t i = 0; i < r.layouts.size(); ++i) {
@@ -435,6 +439,15 @@ void LayoutFinderPanel::showResult() {
         cells << layoutCells(k.layout) << q(formatBytes(k.estimate.peak.device_bytes, units_))
               << q(formatBytes(k.estimate.headroom_bytes, units_))
               << QStringLiteral("%1%").arg(k.estimate.recompute_fraction * 100, 0, 'f', 0);
+        // The modelled step time the rows are ranked by (docs/step-time.md).
+        const StepTime& t = k.time;
+        if (t.step_seconds > 0)
+            cells << (t.step_seconds >= 1 ? tr("%1 s").arg(t.step_seconds, 0, 'f', 2)
+                                          : tr("%1 ms").arg(t.step_seconds * 1e3, 0, 'f', 0))
+                  << QLocale().toString(static_cast<qlonglong>(std::llround(t.tokens_per_second_per_gpu)))
+                  << QStringLiteral("%1%").arg(t.mfu * 100, 0, 'f', 0) << q(slowReason(t));
+        else
+            cells << QStringLiteral("-") << QStringLiteral("-") << QStringLiteral("-") << QString();
         rows.push_back(std::move(cells));
     }
     fillTable(table_, rows);

@@ -3,6 +3,7 @@
 // bounds keep every product the estimator forms inside int64.
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "core/activations/activations.h"
 #include "core/account/fsdp_policy.h"
@@ -354,6 +355,13 @@ Status validateHardware(const Scenario& s) {
     if (!(o.fragmentation >= 0.0 && o.fragmentation < 1.0))
         return Error{"hardware.fragmentation", "must be a fraction in [0, 1): (reserved - allocated) / allocated" +
                                                    got(o.fragmentation)};
+    // The interconnect overrides (docs/step-time.md): a node of 1 to 2^16
+    // GPUs, bandwidths positive and at most 10^6 GB/s (1 PB/s, far past any link).
+    if (h.gpus_per_node) TRAINMEM_CHECK(inRange("hardware.gpus_per_node", *h.gpus_per_node, 1, int64_t{1} << 16));
+    for (const auto& [field, value] : {std::pair{"hardware.scale_up_gb_s", h.scale_up_gb_s},
+                                       std::pair{"hardware.scale_out_gb_s", h.scale_out_gb_s}})
+        if (value && !(*value > 0.0 && *value <= 1.0e6))
+            return Error{field, "must be a bandwidth in GB/s, above 0 and at most 1000000" + got(*value)};
     return ok();
 }
 

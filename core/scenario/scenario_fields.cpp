@@ -312,6 +312,9 @@ std::vector<ScenarioField> buildFields() {
     f.push_back(integerField(H, "fsdp_prefetch_units",
                              [](auto& s) -> auto& { return s.hardware.overheads.fsdp_prefetch_units; }));
     f.push_back(numberField(H, "fragmentation", [](auto& s) -> auto& { return s.hardware.overheads.fragmentation; }));
+    f.push_back(optionalIntegerField(H, "gpus_per_node", [](auto& s) -> auto& { return s.hardware.gpus_per_node; }));
+    f.push_back(optionalNumberField(H, "scale_up_gb_s", [](auto& s) -> auto& { return s.hardware.scale_up_gb_s; }));
+    f.push_back(optionalNumberField(H, "scale_out_gb_s", [](auto& s) -> auto& { return s.hardware.scale_out_gb_s; }));
     // FSDP2 policies, QLoRA backends, paged optimizers (docs/memory-model.md);
     // saved with their sections (scenarioToOrderedJson groups by section).
     f.push_back(enumField<QloraBackend>(T, "qlora_backend", [](auto& s) -> auto& { return s.training.qlora_backend; }));

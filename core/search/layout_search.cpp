@@ -57,8 +57,11 @@ struct RankKey {
     const Layout& layout;
     int64_t headroom;
     int64_t order;
+    double tokens_per_second = 0;  // per GPU, modelled (0: no step time)
 };
-RankKey keyOf(const RankedLayout& r) { return {r.layout, r.estimate.headroom_bytes, r.order}; }
+RankKey keyOf(const RankedLayout& r) {
+    return {r.layout, r.estimate.headroom_bytes, r.order, r.time.tokens_per_second_per_gpu};
+}
 
 // Closest to fitting first: the smallest excess over capacity.
 bool closerToFitting(const RankKey& a, const RankKey& b) {
@@ -69,6 +72,15 @@ bool closerToFitting(const RankKey& a, const RankKey& b) {
 bool rankedBefore(const RankKey& a, const RankKey& b) {
     const Layout& x = a.layout;
     const Layout& y = b.layout;
+    // Among layouts that fit, people choose by speed (issue 26).
+    if (a.tokens_per_second != b.tokens_per_second) return a.tokens_per_second > b.tokens_per_second;
+    if (a.tokens_per_second > 0) {
+        if (a.headroom != b.headroom) return a.headroom > b.headroom;
+        if (x.pipeline != y.pipeline) return x.pipeline < y.pipeline;
+        if (x.tensor != y.tensor) return x.tensor < y.tensor;
+        return a.order < b.order;
+    }
+    // No step time (a GPU without published rates): memory's order.
     if (x.checkpointing != y.checkpointing) return recomputeRank(x.checkpointing) < recomputeRank(y.checkpointing);
     // "Largest micro-batch" in tokens each GPU processes per pass,
     // micro x sequence / context (the sequence is the same for all layouts):
@@ -224,6 +236,16 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
     for (int64_t micro = 1; micro <= micro_cap; micro *= 2) ++micro_sizes;
 
     LayoutSearchResult result;
+    // The GPU's rates and the model's blocks for the step time, once; a GPU
+    // without rates leaves every layout untimed (memory's order).
+    const Expected<StepTimeModel> timed = prepareStepTime(work);
+    const StepTimeModel* step_model = timed ? &*timed : nullptr;
+    if (options.global_batch && *options.global_batch < n)
+        result.note = "the global batch of " + std::to_string(*options.global_batch) + " sequences is smaller than the " +
+                      std::to_string(n) + " GPUs: data parallelism is at most " +
+                      std::to_string(*options.global_batch) + ", so every layout splits each sequence's work " +
+                      "at least " + std::to_string((n + *options.global_batch - 1) / *options.global_batch) +
+                      " ways (tensor, pipeline or context)";
     BestOf best(options.top, static_cast<BestOf::Before>(rankedBefore));
     BestOf rejected(options.rejected, closerToFitting);
     // Returns false once the search must stop (limit or progress callback).
@@ -339,12 +361,18 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
         // numbers: accountLayoutPeak).
         const LayoutPeak peak = accountLayoutPeak(work, prepared, activations, stages);
         const int64_t headroom = prepared.capacity_bytes - peak.device_bytes;
-        const RankKey key{l, headroom, order};
         if (!peak.too_large && headroom >= 0) {
             ++result.fitting;
-            if (best.admits(key)) best.offer({l, accountLayout(work, prepared, activations, stages), order});
-        } else if (rejected.admits(key)) {
-            rejected.offer({l, accountLayout(work, prepared, activations, stages), order});
+            // The step time ranks the layouts that fit (docs/step-time.md).
+            const StepTime time = step_model ? stepTime(*step_model, work) : StepTime{};
+            const RankKey key{l, headroom, order, time.tokens_per_second_per_gpu};
+            if (best.admits(key))
+                best.offer({l, accountLayout(work, prepared, activations, stages), order, time});
+            return;
+        }
+        const RankKey key{l, headroom, order};
+        if (rejected.admits(key)) {
+            rejected.offer({l, accountLayout(work, prepared, activations, stages), order, StepTime{}});
         }
     };
 

@@ -16,6 +16,7 @@
 #include "core/base/error.h"
 #include "core/account/estimate.h"
 #include "core/scenario/scenario.h"
+#include "core/steptime/step_time.h"
 
 namespace trainmem {
 
@@ -63,6 +64,9 @@ struct RankedLayout {
     Layout layout;
     Estimate estimate;
     int64_t order = 0;  // position in enumeration order: the last tie-break, so the ranking is total
+    // The modelled step time (core/steptime/, docs/step-time.md) of a fitting
+    // layout; zero when the GPU has no rates or for a layout that does not fit.
+    StepTime time;
 };
 
 struct LayoutSearchResult {
@@ -80,6 +84,9 @@ struct LayoutSearchResult {
     // progress callback said stop) or "the limit of N layouts"; the lists
     // are then the best of the layouts visited.
     std::string stopped;
+    // Said, not searched silently: a global batch smaller than the GPU count
+    // leaves data parallelism at most the batch ("" otherwise).
+    std::string note;
 };
 
 // Errors name the option ("gpus", "global_batch", "top", "rejected",
@@ -93,9 +100,12 @@ Expected<LayoutSearchResult> searchLayouts(const Scenario& base, const LayoutSea
 // schedule then runs the same single forward and backward; 1F1B stands for them).
 bool layoutRedundant(const Layout& layout);
 
-// The ranking of fitting layouts: least recomputation first (none <
-// selective < full), then the larger micro-batch, then more headroom, then
-// fewer pipeline stages, then less tensor parallelism, then enumeration order.
+// The ranking of fitting layouts: the most modelled tokens per second per
+// GPU first (RankedLayout::time), then more headroom, then fewer pipeline
+// stages, then less tensor parallelism, then enumeration order. Layouts
+// without a step time (a GPU without rates) keep the memory-only order:
+// least recomputation (none < selective < full), the larger micro-batch in
+// tokens per GPU, then the same ties.
 bool rankedBefore(const RankedLayout& a, const RankedLayout& b);
 
 // Writes a layout into a scenario: the degrees, parallelism.gpus, ZeRO (with

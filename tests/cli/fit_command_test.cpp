@@ -39,6 +39,32 @@ void expectRefused(std::vector<std::string> args, const std::string& flag) {
     EXPECT_EQ(r.err.rfind("trainmem-cli: " + flag + ": ", 0), 0u) << r.err;
 }
 
+// Each listed row carries the same "throughput" object as estimate's, and
+// the top row's settings, given to estimate, give the same step time; a
+// global batch smaller than the GPU count is said.
+TEST(FitCommand, RowsCarryEstimatesThroughputAndASmallBatchIsSaid) {
+    const json doc = fitJson({"--preset", "llama-2-7b", "--gpus", "16", "--gpu", "A100-80GB", "--global-batch", "8"});
+    ASSERT_FALSE(doc.is_discarded());
+    ASSERT_FALSE(doc["layouts"].empty());
+    EXPECT_NE(doc["note"].get<std::string>().find("smaller than the 16 GPUs"), std::string::npos) << doc["note"];
+    const json& top = doc["layouts"][0];
+    ASSERT_TRUE(top["throughput"].is_object());
+    std::vector<std::string> args = {"estimate", "--preset", "llama-2-7b", "--format", "json"};
+    for (const auto& [key, value] : top["settings"].items()) {
+        args.push_back("--set");
+        args.push_back(key + "=" + value.get<std::string>());
+    }
+    const CliRun r = run(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json est = json::parse(r.out);
+    EXPECT_DOUBLE_EQ(est["throughput"]["tokens_per_second_per_gpu"].get<double>(),
+                     top["throughput"]["tokens_per_second_per_gpu"].get<double>());
+    EXPECT_DOUBLE_EQ(est["throughput"]["step_seconds"].get<double>(), top["throughput"]["step_seconds"].get<double>());
+    for (size_t i = 0; i + 1 < doc["layouts"].size(); ++i)
+        EXPECT_GE(doc["layouts"][i]["throughput"]["tokens_per_second_per_gpu"].get<double>(),
+                  doc["layouts"][i + 1]["throughput"]["tokens_per_second_per_gpu"].get<double>()) << i;
+}
+
 // The top layout's settings, applied to the same preset with applySetting,
 // give the same peak as the search reported.
 TEST(FitCommand, TopLayoutSettingsReproduceItsPeak) {

@@ -69,6 +69,9 @@ inline void changeEveryField(Scenario& s) {
     h.overheads.ddp_gradient_as_bucket_view = true;
     h.overheads.fsdp_prefetch_units = 2;
     h.overheads.fragmentation = 0.25;
+    h.gpus_per_node = 4;
+    h.scale_up_gb_s = 400;
+    h.scale_out_gb_s = 12.5;
 }
 
 }  // namespace trainmem::testing

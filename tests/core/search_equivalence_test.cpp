@@ -79,7 +79,12 @@ Reference plainLoop(const Scenario& base, const LayoutSearchOptions& o) {
                                         // Too large to represent: estimate() refuses it; the search
                                         // lists it as not fitting with its saturated figures.
                                         const Estimate est = e_ ? *e_ : estimateValidated(s);
-                                        const RankedLayout ranked{l, est, r.valid - 1};
+                                        RankedLayout ranked{l, est, r.valid - 1, StepTime{}};
+                                        // The search ranks what fits by the step time.
+                                        if (est.fits) {
+                                            const Expected<StepTime> time = stepTime(s);
+                                            if (time) ranked.time = *time;
+                                        }
                                         if (est.fits) {
                                             ++r.fitting;
                                             r.fit.push_back(ranked);
