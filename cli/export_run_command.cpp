@@ -5,6 +5,7 @@
 #include "cli/run_config_source.h"
 #include "cli/scenario_source.h"
 #include "core/scenario/scenario_fields.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem::cli {
 

@@ -6,6 +6,8 @@
 #include "cli/run_config_source.h"
 #include "cli/scenario_source.h"
 #include "core/scenario/scenario_fields.h"
+#include "core/scenario/scenario_file.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem::cli {
 

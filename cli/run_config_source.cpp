@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/scenario/scenario_source.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::cli {
 

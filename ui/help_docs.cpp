@@ -22,6 +22,7 @@ const std::vector<DocPage>& docPages() {
         {QStringLiteral("Performance"), QStringLiteral("performance.md")},
         {QStringLiteral("Performance: how it got here"), QStringLiteral("performance-history.md")},
         {QStringLiteral("Robustness against bad input"), QStringLiteral("robustness.md")},
+        {QStringLiteral("Run configs of the training stacks"), QStringLiteral("run-configs.md")},
         {QStringLiteral("How the code is laid out"), QStringLiteral("architecture.md")},
     };
     return pages;

@@ -13,6 +13,7 @@
 #include "ui/export_size_dialog.h"
 #include "ui/scenario_files.h"
 #include "ui/timeline_view.h"
+#include "core/base/json_input.h"
 
 namespace trainmem::ui {
 

@@ -15,6 +15,7 @@
 #include "core/base/text_table.h"
 #include "core/scenario/scenario_file.h"
 #include "core/account/scenario_validate.h"
+#include "core/base/json_input.h"
 
 namespace trainmem {
 

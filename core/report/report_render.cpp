@@ -8,6 +8,7 @@
 #include "core/report/report.h"
 #include "core/base/text_table.h"
 #include "core/scenario/scenario_file.h"
+#include "core/base/json_input.h"
 
 namespace trainmem {
 

@@ -6,6 +6,8 @@
 // fills from its own keys through the Hugging Face Trainer.
 #include "core/training/names.h"
 #include "core/runconfig/formats.h"
+#include "core/base/json_input.h"
+#include "core/runconfig/run_config.h"
 
 namespace trainmem::runconfig {
 namespace {

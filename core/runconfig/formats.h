@@ -1,5 +1,11 @@
 #pragma once
-// The per-stack readers and writers behind run_config.h; one file each.
+// The per-stack readers and writers behind run_config.h, one file each:
+// torchtitan.cpp, torchtune.cpp, deepspeed.cpp, axolotl.cpp (with the
+// Hugging Face optimizer names, hfOptimizer, and the DeepSpeed JSON it
+// names, importNamedDeepspeed, shared with LLaMA-Factory), llamafactory.cpp,
+// accelerate.cpp, megatron.cpp (flags to a scenario and back) and
+// megatron_script.cpp (readMegatronScript, readMegatronLog,
+// megatronFlagsDocument). The steps they share are in formats.cpp.
 #include <filesystem>
 #include <string>
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core/runconfig/formats.h"
+#include "core/runconfig/run_config.h"
 
 namespace trainmem::runconfig {
 namespace {

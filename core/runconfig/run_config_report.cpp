@@ -4,6 +4,7 @@
 
 #include "core/base/json_input.h"
 #include "core/scenario/scenario_fields.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem::runconfig {
 

@@ -4,6 +4,7 @@
 
 #include "core/base/file_output.h"
 #include "core/scenario/scenario_fields.h"
+#include "core/base/json_input.h"
 
 namespace trainmem {
 

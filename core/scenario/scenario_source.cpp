@@ -4,6 +4,7 @@
 #include "core/scenario/presets.h"
 #include "core/scenario/scenario_file.h"
 #include "core/scenario/scenario_link.h"
+#include "core/base/json_input.h"
 
 namespace trainmem {
 

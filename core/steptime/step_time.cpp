@@ -9,6 +9,7 @@
 
 #include "core/training/optimizer_state.h"
 #include "core/training/pipeline.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 

@@ -17,6 +17,7 @@
 #include "core/search/layout_search.h"
 #include "core/report/report.h"
 #include "core/scenario/scenario.h"
+#include "core/scenario/scenario_file.h"
 #include "preset_scenario.h"
 
 namespace trainmem {

@@ -16,6 +16,7 @@
 #include "core/model/hf_families.h"
 #include "core/scenario/presets.h"
 #include "core/scenario/scenario.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 namespace {

@@ -11,6 +11,7 @@
 #include "core/model/model_fields.h"
 #include "core/model/model_validate.h"
 #include "core/scenario/model_presets.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem {
 namespace {

@@ -18,6 +18,7 @@
 #include "core/account/estimate.h"
 #include "core/scenario/presets.h"
 #include "core/scenario/scenario.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem {
 namespace {

@@ -11,6 +11,8 @@
 #include "core/scenario/presets.h"
 #include "core/runconfig/run_config.h"
 #include "core/scenario/scenario_fields.h"
+#include "core/scenario/scenario_file.h"
+#include "core/account/scenario_validate.h"
 
 namespace trainmem::runconfig {
 namespace {

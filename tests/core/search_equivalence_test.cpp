@@ -18,6 +18,7 @@
 #include "core/scenario/presets.h"
 #include "tests/core/layout_search_test_support.h"
 #include "core/account/scenario_validate.h"
+#include "core/scenario/scenario_file.h"
 
 namespace trainmem {
 namespace {

@@ -10,6 +10,8 @@
 
 #include "core/steptime/step_time.h"
 #include "core/steptime/step_time_report.h"
+#include "core/scenario/scenario_file.h"
+#include "core/account/scenario_validate.h"
 #include "preset_scenario.h"
 
 namespace trainmem {

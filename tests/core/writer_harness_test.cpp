@@ -13,6 +13,7 @@
 #include "core/base/file_output.h"
 #include "core/scenario/presets.h"
 #include "core/scenario/scenario.h"
+#include "core/scenario/scenario_file.h"
 #include "tests/support/hostile_targets.h"
 
 namespace trainmem {

@@ -36,6 +36,7 @@
 #include "core/scenario/scenario_fields.h"
 #include "core/scenario/scenario_link.h"
 #include "core/account/estimate.h"
+#include "core/scenario/scenario_file.h"
 #include "ui_test_support.h"
 
 namespace trainmem::ui {
