@@ -9,6 +9,7 @@
 #include "core/report/report.h"
 #include "core/scenario/scenario.h"
 #include "ui/chart_spec.h"
+#include "ui/pinned_scenario.h"
 
 namespace trainmem::ui {
 
@@ -47,12 +48,7 @@ std::vector<OptimizerOutcome> estimateEveryOptimizer(const Scenario& scenario);
 ChartSpec optimizerChart(const Scenario& scenario, const std::vector<OptimizerOutcome>& outcomes,
                          OptimizerScale scale, Units units);
 
-// Pinned scenarios side by side.
-struct PinnedScenario {
-    QString label;  // "A", "B", ...
-    Scenario scenario;
-    Estimate estimate;
-};
+// Pinned scenarios (ui/pinned_scenario.h) side by side.
 // `base`: the pin the table's changes are measured against; with
 // `with_table` the figure carries the table under its plot (exports).
 ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units, int base = 0, bool with_table = false);

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ui/chart_views.h"
+#include "ui/pinned_scenario.h"
 
 namespace trainmem::ui {
 
