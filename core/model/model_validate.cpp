@@ -1,5 +1,6 @@
 #include "core/model/model_validate.h"
 
+#include <array>
 #include <cmath>
 #include <sstream>
 
@@ -127,9 +128,26 @@ void checkRelations(ModelChecker& c, const ModelConfig& m, ModelField f) {
     }
 }
 
-void checkSection(ModelChecker& c, const ModelConfig& m, bool (*in)(ModelSection)) {
-    for (const ModelFieldRow& row : modelFields()) {
-        if (!in(row.section)) continue;
+// The rows of one group of sections, in table order, listed once: every
+// estimate validates its model, so each check walks only its own rows.
+enum class RowGroup { Shape, Experts, Latent };
+const std::vector<const ModelFieldRow*>& rowsOf(RowGroup group) {
+    static const std::array<std::vector<const ModelFieldRow*>, 3> groups = [] {
+        std::array<std::vector<const ModelFieldRow*>, 3> g;
+        for (const ModelFieldRow& row : modelFields()) {
+            const RowGroup r = row.section == ModelSection::Experts  ? RowGroup::Experts
+                               : row.section == ModelSection::Latent ? RowGroup::Latent
+                                                                     : RowGroup::Shape;
+            g[static_cast<size_t>(r)].push_back(&row);
+        }
+        return g;
+    }();
+    return groups[static_cast<size_t>(group)];
+}
+
+void checkSection(ModelChecker& c, const ModelConfig& m, RowGroup group) {
+    for (const ModelFieldRow* r : rowsOf(group)) {
+        const ModelFieldRow& row = *r;
         // GPT-2's learned position table needs at least one row; a rotary
         // model may leave max_position_embeddings 0.
         if (row.field == ModelField::MaxPositions && m.learned_positions)
@@ -142,7 +160,7 @@ void checkSection(ModelChecker& c, const ModelConfig& m, bool (*in)(ModelSection
 
 void checkMla(ModelChecker& c, const ModelConfig& m) {
     const MlaConfig& a = *m.mla;
-    checkSection(c, m, [](ModelSection s) { return s == ModelSection::Latent; });
+    checkSection(c, m, RowGroup::Latent);
     if (!c.failed() && m.head_dim != a.qk_nope_head_dim + a.qk_rope_head_dim)
         c.fail(ModelField::HeadDim, "must equal qk_nope_head_dim + qk_rope_head_dim (" +
                                         std::to_string(a.qk_nope_head_dim + a.qk_rope_head_dim) +
@@ -167,8 +185,8 @@ long double approximateParameters(const ModelConfig& m) {
 
 Status validate(const ModelConfig& m) {
     ModelChecker c(m);
-    checkSection(c, m, [](ModelSection s) { return s != ModelSection::Experts && s != ModelSection::Latent; });
-    if (m.moe) checkSection(c, m, [](ModelSection s) { return s == ModelSection::Experts; });
+    checkSection(c, m, RowGroup::Shape);
+    if (m.moe) checkSection(c, m, RowGroup::Experts);
     // A family whose modeling code always routes (Mixtral) has no dense form.
     const FamilySpec& family = familyOf(m.family);
     if (family.num_experts > 0 && !family.zero_experts_is_dense && !family.experts_null_is_dense && !m.isMoe())
