@@ -1,5 +1,5 @@
 #pragma once
-// Which pipeline stages the estimate accounts (inside the core: estimate.cpp
+// Which pipeline stages the estimate accounts (inside the core: layout_account.cpp
 // and the tests read it): the candidate stages that can be the heaviest, and
 // the later candidates a layout can leave out because they provably stay
 // within stage 0. Terms: docs/layout-search.md §How it is computed.

@@ -12,7 +12,7 @@
 
 namespace trainmem {
 
-// The stages that can be the heaviest (estimate.cpp), with their facts, for
+// The stages that can be the heaviest (layout_account.cpp), with their facts, for
 // one set of degrees, ZeRO stage and offload: built once per such set and
 // reused for every schedule, micro-batch count and size and checkpointing
 // policy of the same kind (every-k or not). Reusing `plan` keeps its storage.

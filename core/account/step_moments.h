@@ -137,8 +137,8 @@ static_assert(kMomentCount == std::size(ScheduledStage{}.base));
 // The stage's terms for the scenario's schedule and `microbatches` per step.
 void scheduledStage(const Scenario& s, const PreparedScenario& prep, int64_t microbatches, const StageFacts& facts,
                     ScheduledStage& t);
-// The stage's terms for the layout's activations: layoutTerms, inline in
-// core/layout_terms.h. Both:
+// The stage's terms for the layout's activations: layoutTerms, inline at
+// the end of this header. Both:
 void momentTerms(const Scenario& s, const PreparedScenario& prep, const LayoutActivations& blocks,
                  int64_t microbatches, const StageFacts& facts, MomentTerms& t, bool by_block);
 
