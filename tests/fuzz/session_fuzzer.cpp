@@ -16,6 +16,7 @@
 #include "core/account/estimate.h"
 #include "core/base/json_input.h"
 #include "core/scenario/scenario.h"
+#include "core/scenario/scenario_file.h"
 
 namespace {
 
