@@ -8,6 +8,7 @@
 #include "core/scenario/frameworks.h"
 #include "core/base/json_input.h"
 #include "core/scenario/presets.h"
+#include "core/account/scenario_validate.h"
 #include "core/runconfig/formats.h"
 
 namespace trainmem::runconfig {
@@ -160,6 +161,8 @@ Status requireComplete(const RunConfigImport& r) {
 }
 
 Expected<std::string> exportRunConfig(const Scenario& s, std::string_view target) {
+    // The writers multiply degrees and read sizes: only a valid scenario.
+    if (Status st = validate(s); !st) return st.error();
     if (target == "torchtitan") return exportTorchtitan(s);
     if (target == "torchtune") return exportTorchtune(s);
     if (target == "deepspeed") return exportDeepspeed(s);

@@ -47,8 +47,12 @@ void torchtitanDec2024Layout(const ParallelConfig& p, FrameworkSpec& r) {
 // finetune/full.py: `if devices * num_nodes > 1: FSDPStrategy(auto_wrap_policy=
 // {Block}, activation_checkpointing_policy={Block}, ...)`, else "auto" (no
 // checkpointing).
+// The layout is applied before validation, so the degrees may be anything a
+// file holds: "more than one GPU" is asked of each degree, never of their
+// product (which can overflow).
 void litgptLayout(const ParallelConfig& p, FrameworkSpec& r) {
-    r.checkpointing = p.totalGpus() > 1 ? Checkpointing::Full : Checkpointing::None;
+    const bool several = p.data > 1 || p.tensor > 1 || p.pipeline > 1 || p.context > 1;
+    r.checkpointing = several ? Checkpointing::Full : Checkpointing::None;
 }
 
 // torchtitan releases, oldest first. What changed between them (commits in

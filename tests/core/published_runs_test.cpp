@@ -79,7 +79,8 @@ TEST(PublishedRuns, EachEstimateIsWithinItsRowsBound) {
 }
 
 TEST(PublishedRuns, EveryRowCitesItsSourceAndCounter) {
-    for (const nlohmann::json& run : publishedRuns().at("runs")) {
+    const nlohmann::json runs = publishedRuns();  // kept alive through the loop
+    for (const nlohmann::json& run : runs.at("runs")) {
         for (const char* key : {"id", "source", "counter", "measured", "unit", "preset", "settings", "compare"})
             EXPECT_TRUE(run.contains(key)) << run.value("id", "?") << " lacks " << key;
         EXPECT_GT(run.at("source").get<std::string>().size(), 20u) << run.at("id");
