@@ -193,7 +193,15 @@ MainWindow::MainWindow(QWidget* parent)
     updateTitle();
 }
 
-MainWindow::~MainWindow() { delete bindings_; }
+MainWindow::~MainWindow() {
+    // The document is a child: QWidget's destructor deletes it after this
+    // one has run, and its undo stack's clear() then signals indexChanged.
+    // Nothing of this window may answer by then (UBSan: a call on a
+    // MainWindow already destroyed).
+    disconnect(document_->undoStack(), nullptr, this, nullptr);
+    disconnect(document_, nullptr, this, nullptr);
+    delete bindings_;
+}
 
 ChartTab* MainWindow::currentChartTab() const { return qobject_cast<ChartTab*>(tabs_->currentWidget()); }
 
