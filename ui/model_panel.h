@@ -35,7 +35,7 @@ private:
 
     ScenarioDocument* document_;
     FieldBindings* bindings_;
-    std::array<QWidget*, static_cast<size_t>(ModelField::VHeadDim) + 1> widgets_{};
+    std::array<QWidget*, kModelFieldCount> widgets_{};
     std::optional<std::string> bound_family_;
     FieldForm* shape_;  // every dense-model field, in one form so labels align
     QCheckBox* moe_toggle_;

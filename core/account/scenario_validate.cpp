@@ -15,6 +15,7 @@
 #include "core/account/scenario_validate.h"
 #include "core/scenario/scenario_fields.h"
 #include "core/model/model_validate.h"
+#include "core/base/units.h"
 
 namespace trainmem {
 
@@ -367,11 +368,43 @@ Status validateHardware(const Scenario& s) {
 
 #undef TRAINMEM_CHECK
 
+// The hybrids' layers (Gated DeltaNet, Mamba-2, short convolutions) and
+// relu2 MLPs are imported and counted (issue 23), but the activation
+// account and the step time do not model them yet: refuse, naming the
+// layer kind, rather than estimate them as attention blocks. The message
+// gives what is known, the checkpoint's count.
+Status validateModeledLayers(const Scenario& s) {
+    const ModelConfig& m = s.model;
+    const char* kind = nullptr;
+    for (const LayerKind& k : m.layer_kinds) {
+        if (k.mixer == MixerKind::GatedDeltaNet) kind = "Gated DeltaNet (linear attention)";
+        if (k.mixer == MixerKind::Mamba2) kind = "Mamba-2";
+        if (k.mixer == MixerKind::ShortConv) kind = "short-convolution";
+        if (kind) break;
+    }
+    const bool mixerless = std::any_of(m.layer_kinds.begin(), m.layer_kinds.end(),
+                                       [](LayerKind k) { return k.mixer == MixerKind::None || k.ffn == FfnKind::None; });
+    if (!kind && !mixerless && m.hidden_act != "relu2") return ok();
+    const ParameterCount p = countParameters(m);
+    std::string counted = "; its checkpoint counts " + formatCount(p.checkpoint) + " parameters (model " +
+                          formatCount(p.total) + ", of them " + formatCount(p.linear_mixers) + " in the hybrid mixers";
+    if (p.mtp > 0) counted += ", MTP " + formatCount(p.mtp);
+    if (p.vision > 0) counted += ", vision " + formatCount(p.vision);
+    counted += ")";
+    if (kind || mixerless)
+        return Error{"model.layer_types", std::string("the activation account does not model ") +
+                                              (kind ? kind : "single-half (mixer-only or MLP-only)") +
+                                              " layers yet, so this model cannot be estimated" + counted};
+    return Error{"model.hidden_act", "the activation account does not model relu2 MLPs yet (relu then square: "
+                                     "one more saved tensor than relu), so this model cannot be estimated" + counted};
+}
+
 }  // namespace
 
 Status validate(const Scenario& s) {
     // The model first: the combination rules divide by its sizes.
     if (auto model = validate(s.model); !model) return model;
+    if (auto modeled = validateModeledLayers(s); !modeled) return modeled;
     for (auto check : {validateTraining, validateDegrees, validateTensor, validatePipeline, validateExpertAndContext,
                        validateSharding, validateHardware, validateFsdpPolicy, validateQloraBackend,
                        validateOptimizerPaging})

@@ -39,6 +39,9 @@ void addAttention(BlockLinears& out, const ModelConfig& m) {
     }
     const int64_t q = m.num_heads * m.head_dim;
     const int64_t kv = m.num_kv_heads * m.head_dim;
+    // Qwen3-Next's gated attention: q_proj makes the query and a sigmoid
+    // output gate of the same width (Qwen3NextAttention, modeling_qwen3_next.py).
+    const int64_t q_out = m.attention_output_gate ? 2 * q : q;
     if (fusedQkv(m)) {
         const bool gpt2 = naming(m) == ModuleNaming::Gpt2;
         const std::string_view qkv = gpt2 ? "c_attn" : "qkv_proj";
@@ -49,7 +52,7 @@ void addAttention(BlockLinears& out, const ModelConfig& m) {
             out.add({"o_proj", BlockPart::Attention, q, h, 1, m.attention_output_bias, {"o_proj"}});
         return;
     }
-    out.add({"q_proj", BlockPart::Attention, h, q, 1, m.attention_qkv_bias, {"q_proj"}});
+    out.add({"q_proj", BlockPart::Attention, h, q_out, 1, m.attention_qkv_bias, {"q_proj"}});
     out.add({"k_proj", BlockPart::Attention, h, kv, 1, m.attention_qkv_bias, {"k_proj"}});
     out.add({"v_proj", BlockPart::Attention, h, kv, 1, m.attention_qkv_bias, {"v_proj"}});
     out.add({"o_proj", BlockPart::Attention, q, h, 1, m.attention_output_bias, {"o_proj"}});
@@ -94,9 +97,84 @@ int64_t sharedExpertWidth(const ModelConfig& m) {
 }
 
 BlockLinears blockLinears(const ModelConfig& m, bool moe_layer) {
+    return blockLinears(m, LayerKind{MixerKind::Attention, moe_layer && m.isMoe() ? FfnKind::Moe : FfnKind::Dense});
+}
+
+namespace {
+
+// The Linear layers of a hybrid's token mixers (docs/memory-model.md,
+// "Layer kinds", with the modeling files they were read from).
+void addMixer(BlockLinears& out, const ModelConfig& m, MixerKind mixer) {
+    const int64_t h = m.hidden_size;
+    switch (mixer) {
+        case MixerKind::Attention:
+            addAttention(out, m);
+            return;
+        case MixerKind::GatedDeltaNet: {
+            // Qwen3NextGatedDeltaNet: in_proj_qkvz makes q, k (key_heads x
+            // key_head_dim each), v and the output gate z (value_heads x
+            // value_head_dim each); in_proj_ba the per-value-head beta and
+            // decay inputs; out_proj maps the values back.
+            const LinearAttentionConfig& g = *m.linear_attention;
+            const int64_t key = g.key_heads * g.key_head_dim;
+            const int64_t value = g.value_heads * g.value_head_dim;
+            out.add({"in_proj_qkvz", BlockPart::Attention, h, 2 * key + 2 * value, 1, false, {"in_proj_qkvz"}});
+            out.add({"in_proj_ba", BlockPart::Attention, h, 2 * g.value_heads, 1, false, {"in_proj_ba"}});
+            out.add({"out_proj", BlockPart::Attention, value, h, 1, false, {"out_proj"}});
+            return;
+        }
+        case MixerKind::Mamba2: {
+            // Mamba2Mixer / NemotronHMamba2Mixer: in_proj makes the gate z
+            // (d_inner), x, B, C (d_inner + 2 groups d_state) and dt (heads).
+            const MambaConfig& s = *m.mamba;
+            const int64_t conv = s.inner() + 2 * s.groups * s.state_size;
+            out.add({"in_proj", BlockPart::Attention, h, s.inner() + conv + s.heads, 1, s.proj_bias, {"in_proj"}});
+            out.add({"out_proj", BlockPart::Attention, s.inner(), h, 1, s.proj_bias, {"out_proj"}});
+            return;
+        }
+        case MixerKind::ShortConv:
+            // Lfm2ShortConv: in_proj makes B, C and x (h each); out_proj.
+            out.add({"in_proj", BlockPart::Attention, h, 3 * h, 1, m.short_conv->bias, {"in_proj"}});
+            out.add({"out_proj", BlockPart::Attention, h, h, 1, m.short_conv->bias, {"out_proj"}});
+            return;
+        case MixerKind::None:
+            return;
+    }
+}
+
+}  // namespace
+
+int64_t mixerExtraParameters(const ModelConfig& m, MixerKind mixer) {
+    switch (mixer) {
+        case MixerKind::GatedDeltaNet: {
+            // conv1d over q, k, v (depthwise, no bias), dt_bias and A_log per
+            // value head, the gated RMSNorm over one value head.
+            const LinearAttentionConfig& g = *m.linear_attention;
+            const int64_t conv = 2 * g.key_heads * g.key_head_dim + g.value_heads * g.value_head_dim;
+            return conv * g.conv_kernel + 2 * g.value_heads + g.value_head_dim;
+        }
+        case MixerKind::Mamba2: {
+            // conv1d over x, B, C (depthwise, with its bias when use_conv_bias),
+            // dt_bias, A_log and D per head, the gated RMSNorm over d_inner.
+            const MambaConfig& s = *m.mamba;
+            const int64_t conv = s.inner() + 2 * s.groups * s.state_size;
+            return conv * s.conv_kernel + (s.conv_bias ? conv : 0) + 3 * s.heads + s.inner();
+        }
+        case MixerKind::ShortConv:
+            // conv: depthwise Conv1d(h, h, conv_L_cache), its bias when conv_bias.
+            return m.hidden_size * m.short_conv->kernel + (m.short_conv->bias ? m.hidden_size : 0);
+        case MixerKind::Attention:
+        case MixerKind::None:
+            return 0;
+    }
+    return 0;
+}
+
+BlockLinears blockLinears(const ModelConfig& m, LayerKind kind) {
     BlockLinears out;
-    addAttention(out, m);
-    if (!moe_layer || !m.isMoe()) {
+    addMixer(out, m, kind.mixer);
+    if (kind.ffn == FfnKind::None) return out;
+    if (kind.ffn == FfnKind::Dense || !m.isMoe()) {
         addMlp(out, m, BlockPart::DenseMlp, m.ffn_hidden_size, 1, m.mlp_bias);
         return out;
     }

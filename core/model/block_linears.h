@@ -42,6 +42,15 @@ struct BlockLinears {
 
 // Linear layers of a dense block (moe_layer = false) or of a MoE block.
 BlockLinears blockLinears(const ModelConfig& model, bool moe_layer);
+// Linear layers of a layer of any kind (a hybrid's linear-attention, Mamba
+// or short-convolution mixer; an FFN-less or mixer-less layer). The
+// mixer's other parameters (convolutions, decays, gated norms) are
+// mixerExtraParameters'.
+BlockLinears blockLinears(const ModelConfig& model, LayerKind kind);
+// Parameters of a token mixer that are not Linear layers: the depthwise
+// convolution, A_log, dt_bias, D and the gated norm (elements, all vectors
+// or small per-channel kernels).
+int64_t mixerExtraParameters(const ModelConfig& model, MixerKind mixer);
 
 // Width of the single shared-expert MLP of a MoE block (0 when none):
 // Qwen2-MoE's shared_expert_intermediate_size, or DeepSeek's

@@ -78,6 +78,8 @@ private:
             set(ModelField::NoRopeLayerInterval, m_.no_rope_layer_interval);
         if (d_.partial_rotary_factor > 0 || m_.partial_rotary_factor != 1.0)
             set(ModelField::PartialRotaryFactor, m_.partial_rotary_factor);
+        // The MTP layers the checkpoint stores (parameters.mtp).
+        if (m_.mtp_layers != d_.mtp_layers) j_["num_nextn_predict_layers"] = m_.mtp_layers;
     }
 
     void writeDropout() {

@@ -144,7 +144,8 @@ const FamilySpec kFamilies[] = {
      .vocab_size = 151552, .hidden_size = 4096, .intermediate_size = 10944, .num_layers = 46, .num_heads = 96,
      .num_kv_heads = 8, .head_dim = 128, .max_positions = 131072, .attention_bias_on_output = false,
      .partial_rotary_factor = 0.5, .num_experts = 128, .experts_per_token = 8, .moe_intermediate = 1408, .shared_experts = 1,
-     .first_dense_layers = 1, .router_score_bias = true, .norm_topk_prob_key = true, .fp32_router = true},
+     .first_dense_layers = 1, .router_score_bias = true, .norm_topk_prob_key = true, .fp32_router = true,
+     .mtp_stores_ends = true},
     // Llama4TextConfig / modeling_llama4.py (transformers 4.51): 48 layers
     // of 5120, 40 heads of 128, 8 KV heads; routed experts intermediate_size
     // (8192) wide, dense MLPs intermediate_size_mlp (16384); 16 experts top-1;
@@ -196,7 +197,83 @@ const FamilySpec kFamilies[] = {
      .hidden_size = 7168, .intermediate_size = 18432, .num_layers = 61, .num_heads = 128, .num_kv_heads = 128,
      .max_positions = 4096, .mla = true, .num_experts = 256, .experts_per_token = 8, .moe_intermediate = 2048,
      .shared_experts = 1, .first_dense_layers = 3, .router_score_bias = true, .norm_topk_prob_key = true,
-     .experts_null_is_dense = true, .fp32_router = true},
+     .experts_null_is_dense = true, .fp32_router = true, .mtp_stores_ends = true},
+    // ---- hybrids (issue 23; docs/memory-model.md, "Layer kinds") ----
+    // Qwen3NextConfig (configuration_qwen3_next.py at transformers commit
+    // 008e5743; modeling_qwen3_next.py at 01cdc608): Gated DeltaNet layers
+    // with every full_attention_interval-th (4) layer a gated full attention
+    // (q_proj doubled for a sigmoid output gate, per-head q/k norms, a
+    // quarter of each head rotated); every layer a Qwen2-MoE-style block of
+    // 512 experts top-10 with a gated shared expert; the MTP layer
+    // (mtp.*) is stored in the checkpoint, not built.
+    {.model_type = "qwen3_next", .experts_key = "num_experts", .moe_layer_keys = MoeLayerKeys::Qwen,
+     .vocab_size = 151936, .hidden_size = 2048, .intermediate_size = 5632, .num_layers = 48, .num_heads = 16,
+     .num_kv_heads = 2, .head_dim = 256, .max_positions = 32768, .qk_norm = true, .partial_rotary_factor = 0.25,
+     .num_experts = 512, .experts_per_token = 10, .moe_intermediate = 512, .shared_intermediate = 512,
+     .shared_expert_gate = true, .norm_topk_prob_key = true, .zero_experts_is_dense = true, .mtp_layers = 1,
+     .layer_pattern = LayerPatternKeys::LinearAttentionTypes, .full_attention_interval = 4},
+    // MiniMaxM2Config (configuration_minimax_m2.py at 008e5743; modeling at
+    // 0205eec1): 62 layers of 3072, 48 heads of 128, 8 KV heads; q_norm and
+    // k_norm over the whole projections; half of each head rotated
+    // (rotary_dim 64); 256 experts top-8, intermediate_size wide, a sigmoid
+    // router with e_score_correction_bias; no shared expert. The config
+    // names 3 MTP modules but the checkpoint ships none.
+    {.model_type = "minimax_m2", .experts_key = "num_local_experts", .expert_ffn_key = "intermediate_size",
+     .qk_norm_key = "use_qk_norm", .vocab_size = 200064, .hidden_size = 3072, .intermediate_size = 1536,
+     .num_layers = 62, .num_heads = 48, .num_kv_heads = 8, .head_dim = 128, .max_positions = 196608,
+     .reads_attention_bias = false, .qk_norm = true, .qk_norm_span = QkNormSpan::Projection,
+     .partial_rotary_factor = 0.5, .num_experts = 256, .experts_per_token = 8, .router_score_bias = true,
+     .fp32_router = true},
+    // Qwen3_5TextConfig (configuration_qwen3_5.py at 8116e632): Qwen3-Next's
+    // layers with a dense SwiGLU MLP; the checkpoint (qwen3_5) is
+    // multimodal, its text model under text_config, its vision tower a
+    // Qwen3-VL ViT without deepstack, counted from vision_config.
+    {.model_type = "qwen3_5_text", .text_config_of = "qwen3_5", .vocab_size = 248320, .hidden_size = 4096,
+     .intermediate_size = 12288, .num_layers = 32, .num_heads = 16, .num_kv_heads = 4, .head_dim = 256,
+     .max_positions = 32768, .qk_norm = true, .partial_rotary_factor = 0.25,
+     .layer_pattern = LayerPatternKeys::LinearAttentionTypes, .full_attention_interval = 4,
+     .qwen_vision_tower = true},
+    // Qwen3_5MoeTextConfig (configuration_qwen3_5_moe.py at 008e5743): every
+    // layer a MoE block (256 experts top-8 of 512, a gated shared expert);
+    // the class has no dense intermediate_size (no layer is dense), so the
+    // dense width reads the experts'.
+    {.model_type = "qwen3_5_moe_text", .text_config_of = "qwen3_5_moe", .intermediate_key = "moe_intermediate_size",
+     .experts_key = "num_experts",
+     .moe_layer_keys = MoeLayerKeys::Qwen, .vocab_size = 248320, .hidden_size = 2048, .intermediate_size = 512,
+     .num_layers = 40, .num_heads = 16, .num_kv_heads = 2, .head_dim = 256, .max_positions = 32768,
+     .qk_norm = true, .partial_rotary_factor = 0.25, .num_experts = 256, .experts_per_token = 8,
+     .moe_intermediate = 512, .shared_intermediate = 512, .shared_expert_gate = true, .norm_topk_prob_key = true,
+     .layer_pattern = LayerPatternKeys::LinearAttentionTypes, .full_attention_interval = 4,
+     .qwen_vision_tower = true},
+    // NemotronHConfig (configuration_nemotron_h.py at 13923c6; modeling at
+    // 008d9e9): hybrid_override_pattern lays out Mamba-2 (M), attention (*),
+    // MLP (-) and MoE (E) layers, each with one norm; MLPs and experts are
+    // non-gated relu2 (up, down); the router is DeepSeek-V3's with
+    // e_score_correction_bias; the experts are 3-D parameters. The class
+    // defaults are Nemotron-H-8B's (52 layers, its pattern).
+    {.model_type = "nemotron_h", .act_key = "mlp_hidden_act", .experts_key = "n_routed_experts",
+     .shared_expert_ffn_key = "moe_shared_expert_intermediate_size", .vocab_size = 131072, .hidden_size = 4096,
+     .intermediate_size = 21504, .num_layers = 52, .num_heads = 32, .num_kv_heads = 8, .head_dim = 128,
+     .max_positions = 4096, .hidden_act = "relu2", .mlp = MlpKind::Plain,
+     .num_experts = 8, .experts_per_token = 2, .moe_intermediate = 7688, .shared_experts = 1,
+     .shared_intermediate = 7688, .router_score_bias = true, .norm_topk_prob_key = true,
+     .experts_are_parameters = true, .layer_pattern = LayerPatternKeys::HybridOverride,
+     .layer_pattern_default = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-", .rope = false},
+    // GraniteMoeHybridConfig (configuration_granitemoehybrid.py at 008f5c8):
+    // layer_types of mamba and attention layers (default all mamba), every
+    // layer with its experts (input_linear gate+up, output_linear) and a
+    // shared MLP of shared_intermediate_size; no rotary ("nope").
+    {.model_type = "granitemoehybrid", .experts_key = "num_local_experts",
+     .expert_ffn_key = "intermediate_size", .shared_expert_ffn_key = "shared_intermediate_size",
+     .num_experts = 8, .experts_per_token = 2, .shared_intermediate = 1024,
+     .layer_pattern = LayerPatternKeys::MambaAttentionTypes, .rope = false},
+    // Lfm2Config (modeling_lfm2.py at 0096ba4f): gated short-convolution
+    // layers and attention layers (full_attn_idxs / layer_types) with
+    // per-head q/k norms; the MLP width is block_ff_dim adjusted
+    // (lfm2FfnWidth); tie_embedding ties the head.
+    {.model_type = "lfm2", .intermediate_key = "block_ff_dim", .vocab_size = 65536, .hidden_size = 2560, .intermediate_size = 12288,
+     .num_heads = 32, .num_kv_heads = 8, .max_positions = 128000, .tie_word_embeddings = true, .qk_norm = true,
+     .layer_pattern = LayerPatternKeys::ConvAttentionTypes},
 };
 
 // An unknown model_type must state its sizes (0 = required); the rest is
@@ -262,7 +339,7 @@ const std::vector<ActivationSpec>& activationCatalogue() {
     // nn.SiLU; "gelu" is GELUActivation (F.gelu), "gelu_pytorch_tanh"
     // F.gelu(approximate="tanh"), "gelu_new" NewGELUActivation.
     static const std::vector<ActivationSpec> rows = {
-        {"silu", ""}, {"swish", "silu"}, {"gelu", ""}, {"gelu_pytorch_tanh", ""}, {"gelu_new", ""}, {"relu", ""},
+        {"silu", ""}, {"swish", "silu"}, {"gelu", ""}, {"gelu_pytorch_tanh", ""}, {"gelu_new", ""}, {"relu", ""}, {"relu2", ""},
     };
     return rows;
 }

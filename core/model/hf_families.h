@@ -44,6 +44,15 @@ enum class QkNormSpan {
     L2,          // Llama 4: a weightless L2 norm per head, after the rotary, on rotary layers only
 };
 
+// How a hybrid's config lays out its layers (hf_hybrid.cpp).
+enum class LayerPatternKeys {
+    None,                  // every layer attention (the MoE keys pick the FFN)
+    LinearAttentionTypes,  // Qwen3-Next, Qwen3.5: layer_types "linear_attention" / "full_attention"
+    HybridOverride,        // Nemotron-H: hybrid_override_pattern (M, *, -, E)
+    MambaAttentionTypes,   // Granite 4.0-H: layer_types "mamba" / "attention"
+    ConvAttentionTypes,    // LFM2: layer_types "conv" / "full_attention", or full_attn_idxs
+};
+
 struct FamilySpec {
     std::string_view model_type;
     // Other model_type strings that name the same architecture (kimi_k2 is
@@ -64,6 +73,7 @@ struct FamilySpec {
     std::string_view act_key = "hidden_act";  // Gemma-2's "hidden_activation", GPT-2's "activation_function"
     std::string_view experts_key = "num_local_experts";
     std::string_view expert_ffn_key = "moe_intermediate_size";  // Mixtral: intermediate_size
+    std::string_view shared_expert_ffn_key = "shared_expert_intermediate_size";  // Nemotron-H: moe_shared_expert_...
     MoeLayerKeys moe_layer_keys = MoeLayerKeys::DeepSeek;
     // GPT2Config's attribute_map: hidden_size etc. are names of n_embd etc.
     bool attribute_map_aliases = false;
@@ -166,6 +176,21 @@ struct FamilySpec {
     // topk_method "group_limited_greedy" masks the experts outside the best
     // topk_group of n_group groups.
     bool sorted_expert_dispatch = false;
+
+    // ---- hybrids and checkpoints (issue 23)
+    // The checkpoint's MTP layers carry their own copies of the embedding
+    // and the head (DeepSeek-V3, GLM-4.5: model.layers.N.embed_tokens and
+    // shared_head.head).
+    bool mtp_stores_ends = false;
+    // MTP layers the family's checkpoints ship when the config names none
+    // (Qwen3-Next's release config has no MTP key; its checkpoint stores one).
+    int64_t mtp_layers = 0;
+    LayerPatternKeys layer_pattern = LayerPatternKeys::None;
+    int64_t full_attention_interval = 0;  // Qwen3NextConfig's default (4)
+    std::string_view layer_pattern_default = {};  // NemotronHConfig's hybrid_override_pattern
+    // The multimodal wrapper's vision tower is a Qwen3-VL-style ViT whose
+    // parameters the importer counts (qwenVisionParameters).
+    bool qwen_vision_tower = false;
 
     // ---- what the eager forward keeps (activation account)
     bool softmax_fp32 = true;           // softmax(dtype=float32) then cast back (all but GPT-2)

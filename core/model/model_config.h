@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/base/error.h"
 
@@ -45,6 +46,55 @@ struct MlaConfig {
     int64_t qk_rope_head_dim = 0;
     int64_t v_head_dim = 0;
     bool operator==(const MlaConfig&) const = default;
+};
+
+// The token mixer of one layer (issue 23; docs/memory-model.md, "Layer kinds").
+// Attention is every softmax attention the rest of ModelConfig describes
+// (full, sliding, chunked, MLA); the others are the 2026 hybrids' layers.
+enum class MixerKind : uint8_t {
+    Attention,
+    GatedDeltaNet,  // linear attention with the gated delta rule (Qwen3-Next, Qwen3.5)
+    Mamba2,         // Mamba-2 SSD mixer (Nemotron-H, Granite 4.0-H)
+    ShortConv,      // LFM2's gated short convolution
+    None,           // Nemotron-H's MLP-only and MoE-only layers
+};
+// The feed-forward half of one layer.
+enum class FfnKind : uint8_t { Dense, Moe, None };
+struct LayerKind {
+    MixerKind mixer = MixerKind::Attention;
+    FfnKind ffn = FfnKind::Dense;
+    bool operator==(const LayerKind&) const = default;
+};
+
+// Gated DeltaNet (Qwen3NextGatedDeltaNet): linear_* keys of Qwen3NextConfig.
+struct LinearAttentionConfig {
+    int64_t key_heads = 0;      // linear_num_key_heads
+    int64_t value_heads = 0;    // linear_num_value_heads
+    int64_t key_head_dim = 0;   // linear_key_head_dim
+    int64_t value_head_dim = 0; // linear_value_head_dim
+    int64_t conv_kernel = 0;    // linear_conv_kernel_dim (depthwise causal conv over q, k, v)
+    bool operator==(const LinearAttentionConfig&) const = default;
+};
+
+// Mamba-2 (transformers' Mamba2Mixer / NemotronHMamba2Mixer).
+struct MambaConfig {
+    int64_t heads = 0;        // mamba_num_heads: d_inner = heads * head_dim
+    int64_t head_dim = 0;     // mamba_head_dim
+    int64_t state_size = 0;   // ssm_state_size (d_state)
+    int64_t groups = 0;       // n_groups of B and C
+    int64_t conv_kernel = 0;  // conv_kernel
+    int64_t chunk_size = 0;   // chunk_size of the chunked scan
+    bool conv_bias = true;    // use_conv_bias
+    bool proj_bias = false;   // use_bias on in_proj / out_proj
+    int64_t inner() const { return heads * head_dim; }
+    bool operator==(const MambaConfig&) const = default;
+};
+
+// LFM2's gated short convolution (Lfm2ShortConv).
+struct ShortConvConfig {
+    int64_t kernel = 0;  // conv_L_cache
+    bool bias = false;   // conv_bias
+    bool operator==(const ShortConvConfig&) const = default;
 };
 
 // The largest value any size, count or index of a model may have. No public
@@ -90,10 +140,32 @@ struct ModelConfig {
     double embedding_dropout = 0.0;    // probability after the embeddings (GPT-2 embd_pdrop)
     std::optional<MoeConfig> moe;
     std::optional<MlaConfig> mla;
+    // Hybrids (issue 23): each layer's kind, one per layer; empty = every
+    // layer attention with its FFN by the MoE pattern above.
+    std::vector<LayerKind> layer_kinds;
+    std::optional<LinearAttentionConfig> linear_attention;
+    std::optional<MambaConfig> mamba;
+    std::optional<ShortConvConfig> short_conv;
+    // Qwen3-Next's gated attention: q_proj also makes a sigmoid output gate
+    // (2 * H * d outputs), its norms are zero-centred.
+    bool attention_output_gate = false;
+    // Multi-token-prediction layers the checkpoint stores beside the model
+    // (num_nextn_predict_layers / mtp_num_hidden_layers); not built by the
+    // model class, counted in the checkpoint (parameters.mtp).
+    int64_t mtp_layers = 0;
+    // Parameters of the vision (and audio) towers a multimodal checkpoint
+    // stores beside its language model (parameters.vision).
+    int64_t vision_parameters = 0;
 
     bool isMoe() const { return moe.has_value() && moe->num_experts > 0; }
+    bool isHybrid() const { return !layer_kinds.empty(); }
+    LayerKind layerKind(int64_t i) const {
+        if (isHybrid()) return layer_kinds[static_cast<size_t>(i)];
+        return {MixerKind::Attention, isMoeLayer(i) ? FfnKind::Moe : FfnKind::Dense};
+    }
     // True when layer i (0-based) has routed experts.
     bool isMoeLayer(int64_t i) const {
+        if (isHybrid()) return isMoe() && layer_kinds[static_cast<size_t>(i)].ffn == FfnKind::Moe;
         if (!isMoe() || i < moe->first_dense_layers) return false;
         return (i - moe->first_dense_layers) % moe->layer_frequency == 0;
     }

@@ -202,7 +202,7 @@ std::vector<ModelFieldRow> makeRows() {
         {ModelField::SharedExpertFfn, "moe.shared_expert_ffn", T::Integer, S::Experts, "Shared expert FFN",
          "Qwen2-MoE: width of the single shared expert (shared_expert_intermediate_size); 0 = shared experts x "
          "expert FFN size.",
-         R::NonNegative, [](const FamilySpec&) { return same("shared_expert_intermediate_size"); }, {},
+         R::NonNegative, [](const FamilySpec& f) { return f.shared_expert_ffn_key; }, {"shared_expert_intermediate_size"},
          [](const FamilySpec& f) { return json(f.shared_intermediate); }, {}, "", 0, kMax, TM_MOE(shared_expert_ffn)},
         {ModelField::SharedExpertGate, "moe.shared_expert_gate", T::Flag, S::Experts, "Shared expert gate",
          "Qwen2-MoE's sigmoid gate Linear(h, 1) on the shared expert.",
@@ -279,6 +279,12 @@ std::vector<ModelFieldRow> makeRows() {
          R::Positive, [](const FamilySpec&) { return same("v_head_dim"); }, {},
          [](const FamilySpec& f) { return f.mla ? json(128) : json(nullptr); }, {}, "v_head_dim", 1, 100000,
          TM_MLA(v_head_dim)},
+        {ModelField::MtpLayers, "mtp_layers", T::Integer, S::Layers, "MTP layers (stored)",
+         "Multi-token-prediction layers the checkpoint stores beside the model (num_nextn_predict_layers, "
+         "mtp_num_hidden_layers): DeepSeek-V3 and GLM-4.5 1, Qwen3-Next 1. Counted in parameters.mtp and the "
+         "checkpoint's total, not trained.",
+         R::NonNegative, [](const FamilySpec&) { return same("num_nextn_predict_layers"); }, {"mtp_num_hidden_layers"},
+         [](const FamilySpec& f) { return json(f.mtp_layers); }, {}, "", 0, 16, TM_FIELD(mtp_layers)},
     };
     return rows;
 }

@@ -9,6 +9,7 @@
 // per-field range, describeModel() the plain fields, and the app's model
 // panel (ui/model_panel.cpp) builds one widget per row. Adding a field is
 // adding a row (and reading it where a family rule is genuinely code).
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -33,7 +34,11 @@ enum class ModelField {
     NumExperts, ExpertsPerToken, ExpertFfn, SharedExperts, SharedExpertFfn, SharedExpertGate, FirstDenseLayers,
     LayerFrequency, RouterScoreBias, NormTopkProb, RoutingGroups, RoutingGroupsKept, CapacityFactor,
     QLoraRank, KvLoraRank, QkNopeHeadDim, QkRopeHeadDim, VHeadDim,
+    MtpLayers,
 };
+// How many fields there are (ModelField's last value + 1): sizes tables
+// indexed by ModelField.
+inline constexpr size_t kModelFieldCount = static_cast<size_t>(ModelField::MtpLayers) + 1;
 
 enum class ModelFieldType {
     Integer,  // int64_t

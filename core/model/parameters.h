@@ -2,6 +2,8 @@
 // Exact parameter counts of a ModelConfig, by component and by layer kind,
 // with the tensor shapes optimizers care about (matrices vs vectors).
 // The LoRA counts (loraParameters, loraTargetNames) are in lora_parameters.cpp.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +34,16 @@ struct LayerParameters {
     int64_t matmulParams() const; // parameters of matrices used in matmuls (attention, MLPs, experts, router)
 };
 
+// The kinds of a hybrid's layers, as one index (parameterLayout's tables).
+inline constexpr size_t kMixerKinds = 5;
+inline constexpr size_t kFfnKinds = 3;
+inline constexpr size_t hybridKindIndex(LayerKind k) {
+    return static_cast<size_t>(k.mixer) * kFfnKinds + static_cast<size_t>(k.ffn);
+}
+inline constexpr LayerKind hybridKindAt(size_t i) {
+    return {static_cast<MixerKind>(i / kFfnKinds), static_cast<FfnKind>(i % kFfnKinds)};
+}
+
 struct ParameterLayout {
     TensorGroup embedding;       // token embedding (+ GPT-2 learned positions)
     TensorGroup final_norm;
@@ -41,12 +53,18 @@ struct ParameterLayout {
     int64_t num_layers = 0;
     int64_t num_moe_layers = 0;
     int64_t expert_params = 0;   // one routed expert
+    // Hybrids (ModelConfig::layer_kinds): one block of each kind the model
+    // has (hybridKindIndex) and how many layers have it; dense_layer and
+    // moe_layer stay empty.
+    std::array<LayerParameters, kMixerKinds * kFfnKinds> hybrid_layer{};
+    std::array<int64_t, kMixerKinds * kFfnKinds> hybrid_count{};
 };
 
 // By component, whole model (not divided by any parallelism).
 struct ParameterCount {
     int64_t embedding = 0;        // token (+ position) embeddings
-    int64_t attention = 0;
+    int64_t attention = 0;        // softmax attention (MLA included)
+    int64_t linear_mixers = 0;    // a hybrid's Gated DeltaNet, Mamba and short-convolution mixers
     int64_t mlp = 0;              // dense MLPs
     int64_t routed_experts = 0;
     int64_t shared_experts = 0;
@@ -57,6 +75,12 @@ struct ParameterCount {
     int64_t total = 0;            // everything above, adapters included
     int64_t trainable = 0;        // total for full fine-tuning; lora for LoRA/QLoRA
     int64_t active = 0;           // used per token: non-expert + top-k routed experts (+ adapters)
+    // What the published checkpoint stores beyond the model class: its
+    // multi-token-prediction layers and its vision / audio towers, and the
+    // checkpoint's whole count (the Hub's total; adapters not included).
+    int64_t mtp = 0;
+    int64_t vision = 0;
+    int64_t checkpoint = 0;
     bool operator==(const ParameterCount&) const = default;
 };
 

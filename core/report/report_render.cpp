@@ -133,7 +133,8 @@ json estimateToJson(const Scenario& s, const Estimate& e) {
                          {"embedding", p.embedding},  {"attention", p.attention},   {"mlp", p.mlp},
                          {"routed_experts", p.routed_experts}, {"shared_experts", p.shared_experts},
                          {"router", p.router},        {"norms", p.norms},           {"lm_head", p.lm_head},
-                         {"lora", p.lora}};
+                         {"lora", p.lora},            {"linear_mixers", p.linear_mixers},
+                         {"mtp", p.mtp},              {"vision", p.vision},         {"checkpoint", p.checkpoint}};
     const ModelStates& ms = e.peak.model_states;
     doc["model_states"] = {{"weights", ms.weights},
                            {"gradients", ms.gradients},

@@ -18,7 +18,7 @@ namespace {
 
 TEST(ModelFields, RowsAreInEnumOrder) {
     const std::vector<ModelFieldRow>& rows = modelFields();
-    ASSERT_EQ(rows.size(), static_cast<size_t>(ModelField::VHeadDim) + 1);
+    ASSERT_EQ(rows.size(), kModelFieldCount);
     for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(static_cast<size_t>(rows[i].field), i) << rows[i].name;
 }
 
