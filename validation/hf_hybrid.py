@@ -128,8 +128,8 @@ class ChunkGatedDeltaRuleFn(torch.autograd.Function):
     without the in-kernel sigmoid), A the WY inverse [B, T, HV, 64] in k's
     dtype; initial_state is None in training. The per-chunk states h are not
     saved: chunk_gated_delta_rule_bwd recomputes them
-    (chunk_gated_delta_rule_fwd_h). The stand-in computes o with the torch
-    chunk algorithm and, in backward, recomputes through it."""
+    (chunk_gated_delta_rule_fwd_h). The stand-in computes o token by token
+    (the recurrent form) and, in backward, recomputes through it."""
 
     @staticmethod
     def forward(ctx, q, k, v, g, beta):
@@ -137,7 +137,7 @@ class ChunkGatedDeltaRuleFn(torch.autograd.Function):
         qn, q_rstd = _l2norm_rows(q)
         kn, k_rstd = _l2norm_rows(k)
         with torch.no_grad(), torch.autocast("cpu", enabled=False):
-            o, _ = _gdn_chunk_math(qn.float(), kn.float(), v.float(), g.float(), beta.float())
+            o, _ = _gdn_recurrent_math(qn.float(), kn.float(), v.float(), g.float(), beta.float())
             g_cum = _chunk_local_cumsum(g.float())
         b, t, hv = beta.shape
         A = torch.zeros(b, t, hv, GDN_CHUNK, dtype=k.dtype)
@@ -150,7 +150,7 @@ class ChunkGatedDeltaRuleFn(torch.autograd.Function):
         g = _chunk_local_diff(g_cum)
         with torch.enable_grad(), torch.autocast("cpu", enabled=False):
             ins = [t.detach().float().requires_grad_() for t in (qn, kn, v, g, beta)]
-            o, _ = _gdn_chunk_math(*ins)
+            o, _ = _gdn_recurrent_math(*ins)
             dqn, dkn, dv, dg, dbeta = torch.autograd.grad(o, ins, do.float())
         # l2norm_bwd: dx = rstd * (dy - y * sum(dy * y))
         dq = q_rstd.unsqueeze(-1) * (dqn - qn.float() * (dqn * qn.float()).sum(-1, keepdim=True))
@@ -173,44 +173,22 @@ def _chunk_local_diff(g_cum):
     return d.reshape(b, -1, h)[:, :t].contiguous()
 
 
-def _gdn_chunk_math(q, k, v, g, beta):
-    """The gated delta rule, chunked (torch_chunk_gated_delta_rule's algebra,
-    inputs already l2-normalised, [B, T, H, D] layout), unlabelled: used by
-    the stand-in in no_grad and in its backward."""
-    q, k, v, beta, g = [x.transpose(1, 2).contiguous() for x in (q, k, v, beta, g)]
-    b, h, t, dk = k.shape
-    dv = v.shape[-1]
-    c = GDN_CHUNK
-    pad = (c - t % c) % c
-    q, k, v = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
-    beta, g = F.pad(beta, (0, pad)), F.pad(g, (0, pad))
+def _gdn_recurrent_math(q, k, v, g, beta):
+    """The gated delta rule token by token (the algebra of
+    torch_recurrent_gated_delta_rule, inputs already l2-normalised,
+    [B, T, H, D] layout), unlabelled: the stand-in's forward and backward,
+    independent of the chunked algorithm the eager path runs."""
+    b, t, h, dk = k.shape
+    state = q.new_zeros(b, h, dk, v.shape[-1])
     q = q * dk ** -0.5
-    v_beta, k_beta = v * beta.unsqueeze(-1), k * beta.unsqueeze(-1)
-    q, k, v, k_beta, v_beta = (x.reshape(b, h, -1, c, x.shape[-1]) for x in (q, k, v, k_beta, v_beta))
-    g = g.reshape(b, h, -1, c).cumsum(-1)
-    decay = (g.unsqueeze(-1) - g.unsqueeze(-2)).tril().exp().tril()
-    upper = torch.triu(torch.ones(c, c, dtype=torch.bool), diagonal=0)
-    attn = -((k_beta @ k.transpose(-1, -2)) * decay).masked_fill(upper, 0)
-    rows = [attn[..., 0, :]]
-    for i in range(1, c):
-        row = attn[..., i, :]
-        prev = torch.stack(rows, dim=-2)  # rows 0..i-1, already solved
-        rows.append(row + (row[..., :i].unsqueeze(-1) * prev[..., :i, :]).sum(-2))
-    attn = torch.stack(rows, dim=-2) + torch.eye(c)
-    value = attn @ v_beta
-    k_cumdecay = attn @ (k_beta * g.exp().unsqueeze(-1))
-    state = q.new_zeros(b, h, dk, dv)
-    strict = torch.triu(torch.ones(c, c, dtype=torch.bool), diagonal=1)
     outs = []
-    for i in range(q.shape[2]):
-        q_i, k_i, v_i = q[:, :, i], k[:, :, i], value[:, :, i]
-        a = (q_i @ k_i.transpose(-1, -2) * decay[:, :, i]).masked_fill(strict, 0)
-        v_new = v_i - k_cumdecay[:, :, i] @ state
-        outs.append((q_i * g[:, :, i, :, None].exp()) @ state + a @ v_new)
-        state = state * g[:, :, i, -1, None, None].exp() + \
-            (k_i * (g[:, :, i, -1, None] - g[:, :, i]).exp()[..., None]).transpose(-1, -2) @ v_new
-    o = torch.stack(outs, dim=2).reshape(b, h, -1, dv)[:, :, :t]
-    return o.transpose(1, 2).contiguous(), state
+    for i in range(t):
+        state = state * g[:, i].exp()[..., None, None]
+        kv_mem = (state * k[:, i, :, :, None]).sum(-2)
+        delta = (v[:, i] - kv_mem) * beta[:, i, :, None]
+        state = state + k[:, i, :, :, None] * delta[:, :, None, :]
+        outs.append((state * q[:, i, :, :, None]).sum(-2))
+    return torch.stack(outs, dim=1), state
 
 
 class RMSNormGatedFn(torch.autograd.Function):
