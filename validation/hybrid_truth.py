@@ -97,6 +97,8 @@ def cases():
                                                       linear_conv_kernel_dim=4), 1, 100),
         ("one full chunk", dict(hidden_size=48, linear_num_key_heads=1, linear_key_head_dim=8,
                                 linear_num_value_heads=3, linear_value_head_dim=8, linear_conv_kernel_dim=3), 1, 64),
+        ("three chunks", dict(hidden_size=32, linear_num_key_heads=1, linear_key_head_dim=8,
+                              linear_num_value_heads=2, linear_value_head_dim=4, linear_conv_kernel_dim=4), 1, 150),
     ]
     for label, cfg, b, s in gdn:
         cfg = dict(cfg, model_type="qwen3_next", hidden_act="silu", rms_norm_eps=1e-6)
@@ -120,6 +122,8 @@ def cases():
     dsa = dict(model_type="deepseek_v32", hidden_size=64, q_lora_rank=32, qk_rope_head_dim=16, index_n_heads=4,
                index_head_dim=32, index_topk=8)
     out.append(("deepseek_v32", "dsa_indexer", "topk 8 of 24", dsa, 2, 24))
+    out.append(("deepseek_v32", "dsa_indexer", "topk 32 of 20 (all kept)", dict(dsa, index_topk=32, index_n_heads=2),
+                1, 20))
     return out
 
 
