@@ -257,6 +257,37 @@ class MambaSplitConv1dScanCombinedFn(torch.autograd.Function):
         return g[0], None, g[1], g[2], g[3], g[4], g[5], g[6], g[7], d_out_b
 
 
+class MambaChunkScanCombinedFn(torch.autograd.Function):
+    """mamba_ssm MambaChunkScanCombinedFn (v2.3.2) as HF's
+    cuda_kernels_forward calls it when the fused split path is not taken
+    (padding in the batch; z None, dt_softplus, dt_bias given):
+    save_for_backward(out, x, dt, dA_cumsum, A, B, C, D, z, dt_bias,
+    initial_states, seq_idx): out [b, s, nheads, headdim] in x's dtype, x, dt,
+    B, C as passed (views), dA_cumsum fp32 [b, nheads, nchunks, chunk_size];
+    the fp32 chunk states are recomputed in backward, not saved."""
+
+    @staticmethod
+    def forward(ctx, x, dt, A, B, C, D, dt_bias, chunk_size):
+        with torch.no_grad(), torch.autocast("cpu", enabled=False):
+            dtf = F.softplus(dt.float() + dt_bias.float())
+            out = _ssd_reference(x.float(), dtf, A.float(), B.float(), C.float(), D.float()).to(x.dtype)
+        b, s, nh = dt.shape
+        nchunks = -(-s // chunk_size)
+        dA_cumsum = torch.zeros(b, nh, nchunks, chunk_size, dtype=torch.float32)
+        ctx.save_for_backward(out, x, dt, dA_cumsum, A, B, C, D, dt_bias)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        _out, x, dt, _dA, A, B, C, D, dt_bias = ctx.saved_tensors
+        with torch.enable_grad(), torch.autocast("cpu", enabled=False):
+            ins = [t.detach().float().requires_grad_() for t in (x, dt, A, B, C, D, dt_bias)]
+            xx, dd, aa, bb, cc, DD, db = ins
+            y = _ssd_reference(xx, F.softplus(dd + db), aa, bb, cc, DD)
+            grads = torch.autograd.grad(y, ins, dout.float())
+        return tuple(g.to(t.dtype) for g, t in zip(grads, (x, dt, A, B, C, D, dt_bias))) + (None,)
+
+
 # ---------------------------------------------------------------------------
 # Qwen3-Next: Gated DeltaNet and gated full attention
 
@@ -589,9 +620,10 @@ def into_chunks(t, pad, chunk):
 
 
 class NemotronHMamba2Mixer(nn.Module):
-    def __init__(self, c, flash):
+    def __init__(self, c, flash, chunk_scan=False):
         super().__init__()
         h = c["hidden_size"]
+        self.chunk_scan = chunk_scan
         self.nh, self.hd, self.N = c["mamba_num_heads"], c["mamba_head_dim"], c["ssm_state_size"]
         self.G, self.K, self.chunk = c["n_groups"], c["conv_kernel"], c["chunk_size"]
         self.I = self.nh * self.hd
@@ -608,7 +640,9 @@ class NemotronHMamba2Mixer(nn.Module):
         self.time_step_min = c.get("time_step_min", 0.001)
         self.flash = flash
 
-    def forward(self, x):
+    def forward(self, x, attention_mask=None):
+        if self.chunk_scan:
+            return self.chunk_scan_forward(x, attention_mask)
         if self.flash:
             with op("in_proj|input"):
                 zxbcdt = self.in_proj(x)
@@ -618,6 +652,31 @@ class NemotronHMamba2Mixer(nn.Module):
                     zxbcdt, self, self.conv1d.weight.squeeze(1), self.conv1d.bias, self.dt_bias, A, self.D,
                     self.norm.weight, self.out_proj.weight, self.out_proj.bias)
         return self.torch_forward(x)
+
+    def chunk_scan_forward(self, x, attention_mask):
+        """cuda_kernels_forward's unfused branch, taken in training when the
+        batch has padding (input_not_masked False): padding zeroed,
+        causal_conv1d_fn, padding zeroed again, mamba_chunk_scan_combined,
+        the gated norm in torch (Zamba2RMSNormGated), out_proj."""
+        b, s, _ = x.shape
+        dtype = x.dtype
+        x = (x * attention_mask[:, :, None]).to(dtype)
+        with op("in_proj|input"):
+            proj = self.in_proj(x)
+        A = param_derived(-param_derived(torch.exp(self.A_log.float())))
+        gate, xBC, dt = torch.split(proj, [self.I, self.conv_dim, self.nh], dim=-1)
+        with op("causal_conv1d_fn|input (x, B, C: a view of in_proj's output)"):
+            xBC = causal_conv1d_fn(xBC.transpose(1, 2), self.conv1d.weight.squeeze(1), self.conv1d.bias,
+                                   "silu").transpose(1, 2)[:, :s]
+        hs, B, C = torch.split(xBC, [self.I, self.G * self.N, self.G * self.N], dim=-1)
+        hs = (hs * attention_mask[:, :, None]).to(hs.dtype)  # HF re-reads dtype from the conv output here
+        with op("mamba_chunk_scan_combined|out, x, dt, B, C, fp32 dA_cumsum"):
+            y = MambaChunkScanCombinedFn.apply(hs.view(b, s, -1, self.hd), dt, A, B.view(b, s, self.G, -1),
+                                               C.view(b, s, self.G, -1), self.D, self.dt_bias, self.chunk)
+        y = y.view(b, s, -1)
+        out = self.norm(y, gate)
+        with op("out_proj|input"):
+            return self.out_proj(out)
 
     def torch_forward(self, x):
         b, s, _ = x.shape

@@ -130,8 +130,9 @@ def cases():
 def variants(kind):
     if kind == "dsa_indexer":
         return ["released", "indexer_loss"]
-    if kind == "gated_attention":
-        return ["eager", "flash"]
+    if kind == "mamba2":
+        # flash_chunk_scan: HF's unfused kernel path, taken in training when the batch has padding
+        return ["eager", "flash", "flash_chunk_scan"]
     return ["eager", "flash"]
 
 
@@ -142,7 +143,7 @@ def build(kind, cfg, attention):
     if kind == "gated_attention":
         return hy.Qwen3NextAttention(cfg, flash)
     if kind == "mamba2":
-        return hy.NemotronHMamba2Mixer(cfg, flash)
+        return hy.NemotronHMamba2Mixer(cfg, flash, chunk_scan=attention == "flash_chunk_scan")
     if kind == "short_conv":
         return hy.Lfm2ShortConv(cfg, flash)
     if kind == "dsa_indexer":
@@ -178,6 +179,10 @@ def measure(family, kind, cfg, b, s, dtype, attention):
         cos, sin = rotary(b, s, int(cfg["head_dim"] * cfg["partial_rotary_factor"]), act)
         mask = torch.full((s, s), torch.finfo(act).min).triu(1)[None, None].expand(b, 1, s, s).to(act)
         extra = tuple(record.parameter_derived(t) for t in (cos, sin, mask))
+    if attention == "flash_chunk_scan":
+        padding = torch.ones(b, s, dtype=torch.int64)
+        padding[0, -3:] = 0  # a padded batch: the fused split path is not taken
+        extra = (record.parameter_derived(padding),)  # one mask for all layers, like the causal mask
     if kind == "dsa_indexer":
         cos, sin = rotary(b, s, cfg["qk_rope_head_dim"], act)
         mask = torch.full((s, s), float("-inf")).triu(1)[None].expand(b, s, s).contiguous()
@@ -429,6 +434,17 @@ def expected_rows(case):
         Nc = -(-s // L)
         Sp = Nc * L
         row("in_proj", "input", a * T * h)
+        if t["attention"] == "flash_chunk_scan":
+            row("causal_conv1d_fn", "input (x, B, C: a view of in_proj's output)", a * T * P)
+            row("mamba_chunk_scan_combined", "out, x, dt, B, C, fp32 dA_cumsum",
+                a * T * I + a * T * I + a * T * CD + 4 * b * nh * Nc * L)
+            row("gated norm", "fp32 gate (silu input)", 0 if mode == "fp32" else 4 * T * I)
+            row("gated norm", "y, silu(gate) (mul)", (0 if mode == "fp32" else 4 * T * I) + 4 * T * I)
+            row("gated norm", "gated product (pow, mul)", 4 * T * I)
+            row("gated norm", "rstd per group", 4 * T * G)
+            row("gated norm", "normalised, input dtype (weight)", a * T * I)
+            row("out_proj", "input", a * T * I)
+            return rows
         if flash:
             row("mamba_split_conv1d_scan_combined", "zxbcdt, out_x, fp32 rstd", a * T * P + a * T * I + 4 * G * T)
             return rows
