@@ -19,7 +19,10 @@ shared by all layers and left out. The mixer's input x is counted (its
 Linears keep it, as attention's q/k/v rows count the norm output).
 
 Each measured op is then checked against the closed form of
-docs/hybrid-activations.md (`expected_rows` below), to the byte.
+docs/hybrid-activations.md (`expected_rows` below), to the byte, and in fp32
+the eager copy and the fused-kernel stand-ins of each mixer are compared
+(output and input gradient within 1e-4 relative): the script exits 1 on any
+difference. About 10 s on one core.
 Writes validation/activations/hybrid_saved_tensors.json."""
 import argparse
 import gc
