@@ -31,7 +31,7 @@ const char* const kHelp =
     "  COMPANION              another file the run reads (a DeepSpeed JSON)\n"
     "  --gpus N               the world size (the launcher's)\n"
     "  --preset / --model-config  the model, when the file names none trainmem has (wins over the file's)\n"
-    "  --run-format NAME      auto (default), torchtitan, torchtune, deepspeed, axolotl, llamafactory, accelerate, megatron, megatron-log\n"
+    "  --run-format NAME      auto (default), torchtitan, torchtune, deepspeed, axolotl, llamafactory, accelerate, litgpt, megatron, megatron-log\n"
     "  --override TEXT        the stack's override: torchtitan --section.option=value, torchtune key=value,\n"
     "                         Megatron NAME=value or --flag value (repeatable)\n"
     "  --set KEY=VALUE        a trainmem key after the import (settles an unknown)\n"

@@ -3,7 +3,7 @@
 // torchtitan.cpp, torchtune.cpp, deepspeed.cpp, axolotl.cpp (with the
 // Hugging Face optimizer names, hfOptimizer, and the DeepSpeed JSON it
 // names, importNamedDeepspeed, shared with LLaMA-Factory), llamafactory.cpp,
-// accelerate.cpp, megatron.cpp (flags to a scenario and back) and
+// accelerate.cpp, litgpt.cpp, megatron.cpp (flags to a scenario and back) and
 // megatron_script.cpp (readMegatronScript, readMegatronLog,
 // megatronFlagsDocument). The steps they share are in formats.cpp.
 #include <filesystem>
@@ -40,6 +40,7 @@ Status importDeepspeed(ConfigDocument& doc, ImportContext& ctx, const std::vecto
 Status importAxolotl(ConfigDocument& doc, ImportContext& ctx);
 Status importLlamaFactory(ConfigDocument& doc, ImportContext& ctx);
 Status importAccelerate(ConfigDocument& doc, ImportContext& ctx);
+Status importLitgpt(ConfigDocument& doc, ImportContext& ctx);
 // A Hugging Face Trainer optimizer name (transformers' OptimizerNames, as
 // axolotl and LLaMA-Factory pass them): trainmem's optimizer, implementation
 // ("" = the stack's), paged; kind "" when trainmem has none.
@@ -64,6 +65,7 @@ Expected<std::string> exportTorchtune(const Scenario& s);
 Expected<std::string> exportDeepspeed(const Scenario& s);
 Expected<std::string> exportMegatron(const Scenario& s);
 Expected<std::string> exportAccelerate(const Scenario& s);
+Expected<std::string> exportLitgpt(const Scenario& s);
 
 // Release strings cited in reports and docs/run-configs.md.
 inline constexpr const char* kTorchtitanRelease = "torchtitan v0.2.2";
@@ -72,6 +74,7 @@ inline constexpr const char* kDeepspeedRelease = "DeepSpeed v0.19.5-27-gedaa7221
 inline constexpr const char* kAxolotlRelease = "axolotl v0.18.0-9-g067b021c8";
 inline constexpr const char* kLlamaFactoryRelease = "LLaMA-Factory v0.9.5-54-gff6d4d12e";
 inline constexpr const char* kAccelerateRelease = "accelerate 16cb6eb8 (after v1.14.0)";
+inline constexpr const char* kLitgptRelease = "LitGPT v0.5.13";
 inline constexpr const char* kMegatronRelease = "Megatron-LM core_v0.15.0rc7-2333-gd98e8a64dd";
 
 }  // namespace trainmem::runconfig

@@ -389,6 +389,132 @@ TEST(RunConfigMegatron, RefusesWithMegatronsOwnRules) {
     EXPECT_NE(other.error().text().find("--num-layers"), std::string::npos) << other.error().text();
 }
 
+// --- LitGPT --------------------------------------------------------------
+
+TEST(RunConfigLitgpt, TheFullConfigIsTheHandWrittenPreset) {
+    // presets/scenarios/llama3.1-8b-litgpt-full-4gpu.json was written by hand
+    // from config_hub/finetune/llama-3.1-8b/full.yaml and finetune/full.py;
+    // the fixture is that file unchanged. checkpoint_dir names the Hub's old
+    // id meta-llama/Meta-Llama-3.1-8B (litgpt/config.py), the preset's new one.
+    auto imported = importRunConfig(data("litgpt_llama3_1_8b_full.yaml"), RunConfigOptions{});
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    EXPECT_EQ(imported->stack, "litgpt");
+    EXPECT_TRUE(imported->report.unknown.empty());
+    auto preset = loadPreset("llama3.1-8b-litgpt-full-4gpu");
+    ASSERT_TRUE(preset.ok());
+    EXPECT_EQ(keys(imported->scenario), keys(*preset));
+}
+
+TEST(RunConfigLitgpt, LoraTakesSetupsDefaultsForWhatTheFileLeaves) {
+    // config_hub lora.yaml: r 32, query and value, bf16-true, 1 device,
+    // global 8 of micro 1 (args.py: 8 // 1 // 1 = 8 accumulation steps);
+    // finetune/lora.py runs the head in chunks of 128 positions.
+    auto imported = importRunConfig(data("litgpt_llama3_1_8b_lora.yaml"), RunConfigOptions{});
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.model_preset, "llama-3.1-8b");
+    EXPECT_EQ(s.training.finetuning, Finetuning::Lora);
+    EXPECT_EQ(s.training.lora_rank, 32);
+    EXPECT_EQ(s.training.lora_targets, (std::vector<std::string>{"q_proj", "v_proj"}));
+    EXPECT_DOUBLE_EQ(s.training.lora_dropout, 0.05);
+    EXPECT_EQ(s.training.precision, Precision::PureBf16);
+    EXPECT_EQ(s.training.micro_batch_size, 1);
+    EXPECT_EQ(s.training.gradient_accumulation_steps, 8);
+    EXPECT_EQ(s.training.sequence_length, 512);
+    EXPECT_EQ(s.training.checkpointing, Checkpointing::None);
+    EXPECT_EQ(s.parallelism.zero_stage, 0);
+    EXPECT_EQ(s.training.loss, LossImpl::Chunked);
+    EXPECT_EQ(s.training.loss_chunks, 4);
+    EXPECT_EQ(s.training.optimizer, OptimizerKind::AdamW);
+    EXPECT_EQ(s.training.optimizer_impl, OptimizerImpl::ForEach);
+    EXPECT_TRUE(imported->report.unknown.empty());
+    EXPECT_TRUE(validate(s).ok());
+
+    // Without the keys, lora.py setup()'s defaults, each with its source.
+    TempFile f("lora_defaults.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_alpha: 16\ntrain:\n  max_seq_length: 256\n");
+    auto bare = importRunConfig(f.path, RunConfigOptions{});
+    ASSERT_TRUE(bare.ok()) << bare.error().text();
+    EXPECT_EQ(bare->scenario.model_preset, "llama-3.2-1b");
+    EXPECT_EQ(bare->scenario.training.lora_rank, 8);
+    EXPECT_EQ(bare->scenario.training.gradient_accumulation_steps, 16);  // TrainArgs(global_batch_size=16, micro_batch_size=1)
+    EXPECT_EQ(bare->scenario.training.precision, Precision::AmpBf16);   // get_default_supported_precision(training=True)
+    EXPECT_TRUE(hasEntry(bare->report.defaults, "lora_r", "training.lora_rank"));
+    EXPECT_TRUE(hasEntry(bare->report.defaults, "train.global_batch_size", "training.gradient_accumulation_steps"));
+    EXPECT_TRUE(hasEntry(bare->report.defaults, "precision", "training.precision"));
+
+    // litgpt finetune_lora --config lora.yaml --train.micro_batch_size 2: the flag wins (8 // 1 // 2 = 4 steps).
+    RunConfigOptions o;
+    o.overrides = {"--train.micro_batch_size=2"};
+    auto flagged = importRunConfig(data("litgpt_llama3_1_8b_lora.yaml"), o);
+    ASSERT_TRUE(flagged.ok()) << flagged.error().text();
+    EXPECT_EQ(flagged->scenario.training.micro_batch_size, 2);
+    EXPECT_EQ(flagged->scenario.training.gradient_accumulation_steps, 4);
+}
+
+TEST(RunConfigLitgpt, QloraIsPagedAdamWOnAFourBitBase) {
+    auto imported = importRunConfig(data("litgpt_llama3_1_8b_qlora.yaml"), RunConfigOptions{});
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.training.finetuning, Finetuning::Qlora);
+    EXPECT_EQ(s.training.qlora_backend, QloraBackend::Bnb);
+    EXPECT_EQ(s.training.optimizer, OptimizerKind::AdamW);  // utils.py instantiate_bnb_optimizer: PagedAdamW
+    EXPECT_TRUE(s.training.optimizer_paged);
+    // bnb.nf4 has no double quantisation, and Lightning quantises the head too.
+    EXPECT_TRUE(hasEntry(imported->report.not_representable, "quantize", "training.qlora_backend"));
+    EXPECT_TRUE(hasEntry(imported->report.not_representable, "quantize", "training.finetuning"));
+    EXPECT_TRUE(validate(s).ok()) << validate(s).error().text();  // PagedAdamW's states are fp32 under bf16-true
+}
+
+TEST(RunConfigLitgpt, RefusesWithLitgptsOwnRules) {
+    // finetune/lora.py: quantization on one device only, and never with a mixed precision.
+    TempFile multi("q2.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nprecision: bf16-true\nquantize: bnb.nf4\ndevices: 2\n");
+    auto a = importRunConfig(multi.path, RunConfigOptions{});
+    ASSERT_FALSE(a.ok());
+    EXPECT_NE(a.error().text().find(":3: quantize"), std::string::npos) << a.error().text();
+    EXPECT_NE(a.error().text().find("not supported for multi-GPU training"), std::string::npos);
+    TempFile mixed("qm.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nquantize: bnb.nf4-dq\n");
+    auto b = importRunConfig(mixed.path, RunConfigOptions{});
+    ASSERT_FALSE(b.ok());
+    EXPECT_NE(b.error().text().find("Quantization and mixed precision is not supported"), std::string::npos) << b.error().text();
+    // args.py: global // world // micro must be positive.
+    TempFile small("gb.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\ndevices: 4\ntrain:\n  global_batch_size: 8\n  micro_batch_size: 4\n");
+    auto c = importRunConfig(small.path, RunConfigOptions{});
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().text().find(":4: train.global_batch_size"), std::string::npos) << c.error().text();
+    // Bad values name file, line and key.
+    TempFile bad("dev.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\ndevices: two\n");
+    auto d = importRunConfig(bad.path, RunConfigOptions{});
+    ASSERT_FALSE(d.ok());
+    EXPECT_NE(d.error().text().find(":2: devices"), std::string::npos) << d.error().text();
+    TempFile none("none.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_query: false\nlora_value: false\n");
+    auto e = importRunConfig(none.path, RunConfigOptions{});
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().text().find("lora_query"), std::string::npos) << e.error().text();
+}
+
+TEST(RunConfigLitgpt, PretrainShardsHybridCompilesAndDoesNotCheckpoint) {
+    // config_hub/pretrain/tinyllama.yaml: devices auto (the world is --gpus),
+    // global 512 of micro 4: 512 // 8 // 4 = 16 steps; pretrain.py compiles
+    // the model and passes fused=True; tiny-llama-1.1b is no trainmem preset.
+    auto unknown = importRunConfig(data("litgpt_tinyllama_pretrain.yaml"), RunConfigOptions{});
+    ASSERT_TRUE(unknown.ok()) << unknown.error().text();
+    EXPECT_TRUE(hasEntry(unknown->report.unknown, "devices", "parallelism.data"));
+    EXPECT_TRUE(hasEntry(unknown->report.unknown, "model_name", "model"));
+    auto imported = importRunConfig(data("litgpt_tinyllama_pretrain.yaml"), withModel("llama-3.2-1b", 8));
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.parallelism.data, 8);
+    EXPECT_EQ(s.parallelism.zero_stage, 3);
+    EXPECT_EQ(s.training.checkpointing, Checkpointing::None);
+    EXPECT_EQ(s.training.kernels, KernelProfile::Compile);
+    EXPECT_EQ(s.training.optimizer_impl, OptimizerImpl::Fused);
+    EXPECT_EQ(s.training.precision, Precision::AmpBf16);
+    EXPECT_EQ(s.training.gradient_accumulation_steps, 16);
+    EXPECT_EQ(s.training.sequence_length, 2048);
+    EXPECT_EQ(s.training.loss_chunks, 64);  // ceil(4 x 2048 / 128)
+    EXPECT_TRUE(imported->report.unknown.empty());
+}
+
 // --- export-run round trips ----------------------------------------------
 
 void expectRoundTrip(const Scenario& original, const std::string& target, const std::string& name, RunConfigOptions options) {
@@ -450,6 +576,18 @@ TEST(RunConfigExport, AccelerateRoundTrips) {
     auto back = importRunConfig(f.path, o);
     ASSERT_TRUE(back.ok()) << back.error().text() << "\n" << *text;
     EXPECT_EQ(keys(back->scenario), keys(*preset)) << *text;
+}
+
+TEST(RunConfigExport, LitgptRoundTrips) {
+    auto preset = loadPreset("llama3.1-8b-litgpt-full-4gpu");
+    ASSERT_TRUE(preset.ok());
+    expectRoundTrip(*preset, "litgpt", "rt_litgpt.yaml", RunConfigOptions{});
+    auto lora = importRunConfig(data("litgpt_llama3_1_8b_lora.yaml"), RunConfigOptions{});
+    ASSERT_TRUE(lora.ok());
+    expectRoundTrip(lora->scenario, "litgpt", "rt_litgpt_lora.yaml", RunConfigOptions{});
+    auto qlora = importRunConfig(data("litgpt_llama3_1_8b_qlora.yaml"), RunConfigOptions{});
+    ASSERT_TRUE(qlora.ok());
+    expectRoundTrip(qlora->scenario, "litgpt", "rt_litgpt_qlora.yaml", RunConfigOptions{});
 }
 
 TEST(RunConfigExport, WhatTheStackCannotExpressIsRefused) {
