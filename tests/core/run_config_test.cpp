@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "core/scenario/presets.h"
+#include "core/scenario/model_presets.h"
 #include "core/runconfig/run_config.h"
 #include "core/scenario/scenario_fields.h"
 #include "core/scenario/scenario_file.h"
@@ -308,6 +309,28 @@ TEST(RunConfigLlamaFactory, LoraSftWithItsDefaultsAndDeepSpeed) {
     EXPECT_EQ(s.training.precision, Precision::MixedBf16);  // DeepSpeed's bf16 "auto" from bf16: true
     EXPECT_EQ(s.parallelism.zero_stage, 2);
     EXPECT_TRUE(imported->report.unknown.empty());
+}
+
+TEST(RunConfigLlamaFactory, TrainingArgumentsDefaultsComeFromTransformers) {
+    // transformers' TrainingArguments: per_device_train_batch_size 8,
+    // gradient_accumulation_steps 1, optim adamw_torch (adamw_torch_fused
+    // with torch >= 2.8: the implementation is left unknown).
+    TempFile f("lf_defaults.yaml", "model_name_or_path: meta-llama/Llama-3.1-8B\nstage: sft\nfinetuning_type: lora\nbf16: true\n"
+                                   "flash_attn: fa2\n");
+    auto imported = importRunConfig(f.path, withGpus(1));
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.training.micro_batch_size, 8);
+    EXPECT_EQ(s.training.gradient_accumulation_steps, 1);
+    EXPECT_EQ(s.training.optimizer, OptimizerKind::AdamW);
+    for (const char* key : {"per_device_train_batch_size", "gradient_accumulation_steps", "optim"}) {
+        bool cited = false;
+        for (const auto& e : imported->report.defaults)
+            if (e.key == key && e.source.find("training_args.py") != std::string::npos) cited = true;
+        EXPECT_TRUE(cited) << key;
+    }
+    ASSERT_EQ(imported->report.unknown.size(), 1u);
+    EXPECT_EQ(imported->report.unknown[0].trainmem_key, "training.optimizer_impl");
 }
 
 // --- Accelerate ----------------------------------------------------------
