@@ -3,7 +3,8 @@
 // torchtitan.cpp, torchtune.cpp, deepspeed.cpp, axolotl.cpp (with the
 // Hugging Face optimizer names, hfOptimizer, and the DeepSpeed JSON it
 // names, importNamedDeepspeed, shared with LLaMA-Factory), llamafactory.cpp,
-// accelerate.cpp, litgpt.cpp, megatron.cpp (flags to a scenario and back) and
+// accelerate.cpp, litgpt.cpp, megatron.cpp (flags to a scenario and back), megatron_model.cpp
+// (the model flags as a model) and
 // megatron_script.cpp (readMegatronScript, readMegatronLog,
 // megatronFlagsDocument). The steps they share are in formats.cpp.
 #include <filesystem>
@@ -54,6 +55,9 @@ HfOptimizer hfOptimizer(const std::string& name);
 // with the main file's keys filling its "auto".
 Status importNamedDeepspeed(const ConfigValue& key, ImportContext& ctx, const std::string& precision);
 Status importMegatronFlags(ConfigDocument& doc, ImportContext& ctx);
+// The model Megatron-LM's model flags describe (megatron_model.cpp), when no
+// model is given; `tensor_parallel` pads the vocabulary.
+Status importMegatronModel(const ConfigDocument& doc, ImportContext& ctx, int64_t tensor_parallel);
 // Megatron's flags as documents: a launch script's, the rank-0 arguments log's.
 // `overrides`: NAME=value (the script's variable, as if edited) and --flag [value] (appended).
 Expected<ConfigDocument> readMegatronScript(const std::filesystem::path& path, const std::vector<std::string>& overrides);

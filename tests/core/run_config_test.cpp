@@ -538,6 +538,76 @@ TEST(RunConfigLitgpt, PretrainShardsHybridCompilesAndDoesNotCheckpoint) {
     EXPECT_TRUE(imported->report.unknown.empty());
 }
 
+// Megatron-LM's own examples, unchanged: their model flags build the model
+// (megatron/training/arguments.py, transformer_config.py defaults), checked
+// against the Hugging Face config.json of the model they train.
+ModelConfig modelOf(const std::string& preset) {
+    auto m = loadModelPreset(preset);
+    EXPECT_TRUE(m.ok()) << preset;
+    return m.ok() ? *m : ModelConfig{};
+}
+
+TEST(RunConfigMegatron, TheMixtralExamplesFlagsAreMixtral8x7b) {
+    // examples/mixtral/train_mixtral_8x7b_distributed.sh: EP 8 x PP 4 needs 4
+    // nodes (SLURM_NNODES); its Llama2Tokenizer's size is not in the flags.
+    RunConfigOptions o;
+    o.overrides = {"NNODES=4"};
+    auto imported = importRunConfig(data("megatron_mixtral_8x7b.sh"), o);
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    ASSERT_TRUE(imported->has_model);
+    EXPECT_TRUE(hasEntry(imported->report.unknown, "--tokenizer-model", "model.vocab_size"));
+    EXPECT_TRUE(hasEntry(imported->report.defaults, "--moe-ffn-hidden-size", "model.intermediate_size (experts)"));
+    Scenario s = imported->scenario;
+    ASSERT_TRUE(applySetting(s, "model.vocab_size", "32000").ok());  // Mixtral's tokenizer, a multiple of 128
+    ModelConfig expected = modelOf("mixtral-8x7b");
+    expected.name = s.model.name;
+    EXPECT_EQ(s.model, expected);
+    EXPECT_TRUE(validate(s).ok());
+}
+
+TEST(RunConfigMegatron, TheLlama3ExamplesFlagsAreLlama3_8b) {
+    // examples/llama/train_llama3_8b_h100_fp8.sh with its MOCK data:
+    // NullTokenizer --vocab-size 128256 (a multiple of 128: unpadded). Llama
+    // 3 8B is Llama 3.1 8B but for its context (8192, not 131072).
+    auto imported = importRunConfig(data("megatron_llama3_8b_example.sh"), RunConfigOptions{});
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    ASSERT_TRUE(imported->has_model);
+    EXPECT_TRUE(imported->report.unknown.empty());
+    Scenario s = imported->scenario;
+    EXPECT_EQ(s.model.max_position_embeddings, 8192);
+    ASSERT_TRUE(applySetting(s, "model.max_position_embeddings", "131072").ok());
+    ModelConfig expected = modelOf("llama-3.1-8b");
+    expected.name = s.model.name;
+    EXPECT_EQ(s.model, expected);
+    // Megatron's own defaults where the flags say nothing: GPT-2's blocks, a
+    // 4h MLP, every head its own group, tied embeddings, dropout 0.1.
+    TempFile gpt("gpt.sh", "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 256 --num-attention-heads 8 "
+                           "--num-query-groups 2 --max-position-embeddings 1024 --seq-length 1024 --micro-batch-size 1 "
+                           "--tokenizer-type NullTokenizer --vocab-size 1000 --tensor-model-parallel-size 2\n");
+    auto plain = importRunConfig(gpt.path, RunConfigOptions{});
+    ASSERT_TRUE(plain.ok()) << plain.error().text();
+    const ModelConfig& m = plain->scenario.model;
+    EXPECT_EQ(m.family, "gpt2");
+    EXPECT_EQ(m.ffn_hidden_size, 1024);
+    EXPECT_EQ(m.num_kv_heads, 8);  // --num-query-groups without --group-query-attention is not read (argument_utils.py)
+    EXPECT_TRUE(m.tied_embeddings);
+    EXPECT_DOUBLE_EQ(m.hidden_dropout, 0.1);
+    EXPECT_EQ(m.vocab_size, 1024);  // 1000 rounded up to 128 x tp 2 = 256
+}
+
+TEST(RunConfigMegatron, FlagsOfNoFamilyLeaveTheModelUnknown) {
+    // The hand-written fixture has --swiglu without RMSNorm, rope or
+    // --disable-bias-linear: SwiGLU with LayerNorm, learned positions and
+    // biases is no family trainmem has.
+    auto imported = importRunConfig(data("megatron_llama3_8b.sh"), RunConfigOptions{});
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    EXPECT_FALSE(imported->has_model);
+    bool named = false;
+    for (const auto& e : imported->report.unknown)
+        if (e.trainmem_key == "model" && e.note.find("SwiGLU, LayerNorm, learned_absolute") != std::string::npos) named = true;
+    EXPECT_TRUE(named);
+}
+
 // --- export-run round trips ----------------------------------------------
 
 void expectRoundTrip(const Scenario& original, const std::string& target, const std::string& name, RunConfigOptions options) {
