@@ -4,7 +4,8 @@
 // Hugging Face optimizer names, hfOptimizer, and the DeepSpeed JSON it
 // names, importNamedDeepspeed, shared with LLaMA-Factory), llamafactory.cpp,
 // accelerate.cpp, litgpt.cpp, megatron.cpp (flags to a scenario and back), megatron_model.cpp
-// (the model flags as a model) and
+// (the model flags as a model), megatron_bridge.cpp (Megatron-Bridge's
+// run_config.yaml as those flags) and
 // megatron_script.cpp (readMegatronScript, readMegatronLog,
 // megatronFlagsDocument). The steps they share are in formats.cpp.
 #include <filesystem>
@@ -55,6 +56,8 @@ HfOptimizer hfOptimizer(const std::string& name);
 // with the main file's keys filling its "auto".
 Status importNamedDeepspeed(const ConfigValue& key, ImportContext& ctx, const std::string& precision);
 Status importMegatronFlags(ConfigDocument& doc, ImportContext& ctx);
+// Megatron-Bridge's run_config.yaml, its keys given to importMegatronFlags as the flags they are.
+Status importMegatronBridge(ConfigDocument& doc, ImportContext& ctx);
 // The model Megatron-LM's model flags describe (megatron_model.cpp), when no
 // model is given; `tensor_parallel` pads the vocabulary.
 Status importMegatronModel(const ConfigDocument& doc, ImportContext& ctx, int64_t tensor_parallel);
@@ -79,6 +82,7 @@ inline constexpr const char* kAxolotlRelease = "axolotl v0.18.0-9-g067b021c8";
 inline constexpr const char* kLlamaFactoryRelease = "LLaMA-Factory v0.9.5-54-gff6d4d12e";
 inline constexpr const char* kAccelerateRelease = "accelerate 16cb6eb8 (after v1.14.0)";
 inline constexpr const char* kLitgptRelease = "LitGPT v0.5.13";
+inline constexpr const char* kMegatronBridgeRelease = "Megatron-Bridge v0.6.0";
 inline constexpr const char* kMegatronRelease = "Megatron-LM core_v0.15.0rc7-2333-gd98e8a64dd";
 
 }  // namespace trainmem::runconfig

@@ -96,6 +96,11 @@ Status importMegatronModel(const ConfigDocument& doc, ImportContext& ctx, int64_
             return ok();
         }
     }
+    // An activation given by name (Megatron-Bridge's activation_func) other than SwiGLU or GeLU.
+    if (const ConfigValue* act = given("--model-activation")) {
+        ctx.modelUnknown(act->key, act->line, valueText(act->value) + ": no model family of trainmem's has this MLP");
+        return ok();
+    }
     const std::string norm = text("--normalization", "LayerNorm");
     std::string position = text("--position-embedding-type", "learned_absolute");
     auto legacy_rope = on("--use-rotary-position-embeddings");
@@ -185,7 +190,7 @@ Status importMegatronModel(const ConfigDocument& doc, ImportContext& ctx, int64_
     if (!vocab_flag) return vocab_flag.error();
     if (*padded_flag) {
         vocab = **padded_flag;
-        note("--padded-vocab-size", "model.vocab_size", std::to_string(*vocab), kArgs, "the embedding's rows as the log prints them");
+        note("--padded-vocab-size", "model.vocab_size", std::to_string(*vocab), kArgs, "the embedding's rows, padded");
     } else if (*vocab_flag && tokenizer == "NullTokenizer") {
         vocab = (**vocab_flag + multiple - 1) / multiple * multiple;
         note("--vocab-size", "model.vocab_size", std::to_string(*vocab), kArgs,

@@ -31,7 +31,8 @@ bool hasKeyUnder(const ConfigDocument& doc, std::string_view suffix) {
 
 const std::vector<std::string_view>& runConfigFormats() {
     static const std::vector<std::string_view> formats = {"auto", "torchtitan", "torchtune", "deepspeed", "axolotl",
-                                                          "llamafactory", "accelerate", "litgpt", "megatron", "megatron-log"};
+                                                          "llamafactory", "accelerate", "litgpt", "megatron", "megatron-log",
+                                                          "megatron-bridge"};
     return formats;
 }
 
@@ -57,7 +58,7 @@ Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, con
                                           std::string_view format) {
     if (std::find(runConfigFormats().begin(), runConfigFormats().end(), format) == runConfigFormats().end())
         return Error{"--run-format", "unknown format \"" + describeText(format) + "\"; allowed: auto, torchtitan, torchtune, "
-                                     "deepspeed, axolotl, llamafactory, accelerate, litgpt, megatron, megatron-log"};
+                                     "deepspeed, axolotl, llamafactory, accelerate, litgpt, megatron, megatron-log, megatron-bridge"};
     for (const auto& companion : options.companions) {
         std::error_code ec;
         if (!std::filesystem::exists(companion, ec))
@@ -86,7 +87,10 @@ Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, con
     else doc = readYamlDocument(file);
     if (!doc) return doc.error();
     if (kind == "yaml") {
-        if (hasKeyUnder(*doc, "_component_")) kind = "torchtune";
+        if (const ConfigValue* t = doc->find("_target_"); t && t->value.is_string() &&
+                                                          t->value.get<std::string>().find("ConfigContainer") != std::string::npos)
+            kind = "megatron-bridge";
+        else if (hasKeyUnder(*doc, "_component_")) kind = "torchtune";
         else if (doc->find("base_model")) kind = "axolotl";
         else if (doc->find("model_name_or_path") || doc->find("finetuning_type") || doc->find("cutoff_len"))
             kind = "llamafactory";
@@ -129,6 +133,9 @@ Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, con
     } else if (kind == "litgpt") {
         result.format = "LitGPT YAML (" + std::string(kLitgptRelease) + ")";
         st = importLitgpt(*doc, ctx);
+    } else if (kind == "megatron-bridge") {
+        result.format = "Megatron-Bridge run_config.yaml (" + std::string(kMegatronBridgeRelease) + ", read as " + kMegatronRelease + " flags)";
+        st = importMegatronBridge(*doc, ctx);
     } else if (kind == "axolotl") {
         result.format = "axolotl YAML (" + std::string(kAxolotlRelease) + ")";
         st = importAxolotl(*doc, ctx);

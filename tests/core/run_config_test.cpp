@@ -608,6 +608,67 @@ TEST(RunConfigMegatron, FlagsOfNoFamilyLeaveTheModelUnknown) {
     EXPECT_TRUE(named);
 }
 
+// --- Megatron-Bridge -----------------------------------------------------
+
+TEST(RunConfigMegatronBridge, TheRecipesRunConfigIsReadAsItsMegatronFlags) {
+    // Llama 3.1 8B pretraining (llama31_8b_pretrain_2gpu_h100_bf16_config):
+    // 2 GPUs at TP 1 x PP 1 x CP 2 leave one data-parallel rank, so 512
+    // samples of micro-batch 1 are 512 accumulation steps.
+    auto imported = importRunConfig(data("megatron_bridge_llama31_8b_run_config.yaml"), withGpus(2));
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    EXPECT_EQ(imported->stack, "megatron-bridge");
+    EXPECT_TRUE(imported->report.unknown.empty());
+    Scenario s = imported->scenario;
+    EXPECT_EQ(s.parallelism.context, 2);
+    EXPECT_EQ(s.parallelism.data, 1);
+    EXPECT_EQ(s.parallelism.zero_stage, 1);  // ddp.use_distributed_optimizer
+    EXPECT_EQ(s.training.gradient_accumulation_steps, 512);
+    EXPECT_EQ(s.training.sequence_length, 8192);
+    EXPECT_EQ(s.training.precision, Precision::MixedBf16);
+    EXPECT_EQ(s.training.grad_dtype.value_or(DType::Fp32), DType::Fp32);  // ddp.grad_reduce_in_fp32
+    EXPECT_EQ(s.training.kernels, KernelProfile::Megatron);
+    // The report names the YAML key and line, not the flag it was read as.
+    bool named = false;
+    for (const auto& e : imported->report.read)
+        if (e.key == "model.context_parallel_size" && e.line > 0 && e.trainmem_key == "parallelism.context") named = true;
+    EXPECT_TRUE(named);
+    // The model: Llama 3.1 8B's blocks with NullTokenizer's 32000 tokens and an 8192 context.
+    EXPECT_EQ(s.model.vocab_size, 32000);
+    ASSERT_TRUE(applySettings(s, {"model.vocab_size=128256", "model.max_position_embeddings=131072"}).ok());
+    ModelConfig expected = modelOf("llama-3.1-8b");
+    expected.name = s.model.name;
+    EXPECT_EQ(s.model, expected);
+}
+
+TEST(RunConfigMegatronBridge, ALoraRunReadsItsAdapters) {
+    // peft: megatron.bridge.peft.lora.LoRA (src/megatron/bridge/peft/lora.py): dim 32 by default;
+    // linear_qkv adapts q, k and v, linear_fc1 gate and up.
+    std::ifstream in(data("megatron_bridge_llama31_8b_run_config.yaml"));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = text.find("peft: null\n");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 11, "peft:\n  _target_: megatron.bridge.peft.lora.LoRA\n  dropout: 0.0\n  target_modules:\n  - linear_qkv\n  - linear_fc1\n");
+    TempFile f("bridge_lora.yaml", text);
+    auto imported = importRunConfig(f.path, withGpus(2));
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.training.finetuning, Finetuning::Lora);
+    EXPECT_EQ(s.training.lora_rank, 32);
+    EXPECT_EQ(s.training.lora_targets, (std::vector<std::string>{"q_proj", "k_proj", "v_proj", "gate_proj", "up_proj"}));
+    EXPECT_TRUE(hasEntry(imported->report.defaults, "peft.dim", "training.lora_rank"));
+    EXPECT_TRUE(validate(s).ok()) << validate(s).error().text();
+}
+
+TEST(RunConfigMegatronBridge, BadValuesNameTheYamlKeyAndLine) {
+    TempFile f("bridge_bad.yaml", "_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  tensor_model_parallel_size: 3\n"
+                                  "  num_layers: 2\n  hidden_size: 64\n  num_attention_heads: 4\n  seq_length: 128\ntrain:\n"
+                                  "  micro_batch_size: 1\n  global_batch_size: 8\n");
+    auto imported = importRunConfig(f.path, withGpus(4));
+    ASSERT_FALSE(imported.ok());
+    EXPECT_NE(imported.error().text().find("model.tensor_model_parallel_size"), std::string::npos) << imported.error().text();
+    EXPECT_NE(imported.error().text().find("world size (4) is not divisible"), std::string::npos) << imported.error().text();
+}
+
 // --- export-run round trips ----------------------------------------------
 
 void expectRoundTrip(const Scenario& original, const std::string& target, const std::string& name, RunConfigOptions options) {
