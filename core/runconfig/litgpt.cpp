@@ -82,7 +82,10 @@ std::string hubIdOfCheckpointDir(const std::string& dir) {
     return parts[parts.size() - 2] + "/" + parts.back();
 }
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+// x * y for the sizes a file may hold: a product past int64 saturates (and
+// applySetting then refuses the result by name).
+int64_t product(int64_t x, int64_t y) { return x > 0 && y > INT64_MAX / x ? INT64_MAX : x * y; }
 
 }  // namespace
 
@@ -478,10 +481,10 @@ Status importLitgpt(ConfigDocument& doc, ImportContext& ctx) {
             chunks = ceilDiv(*seq, 128);
             how = "model(input_ids, lm_head_chunk_size=128): ceil(s / 128) chunks of the head's output; counted as the chunked loss over them";
         } else if (cmd == Command::Full) {
-            chunks = ceilDiv(b * (*seq - 1), 128);
+            chunks = ceilDiv(product(b, *seq - 1), 128);
             how = "chunked_cross_entropy(logits[..., :-1, :], targets[..., 1:]), 128 rows a chunk: ceil(b (s - 1) / 128)";
         } else {
-            chunks = ceilDiv(b * *seq, 128);
+            chunks = ceilDiv(product(b, *seq), 128);
             how = "chunked_cross_entropy(logits, targets), 128 rows a chunk: ceil(b s / 128)";
         }
         if (Status st = rec.setDefault("(loss)", "training.loss", "chunked", src, "litgpt/utils.py chunked_cross_entropy"); !st) return st;
@@ -551,7 +554,7 @@ Expected<std::string> exportLitgpt(const Scenario& s) {
     if (t.attention != AttentionImpl::Flash) return Error{"training.attention", "LitGPT's attention is PyTorch's SDPA: flash"};
     if (t.activation_offloading != ActivationOffloading::None || t.optimizer_in_backward)
         return Error{"training.activation_offloading", "LitGPT's finetune scripts neither offload activations nor step in backward"};
-    const int64_t expected_chunks = t.finetuning == Finetuning::Full ? ceilDiv(t.micro_batch_size * (t.sequence_length - 1), 128)
+    const int64_t expected_chunks = t.finetuning == Finetuning::Full ? ceilDiv(product(t.micro_batch_size, t.sequence_length - 1), 128)
                                                                       : ceilDiv(t.sequence_length, 128);
     if (t.loss != LossImpl::Chunked || t.loss_chunks != expected_chunks)
         return Error{"training.loss_chunks", "LitGPT's loss is chunked over 128 rows: loss = chunked, loss_chunks = " + std::to_string(expected_chunks)};
@@ -578,7 +581,7 @@ Expected<std::string> exportLitgpt(const Scenario& s) {
     if (lora) out += "quantize: " + std::string(t.finetuning == Finetuning::Qlora ? "bnb.nf4-dq" : "") + "\n";
     out += "devices: " + std::to_string(world) + "\nnum_nodes: 1\n";
     out += targets_yaml;
-    out += "train:\n  global_batch_size: " + std::to_string(t.micro_batch_size * t.gradient_accumulation_steps * world) + "\n";
+    out += "train:\n  global_batch_size: " + std::to_string(product(product(t.micro_batch_size, t.gradient_accumulation_steps), world)) + "\n";
     out += "  micro_batch_size: " + std::to_string(t.micro_batch_size) + "\n  epochs: 1\n";
     out += "  max_seq_length: " + std::to_string(t.sequence_length) + "\n";
     if (t.finetuning == Finetuning::Qlora) {

@@ -40,6 +40,8 @@ Status importMegatronModel(const ConfigDocument& doc, ImportContext& ctx, int64_
         auto n = asInteger(*v);
         if (!n) return n.error();
         if (*n < 1) return valueError(*v, "must be at least 1");
+        // Sizes are multiplied below (4h, the vocabulary's padding): bounded as every model size is.
+        if (*n > kMaxModelSize) return valueError(*v, "must be at most " + std::to_string(kMaxModelSize) + " (got " + std::to_string(*n) + ")");
         return std::optional<int64_t>{*n};
     };
     auto number = [&](const char* flag, double fallback) -> Expected<double> {

@@ -509,6 +509,14 @@ TEST(RunConfigLitgpt, RefusesWithLitgptsOwnRules) {
     auto d = importRunConfig(bad.path, RunConfigOptions{});
     ASSERT_FALSE(d.ok());
     EXPECT_NE(d.error().text().find(":2: devices"), std::string::npos) << d.error().text();
+    // Sizes no run has are never overflowed (the loss chunks multiply them): the
+    // scenario's validation refuses them by name, as estimate and fit do.
+    TempFile huge("huge.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\ntrain:\n  global_batch_size: 9223372036854775807\n"
+                               "  micro_batch_size: 4611686018427387904\n  max_seq_length: 4611686018427387904\n");
+    auto h = importRunConfig(huge.path, RunConfigOptions{});
+    ASSERT_TRUE(h.ok()) << h.error().text();
+    ASSERT_FALSE(validate(h->scenario).ok());
+    EXPECT_EQ(validate(h->scenario).error().field, "training.micro_batch_size");
     TempFile none("none.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_query: false\nlora_value: false\n");
     auto e = importRunConfig(none.path, RunConfigOptions{});
     ASSERT_FALSE(e.ok());
@@ -593,6 +601,11 @@ TEST(RunConfigMegatron, TheLlama3ExamplesFlagsAreLlama3_8b) {
     EXPECT_TRUE(m.tied_embeddings);
     EXPECT_DOUBLE_EQ(m.hidden_dropout, 0.1);
     EXPECT_EQ(m.vocab_size, 1024);  // 1000 rounded up to 128 x tp 2 = 256
+    TempFile huge("huge.sh", "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 4611686018427387904 "
+                             "--num-attention-heads 8 --max-position-embeddings 1024 --seq-length 1024 --micro-batch-size 1\n");
+    auto h = importRunConfig(huge.path, RunConfigOptions{});
+    ASSERT_FALSE(h.ok());
+    EXPECT_NE(h.error().text().find("--hidden-size"), std::string::npos) << h.error().text();
 }
 
 TEST(RunConfigMegatron, FlagsOfNoFamilyLeaveTheModelUnknown) {
