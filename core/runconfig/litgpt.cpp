@@ -149,9 +149,11 @@ Status importLitgpt(ConfigDocument& doc, ImportContext& ctx) {
     // The model: checkpoint_dir's Hub id, or pretrain's model_name.
     if (cmd == Command::Pretrain) {
         doc.take("model_name");
-        if (const ConfigValue* mc = optional("model_config"); mc || doc.find("model_config.name")) {
-            doc.takeUnder("model_config");
-            ctx.modelUnknown("model_config", mc ? mc->line : doc.find("model_config.name")->line,
+        // model_config (a litgpt.Config written out) wins over model_name (pretrain.py setup()).
+        const ConfigValue* mc = optional("model_config");
+        const auto under = doc.takeUnder("model_config");
+        if (mc || !under.empty()) {
+            ctx.modelUnknown("model_config", mc ? mc->line : under.front()->line,
                              "a litgpt.Config written out in the file: give --preset or --model-config");
         } else {
             auto name = asText(*model_name);

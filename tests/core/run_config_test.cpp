@@ -544,6 +544,17 @@ TEST(RunConfigLitgpt, PretrainShardsHybridCompilesAndDoesNotCheckpoint) {
     EXPECT_EQ(s.training.sequence_length, 2048);
     EXPECT_EQ(s.training.loss_chunks, 64);  // ceil(4 x 2048 / 128)
     EXPECT_TRUE(imported->report.unknown.empty());
+    // model_name is a preset's config (litgpt/config.py Llama-3.2-1B), but a
+    // model_config written out wins over it (pretrain.py setup()).
+    TempFile named("pre.yaml", "model_name: Llama-3.2-1B\ndevices: 1\ntrain:\n  max_seq_length: 512\n");
+    auto by_name = importRunConfig(named.path, RunConfigOptions{});
+    ASSERT_TRUE(by_name.ok()) << by_name.error().text();
+    EXPECT_EQ(by_name->scenario.model_preset, "llama-3.2-1b");
+    TempFile written("pre_config.yaml", "model_name: Llama-3.2-1B\nmodel_config:\n  n_layer: 2\n  n_embd: 64\ndevices: 1\ntrain:\n  max_seq_length: 512\n");
+    auto by_config = importRunConfig(written.path, RunConfigOptions{});
+    ASSERT_TRUE(by_config.ok()) << by_config.error().text();
+    EXPECT_FALSE(by_config->has_model);
+    EXPECT_TRUE(hasEntry(by_config->report.unknown, "model_config", "model"));
 }
 
 // Megatron-LM's own examples, unchanged: their model flags build the model
