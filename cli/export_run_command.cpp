@@ -12,13 +12,13 @@ namespace trainmem::cli {
 namespace {
 
 const char* const kHelp =
-    "Usage: trainmem-cli export-run --to torchtitan|torchtune|deepspeed|megatron|accelerate\n"
+    "Usage: trainmem-cli export-run --to torchtitan|torchtune|deepspeed|megatron|accelerate|litgpt\n"
     "                               (--preset NAME | --model-config FILE | --scenario FILE | --run-config FILE)\n"
     "                               [--set KEY=VALUE]... [--output FILE]\n"
     "\n"
     "Writes the scenario as the stack's run config: a torchtitan job-config TOML, a\n"
-    "torchtune recipe YAML, a DeepSpeed JSON, a Megatron-LM launch line or an Accelerate\n"
-    "config. trainmem-cli import reads it back to the same scenario. What the stack cannot express (ZeRO-2 in\n"
+    "torchtune recipe YAML, a DeepSpeed JSON, a Megatron-LM launch line, an Accelerate\n"
+    "config or a LitGPT YAML. trainmem-cli import reads it back to the same scenario. What the stack cannot express (ZeRO-2 in\n"
     "torchtitan, LoRA in Megatron-LM) is an error naming the key.\n"
     "\n"
     "  --output FILE          write there instead of standard output\n"

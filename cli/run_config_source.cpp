@@ -20,9 +20,10 @@ const char* const kRunConfigHelp =
     "                         DeepSpeed .json, Megatron-LM launch script (.sh) or rank-0 log\n"
     "  --companion FILE       a file the run also reads (the DeepSpeed JSON an axolotl config names), repeatable\n"
     "  --gpus N               the world size, which the stacks take from the launcher\n"
-    "  --run-format NAME      auto (default), torchtitan, torchtune, deepspeed, axolotl, llamafactory, accelerate, megatron, megatron-log\n"
+    "  --run-format NAME      auto (default), torchtitan, torchtune, deepspeed, axolotl, llamafactory, accelerate, litgpt, megatron, megatron-log,\n"
+    "                         megatron-bridge\n"
     "  --override TEXT        the stack's own override, repeatable: torchtitan --section.option=value,\n"
-    "                         torchtune key=value, Megatron NAME=value (a script variable) or --flag value\n"
+    "                         torchtune and LitGPT key=value, Megatron NAME=value (a script variable) or --flag value\n"
     "  --preset / --model-config give the model when the file names none trainmem has\n";
 
 Expected<runconfig::RunConfigImport> importFromArguments(const ArgumentList& args, const std::string& file,

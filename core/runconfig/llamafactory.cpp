@@ -1,9 +1,10 @@
 // LLaMA-Factory's training YAML as LLaMA-Factory v0.9.5-54-gff6d4d12e reads
 // it (src/llamafactory/hparams/model_args.py, finetuning_args.py,
 // data_args.py, parser.py; model/adapter.py), with the DeepSpeed JSON it
-// names. Keys of transformers' TrainingArguments (per_device_train_batch_size,
-// gradient_accumulation_steps, bf16, optim) have defaults in transformers,
-// which is not read here: absent, they are reported unknown.
+// names. Keys of transformers' TrainingArguments it passes through
+// (per_device_train_batch_size, gradient_accumulation_steps, bf16, fp16,
+// optim) take transformers' defaults when absent (kTrainingArgs below), each
+// reported with that source.
 #include <algorithm>
 
 #include "core/runconfig/formats.h"
@@ -13,6 +14,11 @@ namespace trainmem::runconfig {
 namespace {
 
 const std::string kHparams = std::string(kLlamaFactoryRelease) + " src/llamafactory/hparams/";
+// LLaMA-Factory's pyproject.toml allows transformers >= 4.55.0, <= 5.8.0; the
+// TrainingArguments read is this commit's (its per_device_train_batch_size 8,
+// gradient_accumulation_steps 1, bf16 / fp16 False, optim "adamw_torch", or
+// "adamw_torch_fused" when torch >= 2.8).
+const std::string kTrainingArgs = "transformers 00349ae87 src/transformers/training_args.py TrainingArguments";
 
 }  // namespace
 
@@ -27,12 +33,9 @@ Status importLlamaFactory(ConfigDocument& doc, ImportContext& ctx) {
         if (!b) return b.error();
         return std::pair<bool, const ConfigValue*>{*b, v};
     };
-    auto integer = [&](const std::string& key, const std::string& tm) -> Status {
+    auto integer = [&](const std::string& key, const std::string& tm, int64_t transformers_default) -> Status {
         const ConfigValue* v = doc.take(key);
-        if (!v) {
-            rec.unknown(file, key, 0, tm, "not in the file: transformers' TrainingArguments default (transformers is not read here)");
-            return ok();
-        }
+        if (!v) return rec.setDefault(key, tm, std::to_string(transformers_default), kTrainingArgs, "transformers' default");
         auto n = asInteger(*v);
         if (!n) return n.error();
         return rec.set(*v, tm, std::to_string(*n));
@@ -56,8 +59,8 @@ Status importLlamaFactory(ConfigDocument& doc, ImportContext& ctx) {
     }
 
     // Batch and length (data_args.py cutoff_len 2048).
-    if (Status st = integer("per_device_train_batch_size", "training.micro_batch_size"); !st) return st;
-    if (Status st = integer("gradient_accumulation_steps", "training.gradient_accumulation_steps"); !st) return st;
+    if (Status st = integer("per_device_train_batch_size", "training.micro_batch_size", 8); !st) return st;
+    if (Status st = integer("gradient_accumulation_steps", "training.gradient_accumulation_steps", 1); !st) return st;
     const ConfigValue* cutoff = doc.take("cutoff_len");
     if (cutoff) {
         auto n = asInteger(*cutoff);
@@ -150,7 +153,9 @@ Status importLlamaFactory(ConfigDocument& doc, ImportContext& ctx) {
             return st;
     } else {
         rec.unknown(file, "bf16, fp16, pure_bf16", 0, "training.precision",
-                    "none set: fp32 unless transformers' defaults say otherwise (not read); set it");
+                    "none set: no autocast (bf16 and fp16 default to False, " + kTrainingArgs +
+                        "), while LLaMA-Factory loads the weights in bf16 where the GPU has it (model/patcher.py infer_optim_dtype) "
+                        "and casts the trainable ones to fp32: no trainmem precision; set it");
     }
 
     // Optimizer (TrainingArguments.optim).
@@ -169,7 +174,14 @@ Status importLlamaFactory(ConfigDocument& doc, ImportContext& ctx) {
             if (Status st = rec.set(*optim, "training.optimizer_paged", hf.paged ? "true" : "false"); !st) return st;
         }
     } else {
-        rec.unknown(file, "optim", 0, "training.optimizer", "not in the file: transformers' TrainingArguments default (not read here)");
+        // adamw_torch (foreach) or adamw_torch_fused by the installed torch:
+        // LLaMA-Factory allows torch >= 2.4, so the implementation is unknown.
+        if (Status st = rec.setDefault("optim", "training.optimizer", "adamw", kTrainingArgs, "adamw_torch, or adamw_torch_fused with torch >= 2.8"); !st)
+            return st;
+        if (Status st = rec.setDefault("optim", "training.optimizer_paged", "false", kTrainingArgs); !st) return st;
+        rec.unknown(file, "optim", 0, "training.optimizer_impl",
+                    "transformers' default is adamw_torch_fused with torch >= 2.8 and adamw_torch (foreach) before; LLaMA-Factory "
+                    "allows torch >= 2.4: set fused or foreach");
     }
 
     // Checkpointing (model_args.py disable_gradient_checkpointing False: on by default).

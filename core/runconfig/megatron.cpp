@@ -319,9 +319,8 @@ Status importMegatronFlags(ConfigDocument& doc, ImportContext& ctx) {
         if (layers->second) rec.readOnly(*layers->second, "matches the model given", "model");
         if (Status st = check("--hidden-size", m.hidden_size); !st) return st;
         if (Status st = check("--num-attention-heads", m.num_heads); !st) return st;
-    } else {
-        ctx.modelUnknown("--num-layers, --hidden-size, ...", layers->second ? layers->second->line : 0,
-                         "Megatron's model flags are not read as a model: give --preset or --model-config (the flags are then checked against it)");
+    } else if (Status st = importMegatronModel(doc, ctx, t); !st) {
+        return st;
     }
 
     finishFramework(ctx, kMegatronRelease);

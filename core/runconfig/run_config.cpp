@@ -31,12 +31,13 @@ bool hasKeyUnder(const ConfigDocument& doc, std::string_view suffix) {
 
 const std::vector<std::string_view>& runConfigFormats() {
     static const std::vector<std::string_view> formats = {"auto", "torchtitan", "torchtune", "deepspeed", "axolotl",
-                                                          "llamafactory", "accelerate", "megatron", "megatron-log"};
+                                                          "llamafactory", "accelerate", "litgpt", "megatron", "megatron-log",
+                                                          "megatron-bridge"};
     return formats;
 }
 
 const std::vector<std::string_view>& exportTargets() {
-    static const std::vector<std::string_view> targets = {"torchtitan", "torchtune", "deepspeed", "megatron", "accelerate"};
+    static const std::vector<std::string_view> targets = {"torchtitan", "torchtune", "deepspeed", "megatron", "accelerate", "litgpt"};
     return targets;
 }
 
@@ -57,7 +58,7 @@ Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, con
                                           std::string_view format) {
     if (std::find(runConfigFormats().begin(), runConfigFormats().end(), format) == runConfigFormats().end())
         return Error{"--run-format", "unknown format \"" + describeText(format) + "\"; allowed: auto, torchtitan, torchtune, "
-                                     "deepspeed, axolotl, llamafactory, accelerate, megatron, megatron-log"};
+                                     "deepspeed, axolotl, llamafactory, accelerate, litgpt, megatron, megatron-log, megatron-bridge"};
     for (const auto& companion : options.companions) {
         std::error_code ec;
         if (!std::filesystem::exists(companion, ec))
@@ -86,17 +87,20 @@ Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, con
     else doc = readYamlDocument(file);
     if (!doc) return doc.error();
     if (kind == "yaml") {
-        if (hasKeyUnder(*doc, "_component_")) kind = "torchtune";
+        if (const ConfigValue* t = doc->find("_target_"); t && t->value.is_string() &&
+                                                          t->value.get<std::string>().find("ConfigContainer") != std::string::npos)
+            kind = "megatron-bridge";
+        else if (hasKeyUnder(*doc, "_component_")) kind = "torchtune";
         else if (doc->find("base_model")) kind = "axolotl";
         else if (doc->find("model_name_or_path") || doc->find("finetuning_type") || doc->find("cutoff_len"))
             kind = "llamafactory";
         else if (doc->find("distributed_type") || doc->find("compute_environment"))
             kind = "accelerate";
-        else if (doc->find("checkpoint_dir") && (doc->find("train.micro_batch_size") || doc->find("train.global_batch_size")))
-            return Error{file.string(), "a LitGPT config: not read yet (docs/run-configs.md lists the formats read)"};
+        else if (doc->find("checkpoint_dir") || (doc->find("model_name") && std::any_of(doc->values.begin(), doc->values.end(), [](const ConfigValue& v) { return v.key.starts_with("train."); })))
+            kind = "litgpt";
         else
             return Error{file.string(), "cannot tell the stack: no _component_ (torchtune), no base_model (axolotl), no "
-                                        "model_name_or_path (LLaMA-Factory); give --run-format"};
+                                        "model_name_or_path (LLaMA-Factory), no checkpoint_dir (LitGPT); give --run-format"};
     }
 
     RunConfigImport result;
@@ -126,6 +130,12 @@ Expected<RunConfigImport> importRunConfig(const std::filesystem::path& file, con
     } else if (kind == "accelerate") {
         result.format = "Accelerate config YAML (" + std::string(kAccelerateRelease) + ")";
         st = importAccelerate(*doc, ctx);
+    } else if (kind == "litgpt") {
+        result.format = "LitGPT YAML (" + std::string(kLitgptRelease) + ")";
+        st = importLitgpt(*doc, ctx);
+    } else if (kind == "megatron-bridge") {
+        result.format = "Megatron-Bridge run_config.yaml (" + std::string(kMegatronBridgeRelease) + ", read as " + kMegatronRelease + " flags)";
+        st = importMegatronBridge(*doc, ctx);
     } else if (kind == "axolotl") {
         result.format = "axolotl YAML (" + std::string(kAxolotlRelease) + ")";
         st = importAxolotl(*doc, ctx);
@@ -168,7 +178,8 @@ Expected<std::string> exportRunConfig(const Scenario& s, std::string_view target
     if (target == "deepspeed") return exportDeepspeed(s);
     if (target == "megatron") return exportMegatron(s);
     if (target == "accelerate") return exportAccelerate(s);
-    return Error{"--to", "unknown target \"" + describeText(target) + "\"; allowed: torchtitan, torchtune, deepspeed, megatron, accelerate"};
+    if (target == "litgpt") return exportLitgpt(s);
+    return Error{"--to", "unknown target \"" + describeText(target) + "\"; allowed: torchtitan, torchtune, deepspeed, megatron, accelerate, litgpt"};
 }
 
 }  // namespace trainmem::runconfig

@@ -106,7 +106,21 @@ TEST(ExportRunCommand, WritesTheStacksFlags) {
     EXPECT_NE(r.out.find("--grad-reduce-in-bf16"), std::string::npos);
     expectOneLineError(run({"export-run", "--to", "torchtitan", "--preset", "llama3-8b-megatron-8xh100"}));
     expectOneLineError(run({"export-run", "--to", "megatron", "--preset", "llama3-8b-megatron-8xh100", "--output", "/no/such/dir/x.sh"}));
-    expectOneLineError(run({"export-run", "--to", "litgpt", "--preset", "llama3-8b-megatron-8xh100"}));
+    expectOneLineError(run({"export-run", "--to", "litgpt", "--preset", "llama3-8b-megatron-8xh100"}));  // TP and ZeRO-1
+    // LitGPT names Llama 3.1 by the Hub's old id (litgpt/config.py).
+    const CliRun litgpt = run({"export-run", "--to", "litgpt", "--preset", "llama3.1-8b-litgpt-full-4gpu"});
+    ASSERT_EQ(litgpt.status, 0) << litgpt.err;
+    EXPECT_NE(litgpt.out.find("checkpoint_dir: checkpoints/meta-llama/Meta-Llama-3.1-8B\n"), std::string::npos) << litgpt.out;
+    EXPECT_NE(litgpt.out.find("devices: 4\n"), std::string::npos) << litgpt.out;
+}
+
+TEST(ImportCommand, MegatronBridgeRunConfigWithItsWorldSize) {
+    const CliRun r = run({"import", data("megatron_bridge_llama31_8b_run_config.yaml"), "--gpus", "2", "--format", "json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json doc = json::parse(r.out);
+    EXPECT_EQ(doc["stack"], "megatron-bridge");
+    EXPECT_EQ(doc["scenario"]["parallelism"]["context"], 2);
+    EXPECT_EQ(doc["scenario"]["model"]["vocab_size"], 32000) << doc["scenario"]["model"].dump();
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "core/scenario/presets.h"
+#include "core/scenario/model_presets.h"
 #include "core/runconfig/run_config.h"
 #include "core/scenario/scenario_fields.h"
 #include "core/scenario/scenario_file.h"
@@ -310,6 +311,28 @@ TEST(RunConfigLlamaFactory, LoraSftWithItsDefaultsAndDeepSpeed) {
     EXPECT_TRUE(imported->report.unknown.empty());
 }
 
+TEST(RunConfigLlamaFactory, TrainingArgumentsDefaultsComeFromTransformers) {
+    // transformers' TrainingArguments: per_device_train_batch_size 8,
+    // gradient_accumulation_steps 1, optim adamw_torch (adamw_torch_fused
+    // with torch >= 2.8: the implementation is left unknown).
+    TempFile f("lf_defaults.yaml", "model_name_or_path: meta-llama/Llama-3.1-8B\nstage: sft\nfinetuning_type: lora\nbf16: true\n"
+                                   "flash_attn: fa2\n");
+    auto imported = importRunConfig(f.path, withGpus(1));
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.training.micro_batch_size, 8);
+    EXPECT_EQ(s.training.gradient_accumulation_steps, 1);
+    EXPECT_EQ(s.training.optimizer, OptimizerKind::AdamW);
+    for (const char* key : {"per_device_train_batch_size", "gradient_accumulation_steps", "optim"}) {
+        bool cited = false;
+        for (const auto& e : imported->report.defaults)
+            if (e.key == key && e.source.find("training_args.py") != std::string::npos) cited = true;
+        EXPECT_TRUE(cited) << key;
+    }
+    ASSERT_EQ(imported->report.unknown.size(), 1u);
+    EXPECT_EQ(imported->report.unknown[0].trainmem_key, "training.optimizer_impl");
+}
+
 // --- Accelerate ----------------------------------------------------------
 
 TEST(RunConfigAccelerate, FsdpTwoSaysTheLayoutTheScriptSaysTheRest) {
@@ -389,6 +412,287 @@ TEST(RunConfigMegatron, RefusesWithMegatronsOwnRules) {
     EXPECT_NE(other.error().text().find("--num-layers"), std::string::npos) << other.error().text();
 }
 
+// --- LitGPT --------------------------------------------------------------
+
+TEST(RunConfigLitgpt, TheFullConfigIsTheHandWrittenPreset) {
+    // presets/scenarios/llama3.1-8b-litgpt-full-4gpu.json was written by hand
+    // from config_hub/finetune/llama-3.1-8b/full.yaml and finetune/full.py;
+    // the fixture is that file unchanged. checkpoint_dir names the Hub's old
+    // id meta-llama/Meta-Llama-3.1-8B (litgpt/config.py), the preset's new one.
+    auto imported = importRunConfig(data("litgpt_llama3_1_8b_full.yaml"), RunConfigOptions{});
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    EXPECT_EQ(imported->stack, "litgpt");
+    EXPECT_TRUE(imported->report.unknown.empty());
+    auto preset = loadPreset("llama3.1-8b-litgpt-full-4gpu");
+    ASSERT_TRUE(preset.ok());
+    EXPECT_EQ(keys(imported->scenario), keys(*preset));
+}
+
+TEST(RunConfigLitgpt, LoraTakesSetupsDefaultsForWhatTheFileLeaves) {
+    // config_hub lora.yaml: r 32, query and value, bf16-true, 1 device,
+    // global 8 of micro 1 (args.py: 8 // 1 // 1 = 8 accumulation steps);
+    // finetune/lora.py runs the head in chunks of 128 positions.
+    auto imported = importRunConfig(data("litgpt_llama3_1_8b_lora.yaml"), RunConfigOptions{});
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.model_preset, "llama-3.1-8b");
+    EXPECT_EQ(s.training.finetuning, Finetuning::Lora);
+    EXPECT_EQ(s.training.lora_rank, 32);
+    EXPECT_EQ(s.training.lora_targets, (std::vector<std::string>{"q_proj", "v_proj"}));
+    EXPECT_DOUBLE_EQ(s.training.lora_dropout, 0.05);
+    EXPECT_EQ(s.training.precision, Precision::PureBf16);
+    EXPECT_EQ(s.training.micro_batch_size, 1);
+    EXPECT_EQ(s.training.gradient_accumulation_steps, 8);
+    EXPECT_EQ(s.training.sequence_length, 512);
+    EXPECT_EQ(s.training.checkpointing, Checkpointing::None);
+    EXPECT_EQ(s.parallelism.zero_stage, 0);
+    EXPECT_EQ(s.training.loss, LossImpl::Chunked);
+    EXPECT_EQ(s.training.loss_chunks, 4);
+    EXPECT_EQ(s.training.optimizer, OptimizerKind::AdamW);
+    EXPECT_EQ(s.training.optimizer_impl, OptimizerImpl::ForEach);
+    EXPECT_TRUE(imported->report.unknown.empty());
+    EXPECT_TRUE(validate(s).ok());
+
+    // Without the keys, lora.py setup()'s defaults, each with its source.
+    TempFile f("lora_defaults.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_alpha: 16\ntrain:\n  max_seq_length: 256\n");
+    auto bare = importRunConfig(f.path, RunConfigOptions{});
+    ASSERT_TRUE(bare.ok()) << bare.error().text();
+    EXPECT_EQ(bare->scenario.model_preset, "llama-3.2-1b");
+    EXPECT_EQ(bare->scenario.training.lora_rank, 8);
+    EXPECT_EQ(bare->scenario.training.gradient_accumulation_steps, 16);  // TrainArgs(global_batch_size=16, micro_batch_size=1)
+    EXPECT_EQ(bare->scenario.training.precision, Precision::AmpBf16);   // get_default_supported_precision(training=True)
+    EXPECT_TRUE(hasEntry(bare->report.defaults, "lora_r", "training.lora_rank"));
+    EXPECT_TRUE(hasEntry(bare->report.defaults, "train.global_batch_size", "training.gradient_accumulation_steps"));
+    EXPECT_TRUE(hasEntry(bare->report.defaults, "precision", "training.precision"));
+
+    // litgpt finetune_lora --config lora.yaml --train.micro_batch_size 2: the flag wins (8 // 1 // 2 = 4 steps).
+    RunConfigOptions o;
+    o.overrides = {"--train.micro_batch_size=2"};
+    auto flagged = importRunConfig(data("litgpt_llama3_1_8b_lora.yaml"), o);
+    ASSERT_TRUE(flagged.ok()) << flagged.error().text();
+    EXPECT_EQ(flagged->scenario.training.micro_batch_size, 2);
+    EXPECT_EQ(flagged->scenario.training.gradient_accumulation_steps, 4);
+}
+
+TEST(RunConfigLitgpt, QloraIsPagedAdamWOnAFourBitBase) {
+    auto imported = importRunConfig(data("litgpt_llama3_1_8b_qlora.yaml"), RunConfigOptions{});
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.training.finetuning, Finetuning::Qlora);
+    EXPECT_EQ(s.training.qlora_backend, QloraBackend::Bnb);
+    EXPECT_EQ(s.training.optimizer, OptimizerKind::AdamW);  // utils.py instantiate_bnb_optimizer: PagedAdamW
+    EXPECT_TRUE(s.training.optimizer_paged);
+    // bnb.nf4 has no double quantisation, and Lightning quantises the head too.
+    EXPECT_TRUE(hasEntry(imported->report.not_representable, "quantize", "training.qlora_backend"));
+    EXPECT_TRUE(hasEntry(imported->report.not_representable, "quantize", "training.finetuning"));
+    EXPECT_TRUE(validate(s).ok()) << validate(s).error().text();  // PagedAdamW's states are fp32 under bf16-true
+}
+
+TEST(RunConfigLitgpt, RefusesWithLitgptsOwnRules) {
+    // finetune/lora.py: quantization on one device only, and never with a mixed precision.
+    TempFile multi("q2.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nprecision: bf16-true\nquantize: bnb.nf4\ndevices: 2\n");
+    auto a = importRunConfig(multi.path, RunConfigOptions{});
+    ASSERT_FALSE(a.ok());
+    EXPECT_NE(a.error().text().find(":3: quantize"), std::string::npos) << a.error().text();
+    EXPECT_NE(a.error().text().find("not supported for multi-GPU training"), std::string::npos);
+    TempFile mixed("qm.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nquantize: bnb.nf4-dq\n");
+    auto b = importRunConfig(mixed.path, RunConfigOptions{});
+    ASSERT_FALSE(b.ok());
+    EXPECT_NE(b.error().text().find("Quantization and mixed precision is not supported"), std::string::npos) << b.error().text();
+    // args.py: global // world // micro must be positive.
+    TempFile small("gb.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\ndevices: 4\ntrain:\n  global_batch_size: 8\n  micro_batch_size: 4\n");
+    auto c = importRunConfig(small.path, RunConfigOptions{});
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().text().find(":4: train.global_batch_size"), std::string::npos) << c.error().text();
+    // Bad values name file, line and key.
+    TempFile bad("dev.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\ndevices: two\n");
+    auto d = importRunConfig(bad.path, RunConfigOptions{});
+    ASSERT_FALSE(d.ok());
+    EXPECT_NE(d.error().text().find(":2: devices"), std::string::npos) << d.error().text();
+    // Sizes no run has are never overflowed (the loss chunks multiply them): the
+    // scenario's validation refuses them by name, as estimate and fit do.
+    TempFile huge("huge.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\ntrain:\n  global_batch_size: 9223372036854775807\n"
+                               "  micro_batch_size: 4611686018427387904\n  max_seq_length: 4611686018427387904\n");
+    auto h = importRunConfig(huge.path, RunConfigOptions{});
+    ASSERT_TRUE(h.ok()) << h.error().text();
+    ASSERT_FALSE(validate(h->scenario).ok());
+    EXPECT_EQ(validate(h->scenario).error().field, "training.micro_batch_size");
+    TempFile none("none.yaml", "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_query: false\nlora_value: false\n");
+    auto e = importRunConfig(none.path, RunConfigOptions{});
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().text().find("lora_query"), std::string::npos) << e.error().text();
+}
+
+TEST(RunConfigLitgpt, PretrainShardsHybridCompilesAndDoesNotCheckpoint) {
+    // config_hub/pretrain/tinyllama.yaml: devices auto (the world is --gpus),
+    // global 512 of micro 4: 512 // 8 // 4 = 16 steps; pretrain.py compiles
+    // the model and passes fused=True; tiny-llama-1.1b is no trainmem preset.
+    auto unknown = importRunConfig(data("litgpt_tinyllama_pretrain.yaml"), RunConfigOptions{});
+    ASSERT_TRUE(unknown.ok()) << unknown.error().text();
+    EXPECT_TRUE(hasEntry(unknown->report.unknown, "devices", "parallelism.data"));
+    EXPECT_TRUE(hasEntry(unknown->report.unknown, "model_name", "model"));
+    auto imported = importRunConfig(data("litgpt_tinyllama_pretrain.yaml"), withModel("llama-3.2-1b", 8));
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.parallelism.data, 8);
+    EXPECT_EQ(s.parallelism.zero_stage, 3);
+    EXPECT_EQ(s.training.checkpointing, Checkpointing::None);
+    EXPECT_EQ(s.training.kernels, KernelProfile::Compile);
+    EXPECT_EQ(s.training.optimizer_impl, OptimizerImpl::Fused);
+    EXPECT_EQ(s.training.precision, Precision::AmpBf16);
+    EXPECT_EQ(s.training.gradient_accumulation_steps, 16);
+    EXPECT_EQ(s.training.sequence_length, 2048);
+    EXPECT_EQ(s.training.loss_chunks, 64);  // ceil(4 x 2048 / 128)
+    EXPECT_TRUE(imported->report.unknown.empty());
+    // model_name is a preset's config (litgpt/config.py Llama-3.2-1B), but a
+    // model_config written out wins over it (pretrain.py setup()).
+    TempFile named("pre.yaml", "model_name: Llama-3.2-1B\ndevices: 1\ntrain:\n  max_seq_length: 512\n");
+    auto by_name = importRunConfig(named.path, RunConfigOptions{});
+    ASSERT_TRUE(by_name.ok()) << by_name.error().text();
+    EXPECT_EQ(by_name->scenario.model_preset, "llama-3.2-1b");
+    TempFile written("pre_config.yaml", "model_name: Llama-3.2-1B\nmodel_config:\n  n_layer: 2\n  n_embd: 64\ndevices: 1\ntrain:\n  max_seq_length: 512\n");
+    auto by_config = importRunConfig(written.path, RunConfigOptions{});
+    ASSERT_TRUE(by_config.ok()) << by_config.error().text();
+    EXPECT_FALSE(by_config->has_model);
+    EXPECT_TRUE(hasEntry(by_config->report.unknown, "model_config", "model"));
+}
+
+// Megatron-LM's own examples, unchanged: their model flags build the model
+// (megatron/training/arguments.py, transformer_config.py defaults), checked
+// against the Hugging Face config.json of the model they train.
+ModelConfig modelOf(const std::string& preset) {
+    auto m = loadModelPreset(preset);
+    EXPECT_TRUE(m.ok()) << preset;
+    return m.ok() ? *m : ModelConfig{};
+}
+
+TEST(RunConfigMegatron, TheMixtralExamplesFlagsAreMixtral8x7b) {
+    // examples/mixtral/train_mixtral_8x7b_distributed.sh: EP 8 x PP 4 needs 4
+    // nodes (SLURM_NNODES); its Llama2Tokenizer's size is not in the flags.
+    RunConfigOptions o;
+    o.overrides = {"NNODES=4"};
+    auto imported = importRunConfig(data("megatron_mixtral_8x7b.sh"), o);
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    ASSERT_TRUE(imported->has_model);
+    EXPECT_TRUE(hasEntry(imported->report.unknown, "--tokenizer-model", "model.vocab_size"));
+    EXPECT_TRUE(hasEntry(imported->report.defaults, "--moe-ffn-hidden-size", "model.intermediate_size (experts)"));
+    Scenario s = imported->scenario;
+    ASSERT_TRUE(applySetting(s, "model.vocab_size", "32000").ok());  // Mixtral's tokenizer, a multiple of 128
+    ModelConfig expected = modelOf("mixtral-8x7b");
+    expected.name = s.model.name;
+    EXPECT_EQ(s.model, expected);
+    EXPECT_TRUE(validate(s).ok());
+}
+
+TEST(RunConfigMegatron, TheLlama3ExamplesFlagsAreLlama3_8b) {
+    // examples/llama/train_llama3_8b_h100_fp8.sh with its MOCK data:
+    // NullTokenizer --vocab-size 128256 (a multiple of 128: unpadded). Llama
+    // 3 8B is Llama 3.1 8B but for its context (8192, not 131072).
+    auto imported = importRunConfig(data("megatron_llama3_8b_example.sh"), RunConfigOptions{});
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    ASSERT_TRUE(imported->has_model);
+    EXPECT_TRUE(imported->report.unknown.empty());
+    Scenario s = imported->scenario;
+    EXPECT_EQ(s.model.max_position_embeddings, 8192);
+    ASSERT_TRUE(applySetting(s, "model.max_position_embeddings", "131072").ok());
+    ModelConfig expected = modelOf("llama-3.1-8b");
+    expected.name = s.model.name;
+    EXPECT_EQ(s.model, expected);
+    // Megatron's own defaults where the flags say nothing: GPT-2's blocks, a
+    // 4h MLP, every head its own group, tied embeddings, dropout 0.1.
+    TempFile gpt("gpt.sh", "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 256 --num-attention-heads 8 "
+                           "--num-query-groups 2 --max-position-embeddings 1024 --seq-length 1024 --micro-batch-size 1 "
+                           "--tokenizer-type NullTokenizer --vocab-size 1000 --tensor-model-parallel-size 2\n");
+    auto plain = importRunConfig(gpt.path, RunConfigOptions{});
+    ASSERT_TRUE(plain.ok()) << plain.error().text();
+    const ModelConfig& m = plain->scenario.model;
+    EXPECT_EQ(m.family, "gpt2");
+    EXPECT_EQ(m.ffn_hidden_size, 1024);
+    EXPECT_EQ(m.num_kv_heads, 8);  // --num-query-groups without --group-query-attention is not read (argument_utils.py)
+    EXPECT_TRUE(m.tied_embeddings);
+    EXPECT_DOUBLE_EQ(m.hidden_dropout, 0.1);
+    EXPECT_EQ(m.vocab_size, 1024);  // 1000 rounded up to 128 x tp 2 = 256
+    TempFile huge("huge.sh", "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 4611686018427387904 "
+                             "--num-attention-heads 8 --max-position-embeddings 1024 --seq-length 1024 --micro-batch-size 1\n");
+    auto h = importRunConfig(huge.path, RunConfigOptions{});
+    ASSERT_FALSE(h.ok());
+    EXPECT_NE(h.error().text().find("--hidden-size"), std::string::npos) << h.error().text();
+}
+
+TEST(RunConfigMegatron, FlagsOfNoFamilyLeaveTheModelUnknown) {
+    // The hand-written fixture has --swiglu without RMSNorm, rope or
+    // --disable-bias-linear: SwiGLU with LayerNorm, learned positions and
+    // biases is no family trainmem has.
+    auto imported = importRunConfig(data("megatron_llama3_8b.sh"), RunConfigOptions{});
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    EXPECT_FALSE(imported->has_model);
+    bool named = false;
+    for (const auto& e : imported->report.unknown)
+        if (e.trainmem_key == "model" && e.note.find("SwiGLU, LayerNorm, learned_absolute") != std::string::npos) named = true;
+    EXPECT_TRUE(named);
+}
+
+// --- Megatron-Bridge -----------------------------------------------------
+
+TEST(RunConfigMegatronBridge, TheRecipesRunConfigIsReadAsItsMegatronFlags) {
+    // Llama 3.1 8B pretraining (llama31_8b_pretrain_2gpu_h100_bf16_config):
+    // 2 GPUs at TP 1 x PP 1 x CP 2 leave one data-parallel rank, so 512
+    // samples of micro-batch 1 are 512 accumulation steps.
+    auto imported = importRunConfig(data("megatron_bridge_llama31_8b_run_config.yaml"), withGpus(2));
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    EXPECT_EQ(imported->stack, "megatron-bridge");
+    EXPECT_TRUE(imported->report.unknown.empty());
+    Scenario s = imported->scenario;
+    EXPECT_EQ(s.parallelism.context, 2);
+    EXPECT_EQ(s.parallelism.data, 1);
+    EXPECT_EQ(s.parallelism.zero_stage, 1);  // ddp.use_distributed_optimizer
+    EXPECT_EQ(s.training.gradient_accumulation_steps, 512);
+    EXPECT_EQ(s.training.sequence_length, 8192);
+    EXPECT_EQ(s.training.precision, Precision::MixedBf16);
+    EXPECT_EQ(s.training.grad_dtype.value_or(DType::Fp32), DType::Fp32);  // ddp.grad_reduce_in_fp32
+    EXPECT_EQ(s.training.kernels, KernelProfile::Megatron);
+    // The report names the YAML key and line, not the flag it was read as.
+    bool named = false;
+    for (const auto& e : imported->report.read)
+        if (e.key == "model.context_parallel_size" && e.line > 0 && e.trainmem_key == "parallelism.context") named = true;
+    EXPECT_TRUE(named);
+    // The model: Llama 3.1 8B's blocks with NullTokenizer's 32000 tokens and an 8192 context.
+    EXPECT_EQ(s.model.vocab_size, 32000);
+    ASSERT_TRUE(applySettings(s, {"model.vocab_size=128256", "model.max_position_embeddings=131072"}).ok());
+    ModelConfig expected = modelOf("llama-3.1-8b");
+    expected.name = s.model.name;
+    EXPECT_EQ(s.model, expected);
+}
+
+TEST(RunConfigMegatronBridge, ALoraRunReadsItsAdapters) {
+    // peft: megatron.bridge.peft.lora.LoRA (src/megatron/bridge/peft/lora.py): dim 32 by default;
+    // linear_qkv adapts q, k and v, linear_fc1 gate and up.
+    std::ifstream in(data("megatron_bridge_llama31_8b_run_config.yaml"));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = text.find("peft: null\n");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 11, "peft:\n  _target_: megatron.bridge.peft.lora.LoRA\n  dropout: 0.0\n  target_modules:\n  - linear_qkv\n  - linear_fc1\n");
+    TempFile f("bridge_lora.yaml", text);
+    auto imported = importRunConfig(f.path, withGpus(2));
+    ASSERT_TRUE(imported.ok()) << imported.error().text();
+    const Scenario& s = imported->scenario;
+    EXPECT_EQ(s.training.finetuning, Finetuning::Lora);
+    EXPECT_EQ(s.training.lora_rank, 32);
+    EXPECT_EQ(s.training.lora_targets, (std::vector<std::string>{"q_proj", "k_proj", "v_proj", "gate_proj", "up_proj"}));
+    EXPECT_TRUE(hasEntry(imported->report.defaults, "peft.dim", "training.lora_rank"));
+    EXPECT_TRUE(validate(s).ok()) << validate(s).error().text();
+}
+
+TEST(RunConfigMegatronBridge, BadValuesNameTheYamlKeyAndLine) {
+    TempFile f("bridge_bad.yaml", "_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  tensor_model_parallel_size: 3\n"
+                                  "  num_layers: 2\n  hidden_size: 64\n  num_attention_heads: 4\n  seq_length: 128\ntrain:\n"
+                                  "  micro_batch_size: 1\n  global_batch_size: 8\n");
+    auto imported = importRunConfig(f.path, withGpus(4));
+    ASSERT_FALSE(imported.ok());
+    EXPECT_NE(imported.error().text().find("model.tensor_model_parallel_size"), std::string::npos) << imported.error().text();
+    EXPECT_NE(imported.error().text().find("world size (4) is not divisible"), std::string::npos) << imported.error().text();
+}
+
 // --- export-run round trips ----------------------------------------------
 
 void expectRoundTrip(const Scenario& original, const std::string& target, const std::string& name, RunConfigOptions options) {
@@ -450,6 +754,18 @@ TEST(RunConfigExport, AccelerateRoundTrips) {
     auto back = importRunConfig(f.path, o);
     ASSERT_TRUE(back.ok()) << back.error().text() << "\n" << *text;
     EXPECT_EQ(keys(back->scenario), keys(*preset)) << *text;
+}
+
+TEST(RunConfigExport, LitgptRoundTrips) {
+    auto preset = loadPreset("llama3.1-8b-litgpt-full-4gpu");
+    ASSERT_TRUE(preset.ok());
+    expectRoundTrip(*preset, "litgpt", "rt_litgpt.yaml", RunConfigOptions{});
+    auto lora = importRunConfig(data("litgpt_llama3_1_8b_lora.yaml"), RunConfigOptions{});
+    ASSERT_TRUE(lora.ok());
+    expectRoundTrip(lora->scenario, "litgpt", "rt_litgpt_lora.yaml", RunConfigOptions{});
+    auto qlora = importRunConfig(data("litgpt_llama3_1_8b_qlora.yaml"), RunConfigOptions{});
+    ASSERT_TRUE(qlora.ok());
+    expectRoundTrip(qlora->scenario, "litgpt", "rt_litgpt_qlora.yaml", RunConfigOptions{});
 }
 
 TEST(RunConfigExport, WhatTheStackCannotExpressIsRefused) {
