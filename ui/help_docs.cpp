@@ -10,6 +10,7 @@ const std::vector<DocPage>& docPages() {
         {QStringLiteral("The desktop app"), QStringLiteral("gui.md")},
         {QStringLiteral("Timeline, snapshots and Find a Layout"), QStringLiteral("gui-timeline.md")},
         {QStringLiteral("The memory model: every term and its source"), QStringLiteral("memory-model.md")},
+        {QStringLiteral("What the hybrids' layers save for backward (measured)"), QStringLiteral("hybrid-activations.md")},
         {QStringLiteral("Accuracy against measurements"), QStringLiteral("accuracy.md")},
         {QStringLiteral("Scenario file format"), QStringLiteral("scenario-format.md")},
         {QStringLiteral("Command line (trainmem-cli)"), QStringLiteral("cli.md")},
