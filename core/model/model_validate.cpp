@@ -181,6 +181,56 @@ long double approximateParameters(const ModelConfig& m) {
     return layers + 2.0L * (m.vocab_size + m.max_position_embeddings) * m.hidden_size;
 }
 
+// A hybrid's layer kinds and mixer sizes (issue 23): one kind per layer,
+// the sizes of every mixer a layer uses present and bounded so that every
+// product with the hidden size stays inside int64_t (the importer bounds
+// each value; an edit in the app may change the layer count).
+Status validateHybrid(const ModelConfig& m) {
+    if (!m.isHybrid()) return ok();
+    auto str = [](int64_t v) { return std::to_string(v); };
+    if (static_cast<int64_t>(m.layer_kinds.size()) != m.num_layers)
+        return Error{"model.layer_types", "must give one kind per layer: " + str(m.num_layers) +
+                                              " (num_hidden_layers), got " + str(static_cast<int64_t>(m.layer_kinds.size()))};
+    auto size = [&](const char* key, int64_t v, int64_t most) -> Status {
+        if (v < 1 || v > most)
+            return Error{std::string("model.") + key, "must be between 1 and " + str(most) + " (got " + str(v) + ")"};
+        return ok();
+    };
+    bool gdn = false, mamba = false, conv = false, moe = false;
+    for (const LayerKind& k : m.layer_kinds) {
+        gdn |= k.mixer == MixerKind::GatedDeltaNet;
+        mamba |= k.mixer == MixerKind::Mamba2;
+        conv |= k.mixer == MixerKind::ShortConv;
+        moe |= k.ffn == FfnKind::Moe;
+    }
+    if (moe && !m.isMoe()) return Error{"model.layer_types", "has MoE layers but the model has no experts"};
+    if (gdn) {
+        if (!m.linear_attention) return Error{"model.linear_num_key_heads", "required for Gated DeltaNet layers"};
+        const LinearAttentionConfig& g = *m.linear_attention;
+        for (Status st : {size("linear_num_key_heads", g.key_heads, 65536), size("linear_num_value_heads", g.value_heads, 65536),
+                          size("linear_key_head_dim", g.key_head_dim, 65536), size("linear_value_head_dim", g.value_head_dim, 65536),
+                          size("linear_conv_kernel_dim", g.conv_kernel, 1024),
+                          size("linear_num_key_heads", g.key_heads * g.key_head_dim, kMaxModelSize),
+                          size("linear_num_value_heads", g.value_heads * g.value_head_dim, kMaxModelSize)})
+            if (!st) return st;
+    }
+    if (mamba) {
+        if (!m.mamba) return Error{"model.mamba_num_heads", "required for Mamba-2 layers"};
+        const MambaConfig& x = *m.mamba;
+        for (Status st : {size("mamba_num_heads", x.heads, 65536), size("mamba_head_dim", x.head_dim, 65536),
+                          size("ssm_state_size", x.state_size, 65536), size("n_groups", x.groups, 65536),
+                          size("conv_kernel", x.conv_kernel, 1024), size("chunk_size", x.chunk_size, 1 << 20),
+                          size("mamba_num_heads", x.heads * x.head_dim, kMaxModelSize),
+                          size("n_groups", x.groups * x.state_size, kMaxModelSize)})
+            if (!st) return st;
+    }
+    if (conv) {
+        if (!m.short_conv) return Error{"model.conv_L_cache", "required for short-convolution layers"};
+        if (Status st = size("conv_L_cache", m.short_conv->kernel, 1024); !st) return st;
+    }
+    return ok();
+}
+
 }  // namespace
 
 Status validate(const ModelConfig& m) {
@@ -194,6 +244,7 @@ Status validate(const ModelConfig& m) {
                                            " mixture-of-experts layer has this many experts (got 0)");
     if (m.mla) checkMla(c, m);
     if (c.failed()) return c.error();
+    if (Status hybrid = validateHybrid(m); !hybrid) return hybrid;
     const long double total = approximateParameters(m);
     if (total > kMaxParameters)
         return Error{"model", "has about " + number(static_cast<double>(total)) +

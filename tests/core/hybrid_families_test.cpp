@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/account/scenario_validate.h"
+#include "core/model/model_validate.h"
 #include "core/model/parameters.h"
 #include "core/scenario/scenario.h"
 #include "hf_config_test_support.h"
@@ -94,6 +95,23 @@ TEST(HybridFamilies, BadPatternsAreNamedByTheirKey) {
     r = importHuggingFaceConfig(q);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().field, "model.text_config.layer_types");
+}
+
+// An edit that changes the layer count (the app's Layers field) or makes a
+// mixer's sizes overflow is refused by validation, naming the key, before
+// any count reads layer_kinds past its end.
+TEST(HybridFamilies, EditedModelsAreValidatedBeforeTheyAreCounted) {
+    ModelConfig m = importFixture("hybrids/qwen3-next-80b-a3b.json").model;
+    m.num_layers = 60;
+    Status st = validate(m);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().field, "model.layer_types");
+    m.num_layers = 48;
+    m.linear_attention->key_heads = 65536;
+    m.linear_attention->key_head_dim = 65536;
+    st = validate(m);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().field, "model.linear_num_key_heads");
 }
 
 // Until the activation account models the hybrids' layers, an estimate is
