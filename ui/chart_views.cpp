@@ -105,6 +105,8 @@ QString chartViewKey(ChartView view) {
     switch (view) {
         case ChartView::Breakdown: return QStringLiteral("breakdown");
         case ChartView::Stages: return QStringLiteral("stages");
+        case ChartView::StepTime: return QStringLiteral("steptime");
+        case ChartView::StepTimeStages: return QStringLiteral("steptime-stages");
         case ChartView::Optimizers: return QStringLiteral("optimizers");
         case ChartView::Compare: return QStringLiteral("compare");
         case ChartView::Timeline: return QStringLiteral("timeline");
@@ -113,7 +115,8 @@ QString chartViewKey(ChartView view) {
 }
 
 std::optional<ChartView> parseChartView(const QString& key) {
-    for (ChartView v : {ChartView::Breakdown, ChartView::Stages, ChartView::Optimizers, ChartView::Compare, ChartView::Timeline})
+    for (ChartView v : {ChartView::Breakdown, ChartView::Stages, ChartView::StepTime, ChartView::StepTimeStages,
+                        ChartView::Optimizers, ChartView::Compare, ChartView::Timeline})
         if (chartViewKey(v) == key) return v;
     return std::nullopt;
 }

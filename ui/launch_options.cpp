@@ -12,6 +12,7 @@
 #include "ui/chart_export.h"
 #include "ui/export_size_dialog.h"
 #include "ui/scenario_files.h"
+#include "ui/step_time_views.h"
 #include "ui/timeline_view.h"
 #include "core/base/json_input.h"
 
@@ -21,7 +22,7 @@ QString launchUsage() {
     return QStringLiteral(
         "usage: trainmem [--preset NAME | --model-config FILE | --scenario FILE|LINK | FILE | LINK] [--set key=value]...\n"
         "                [--snapshot SNAPSHOT.pickle]\n"
-        "                [--export OUT.png|OUT.svg|OUT.pdf [--view breakdown|stages|optimizers|compare|timeline]\n"
+        "                [--export OUT.png|OUT.svg|OUT.pdf [--view breakdown|stages|steptime|steptime-stages|optimizers|compare|timeline]\n"
         "                 [--size column|page|slide | --width W --height H] [--scale S]] [--presets DIR]\n"
         "       trainmem --help | --version\n"
         "Without --export the window opens on the given scenario (default: the first scenario preset).\n"
@@ -105,7 +106,7 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
             o.export_path = value;
         } else if (option == "--view") {
             const std::optional<ChartView> view = parseChartView(value);
-            if (!view) return optionError(option, QStringLiteral("\"%1\": must be breakdown, stages, optimizers, compare or timeline").arg(value));
+            if (!view) return optionError(option, QStringLiteral("\"%1\": must be breakdown, stages, steptime, steptime-stages, optimizers, compare or timeline").arg(value));
             o.view = *view;
         } else if (option == "--width" || option == "--height") {
             bool ok = false;
@@ -185,6 +186,18 @@ int runHeadlessExport(const LaunchOptions& o) {
             Expected<std::vector<StageEstimate>> stages = estimateStages(*scenario);
             if (!stages) return fail(QString::fromStdString(stages.error().text()));
             spec = stagesChart(*scenario, *estimated, *stages, Units::GiB);
+            break;
+        }
+        case ChartView::StepTime:
+        case ChartView::StepTimeStages: {
+            // The step time the window's Step time tab draws; a GPU without
+            // published rates cannot be timed, which is said, not drawn empty.
+            Expected<StepTimeModel> model = prepareStepTime(*scenario);
+            if (!model) return fail(QString::fromStdString(model.error().text()));
+            const StepTime time = stepTime(*model, *scenario);
+            spec = o.view == ChartView::StepTime
+                       ? stepTimeChart(*scenario, *model, time)
+                       : stageTimesChart(*scenario, *model, time, stageTimes(*model, *scenario));
             break;
         }
         case ChartView::Optimizers:

@@ -35,7 +35,9 @@
 #include "ui/optimizer_tab.h"
 #include "ui/parallelism_panel.h"
 #include "ui/preset_picker.h"
+#include "ui/run_config_panel.h"
 #include "ui/scenario_files.h"
+#include "ui/step_time_tab.h"
 #include "ui/timeline_tab.h"
 #include "ui/training_panel.h"
 #include "ui/undo_keys.h"
@@ -87,6 +89,9 @@ MainWindow::MainWindow(QWidget* parent)
     optimizers_ = new OptimizerTab(document_);
     compare_ = new CompareTab(document_);
     tabs_->addTab(breakdown_, tr("Breakdown"));
+    // Where the time goes, beside where the memory goes (issue 26).
+    step_time_ = new StepTimeTab(document_);
+    tabs_->addTab(step_time_, tr("Step time"));
     tabs_->addTab(optimizers_, tr("Optimizers"));
     tabs_->addTab(compare_, tr("Compare"));
     timeline_ = new TimelineTab(document_);
@@ -130,6 +135,15 @@ MainWindow::MainWindow(QWidget* parent)
     addDockWidget(Qt::RightDockWidgetArea, history_dock_);
     history_dock_->hide();
 
+    // What an opened run config gave: read, defaulted, unknown, not representable.
+    run_config_panel_ = new RunConfigPanel(document_);
+    run_config_dock_ = new QDockWidget(tr("Run config"), this);
+    run_config_dock_->setObjectName(QStringLiteral("run_config_report"));
+    run_config_dock_->setWidget(run_config_panel_);
+    addDockWidget(Qt::BottomDockWidgetArea, run_config_dock_);
+    run_config_dock_->hide();
+    connect(run_config_panel_, &RunConfigPanel::fieldRequested, this, &MainWindow::showField);
+
     // On the Compare tab its own table gives every pin's components, so the
     // breakdown table under the tabs gives its height to it (at 1000 x 700
     // the comparison showed 3 rows otherwise); the status line stays.
@@ -149,6 +163,7 @@ MainWindow::MainWindow(QWidget* parent)
 
     // Click a stage's bar: the table under the tabs shows that stage.
     connect(breakdown_, &BreakdownTab::stageChosen, table_, &BreakdownTable::showStage);
+    connect(step_time_, &StepTimeTab::docPageRequested, this, &MainWindow::openDocPage);
 
     // A chart is a QGraphicsView, which takes every drag for its scene and
     // then ignores the drop: a config.json dropped on the chart was refused.
@@ -210,6 +225,9 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&New"), QKeySequence::New, this, &MainWindow::newScenario);
     file->addAction(tr("&Open Scenario…"), QKeySequence::Open, this, &MainWindow::openScenarioDialog);
     file->addAction(tr("Open &config.json…"), QKeySequence(tr("Ctrl+Shift+O")), this, &MainWindow::openConfigDialog);
+    file->addAction(tr("Open R&un Config…"), QKeySequence(tr("Ctrl+Alt+O")), this, &MainWindow::openRunConfigDialog)
+        ->setToolTip(tr("A torchtitan TOML, torchtune, axolotl, LLaMA-Factory or Accelerate YAML, DeepSpeed JSON, "
+                        "Megatron-LM launch script or its rank-0 log"));
     file->addAction(tr("Open Memory S&napshot…"), this, [this] {
         tabs_->setCurrentWidget(timeline_);
         timeline_->openSnapshotDialog();
@@ -350,6 +368,11 @@ void MainWindow::showView(ChartView view) {
         case ChartView::Stages:
             breakdown_->setPerStage(view == ChartView::Stages);
             tabs_->setCurrentWidget(breakdown_);
+            break;
+        case ChartView::StepTime:
+        case ChartView::StepTimeStages:
+            step_time_->setPerStage(view == ChartView::StepTimeStages);
+            tabs_->setCurrentWidget(step_time_);
             break;
         case ChartView::Optimizers: tabs_->setCurrentWidget(optimizers_); break;
         case ChartView::Compare: tabs_->setCurrentWidget(compare_); break;

@@ -32,6 +32,8 @@ class HardwarePanel;
 class ModelPanel;
 class OptimizerTab;
 class PresetPicker;
+class RunConfigPanel;
+class StepTimeTab;
 class TimelineTab;
 
 // `window` made to fit `available` (a screen's available geometry): no larger
@@ -46,6 +48,7 @@ public:
 
     ScenarioDocument* document() { return document_; }
     BreakdownTab* breakdownTab() { return breakdown_; }
+    StepTimeTab* stepTimeTab() { return step_time_; }
     OptimizerTab* optimizerTab() { return optimizers_; }
     CompareTab* compareTab() { return compare_; }
     TimelineTab* timelineTab() { return timeline_; }
@@ -62,6 +65,15 @@ public:
     // Opens a scenario file or a config.json (decided by content); false and a
     // message in the status bar when it cannot be read.
     bool openFile(const QString& path);
+    // Opens a training stack's run config (ui/run_config_files.h) as one
+    // undoable step and shows its report in the Run config panel; false,
+    // changing nothing, with the file's error in the status bar.
+    bool openRunConfigFile(const QString& path);
+    RunConfigPanel* runConfigPanel() { return run_config_panel_; }
+    QDockWidget* runConfigDock() { return run_config_dock_; }
+    // Brings the field that edits `trainmem_key` into view and focuses it
+    // ("model": the preset search).
+    void showField(const QString& trainmem_key);
     bool saveTo(const QString& path);
     void setUnits(Units units);
     // Brings a view to the front: its tab (stages = Breakdown, one bar per stage).
@@ -116,6 +128,7 @@ private:
     void newScenario();
     void openScenarioDialog();
     void openConfigDialog();
+    void openRunConfigDialog();
     bool save();
     bool saveAs();
     void exportChartDialog();
@@ -161,12 +174,15 @@ private:
     QList<int> under_sizes_;  // the tabs' and the table's heights before the Compare tab hid the table
     QTabWidget* tabs_ = nullptr;
     BreakdownTab* breakdown_ = nullptr;
+    StepTimeTab* step_time_ = nullptr;
     OptimizerTab* optimizers_ = nullptr;
     CompareTab* compare_ = nullptr;
     TimelineTab* timeline_ = nullptr;
     LayoutFinderPanel* layout_finder_ = nullptr;
     QDockWidget* layout_dock_ = nullptr;
     QDockWidget* history_dock_ = nullptr;
+    RunConfigPanel* run_config_panel_ = nullptr;
+    QDockWidget* run_config_dock_ = nullptr;
     BreakdownTable* table_ = nullptr;
     EstimateStatus* status_ = nullptr;
     QMenu* recent_menu_ = nullptr;
