@@ -17,11 +17,15 @@ QColor unknownBackground() { return QColor(255, 176, 0, 90); }
 
 constexpr int kKeyRole = Qt::UserRole + 1;  // the entry's trainmem key
 
-QTreeWidgetItem* entryItem(QTreeWidgetItem* parent, const runconfig::ReportEntry& e) {
+// `main`: the opened file, which the header names; its entries give only
+// their line, a companion's its name too.
+QTreeWidgetItem* entryItem(QTreeWidgetItem* parent, const runconfig::ReportEntry& e, const QString& main) {
     QString where = q(e.key);
     if (!e.file.empty()) {
         const QString file = QFileInfo(q(e.file)).fileName();
-        where += e.line > 0 ? QStringLiteral("  (%1:%2)").arg(file).arg(e.line) : QStringLiteral("  (%1)").arg(file);
+        const bool own = QFileInfo(q(e.file)).fileName() == main;
+        if (own && e.line > 0) where += QStringLiteral("  :%1").arg(e.line);
+        else if (!own) where += e.line > 0 ? QStringLiteral("  (%1:%2)").arg(file).arg(e.line) : QStringLiteral("  (%1)").arg(file);
     }
     QString trainmem = q(e.trainmem_key);
     if (!e.trainmem_value.empty()) trainmem += QStringLiteral(" = ") + q(e.trainmem_value);
@@ -51,7 +55,7 @@ RunConfigPanel::RunConfigPanel(ScenarioDocument* document, QWidget* parent) : QW
     layout->addWidget(header_);
     tree_ = new QTreeWidget(this);
     tree_->setColumnCount(4);
-    tree_->setHeaderLabels({tr("Key (file:line)"), tr("Value"), tr("trainmem"), tr("Source or note")});
+    tree_->setHeaderLabels({tr("Key  :line"), tr("Value"), tr("trainmem"), tr("Source or note")});
     tree_->setUniformRowHeights(true);
     tree_->setWordWrap(false);
     tree_->header()->setStretchLastSection(true);
@@ -89,7 +93,7 @@ void RunConfigPanel::showImport(const OpenedRunConfig& opened) {
         bold.setBold(true);
         category->setFont(0, bold);
         category->setFirstColumnSpanned(true);
-        for (const auto& e : entries) entryItem(category, e);
+        for (const auto& e : entries) entryItem(category, e, QFileInfo(opened.path).fileName());
         category->setExpanded(expanded);
         return category;
     };
@@ -121,7 +125,8 @@ void RunConfigPanel::showImport(const OpenedRunConfig& opened) {
     tree_->header()->resizeSections(QHeaderView::ResizeToContents);
     // The note column takes what is left; a very long key or value does not
     // push it off the panel.
-    for (int c = 0; c < 3; ++c) tree_->header()->resizeSection(c, std::min(tree_->header()->sectionSize(c), 320));
+    const int widest[3] = {300, 180, 260};
+    for (int c = 0; c < 3; ++c) tree_->header()->resizeSection(c, std::min(tree_->header()->sectionSize(c), widest[c]));
     refreshUnknowns();
 }
 
