@@ -292,6 +292,16 @@ void MainWindow::buildMenus() {
     // itself: QLineEdit claims the key); Ctrl+Shift+V from anywhere.
     QAction* paste = edit->addAction(tr("&Paste Link or Scenario"), this, [this] { pasteText(QApplication::clipboard()->text()); });
     paste->setShortcuts({QKeySequence::Paste, QKeySequence(tr("Ctrl+Shift+V"))});
+    // The scenario as a training stack's own file (issue 25): a layout
+    // found here goes to the run as the stack reads it.
+    QMenu* as_run = edit->addMenu(tr("Copy as R&un Config"));
+    const std::pair<const char*, QString> targets[] = {{"torchtitan", tr("torchtitan TOML")},
+                                                       {"torchtune", tr("torchtune YAML")},
+                                                       {"deepspeed", tr("DeepSpeed JSON")},
+                                                       {"megatron", tr("Megatron-LM flags")},
+                                                       {"accelerate", tr("Accelerate YAML")}};
+    for (const auto& [target, label] : targets)
+        as_run->addAction(label, this, [this, t = QString::fromLatin1(target)] { copyRunConfig(t); });
     // The scenario as its file would hold it (without pins), for an issue,
     // a chat or a file of one's own: trainmem-cli --scenario reads it back.
     edit->addAction(tr("Copy Scenario as &JSON"), this, [this] {

@@ -111,6 +111,11 @@ public:
     bool pasteText(const QString& text);
     // Edit > Copy as Link: the scenario and its pins as a trainmem: link.
     QString scenarioLinkText() const;
+    // Edit > Copy as Run Config > TARGET (runconfig::exportTargets():
+    // torchtitan, torchtune, deepspeed, megatron, accelerate): the scenario
+    // as that stack's own file or flags, which Open Run Config reads back.
+    // False, with what the target cannot express in the status bar.
+    bool copyRunConfig(const QString& target);
 
 protected:
     void closeEvent(QCloseEvent* event) override;

@@ -105,6 +105,17 @@ bool MainWindow::openRunConfigFile(const QString& path) {
     return true;
 }
 
+bool MainWindow::copyRunConfig(const QString& target) {
+    const Expected<std::string> text = runconfig::exportRunConfig(document_->scenario(), target.toStdString());
+    if (!text) {
+        statusBar()->showMessage(tr("Not copied as %1: %2").arg(target, QString::fromStdString(text.error().text())), 10000);
+        return false;
+    }
+    QApplication::clipboard()->setText(QString::fromStdString(*text));
+    statusBar()->showMessage(tr("Copied as %1's own config: Open Run Config reads it back").arg(target), 6000);
+    return true;
+}
+
 void MainWindow::showField(const QString& trainmem_key) {
     if (trainmem_key == QStringLiteral("model")) {
         presets_->focusSearch();

@@ -2,6 +2,7 @@
 // stack's own file becomes the scenario as one undoable step, with the
 // report trainmem-cli import gives, its unknowns highlighted until set.
 #include <QAction>
+#include <QClipboard>
 #include <QDockWidget>
 #include <QDropEvent>
 #include <QFile>
@@ -151,6 +152,41 @@ TEST(RunConfigOpen, RunConfigsAreToldFromScenariosAndModelConfigs) {
     EXPECT_TRUE(isRunConfigFile(kRunConfigs + "torchtune_llama3_1_8b_full.yaml"));
     EXPECT_FALSE(isRunConfigFile(QStringLiteral(TRAINMEM_TEST_DATA_DIR "/hf/qwen2_defaults.json")));
     EXPECT_FALSE(isRunConfigFile(QStringLiteral(TRAINMEM_PRESETS_DIR "/scenarios/mixtral-8x7b-tp-ep.json")));
+}
+
+// Edit > Copy as Run Config: the scenario as the stack's own file, the
+// core's export-run text, which the importer reads back to the same
+// training and parallel keys (its round trip is the core's test; here: the
+// window copies exactly it, and says why when the target cannot).
+TEST(RunConfigOpen, CopyAsRunConfigIsTheStacksOwnFileAndReadsBack) {
+    const Scenario s = presetScenario("llama3.1-8b-torchtitan-8xh100");
+    auto window = openWindow(s);
+    for (const char* target : {"torchtitan", "deepspeed", "megatron"}) {
+        const Expected<std::string> expected = runconfig::exportRunConfig(s, target);
+        if (!expected) {
+            EXPECT_FALSE(window->copyRunConfig(QString::fromLatin1(target)));
+            EXPECT_TRUE(window->statusBar()->currentMessage().contains(QString::fromStdString(expected.error().message)));
+            continue;
+        }
+        ASSERT_TRUE(window->copyRunConfig(QString::fromLatin1(target))) << window->statusBar()->currentMessage().toStdString();
+        EXPECT_EQ(QApplication::clipboard()->text().toStdString(), *expected) << target;
+    }
+    // The torchtitan TOML, written to a file and opened, is the scenario's
+    // micro-batch, sequence and layout again.
+    ASSERT_TRUE(window->copyRunConfig(QStringLiteral("torchtitan")));
+    QTemporaryDir dir;
+    const QString path = dir.filePath("copied.toml");
+    QFile f(path);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write(QApplication::clipboard()->text().toUtf8());
+    f.close();
+    window->document()->edit([](Scenario& x) { x.training.micro_batch_size = 7; });
+    ASSERT_TRUE(window->openRunConfigFile(path)) << window->statusBar()->currentMessage().toStdString();
+    const Scenario& back = window->document()->scenario();
+    EXPECT_EQ(back.training.micro_batch_size, s.training.micro_batch_size);
+    EXPECT_EQ(back.training.sequence_length, s.training.sequence_length);
+    EXPECT_EQ(back.parallelism.data, s.parallelism.data);
+    EXPECT_EQ(back.parallelism.zero_stage, s.parallelism.zero_stage);
 }
 
 }  // namespace
