@@ -408,6 +408,22 @@ void MainWindow::changeEvent(QEvent* event) {
     if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) followColourScheme();
 }
 
+void MainWindow::markUnknownFields() {
+    const QStringList unset = run_config_panel_->unsetUnknowns();
+    QList<QWidget*> wanted;
+    for (const QString& key : unset)
+        if (QWidget* w = bindings_->widgetFor(key)) wanted << w;
+    for (QWidget* w : wanted)
+        if (!unknown_fields_.contains(w)) unknown_fields_ << w;
+    for (const QPointer<QWidget>& w : unknown_fields_) {
+        if (!w || w == bindings_->marked()) continue;  // the error's mark keeps its style
+        w->setStyleSheet(wanted.contains(w.data())
+                             ? QStringLiteral("%1 { border: 2px solid #e0a000; border-radius: 3px; }")
+                                   .arg(QString::fromLatin1(w->metaObject()->className()))
+                             : QString());
+    }
+}
+
 void MainWindow::onDocumentChanged() {
     QWidget* marked = bindings_->show(document_->error());
     // A marked field inside the collapsed architecture: open it, then mark
@@ -416,6 +432,7 @@ void MainWindow::onDocumentChanged() {
         model_panel_->setArchitectureShown(true);
         bindings_->show(document_->error());
     }
+    markUnknownFields();
     updateTitle();  // the title names the scenario or its model, which an edit may change
 }
 

@@ -3,6 +3,7 @@
 // table and status line under them; menus for files, export and clipboard;
 // drag and drop of scenarios and config.json files.
 #include <QMainWindow>
+#include <QPointer>
 
 #include "core/report/report.h"
 #include "ui/app_settings.h"
@@ -146,6 +147,9 @@ private:
     bool applySession(const nlohmann::json& session, std::string& why);
     void scheduleAutosave();
     void followColourScheme();  // chart inks from the palette: dark or light
+    // The fields of a run config's unknowns not set yet, bordered in amber
+    // (the error's red mark wins where both apply).
+    void markUnknownFields();
 
 public:
     // Where file dialogs start: the last scenario's folder, else Documents.
@@ -188,6 +192,7 @@ private:
     QDockWidget* history_dock_ = nullptr;
     RunConfigPanel* run_config_panel_ = nullptr;
     QDockWidget* run_config_dock_ = nullptr;
+    QList<QPointer<QWidget>> unknown_fields_;  // every field markUnknownFields has bordered
     BreakdownTable* table_ = nullptr;
     EstimateStatus* status_ = nullptr;
     QMenu* recent_menu_ = nullptr;

@@ -94,6 +94,7 @@ bool MainWindow::openRunConfigFile(const QString& path) {
     // (and its edits) the run config replaced.
     document_->load(opened->imported.scenario, tr("Run config %1").arg(QFileInfo(path).fileName()));
     run_config_panel_->showImport(*opened);
+    markUnknownFields();
     run_config_dock_->show();
     run_config_dock_->raise();
     const size_t unknown = opened->imported.report.unknown.size();

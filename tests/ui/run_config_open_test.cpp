@@ -99,9 +99,13 @@ TEST(RunConfigOpen, ATorchtitanTomlBecomesTheScenarioAsOneUndoableStepWithItsRep
     // data_parallel_shard_degree = -1 takes the world size, which the file
     // does not give: unknown, highlighted, until the user sets DP.
     ASSERT_TRUE(panel->unsetUnknowns().contains("parallelism.data")) << panel->unsetUnknowns().join(",").toStdString();
+    QWidget* dp = window->fieldBindings().widgetFor("parallelism.data");
+    ASSERT_NE(dp, nullptr);
+    EXPECT_TRUE(dp->styleSheet().contains("#e0a000")) << dp->styleSheet().toStdString();  // its field too
     window->document()->edit([](Scenario& x) { x.parallelism.data = 8; }, "DP");
     QApplication::processEvents();
     EXPECT_FALSE(panel->unsetUnknowns().contains("parallelism.data"));
+    EXPECT_FALSE(dp->styleSheet().contains("#e0a000")) << dp->styleSheet().toStdString();
 
     // Undo twice: the DP edit, then the whole run config.
     window->document()->undoStack()->undo();
