@@ -15,6 +15,7 @@
 #include <QUrl>
 
 #include "core/runconfig/run_config.h"
+#include "ui/launch_options.h"
 #include "ui/run_config_files.h"
 #include "ui/run_config_panel.h"
 #include "ui_test_support.h"
@@ -191,6 +192,30 @@ TEST(RunConfigOpen, CopyAsRunConfigIsTheStacksOwnFileAndReadsBack) {
     EXPECT_EQ(back.training.sequence_length, s.training.sequence_length);
     EXPECT_EQ(back.parallelism.data, s.parallelism.data);
     EXPECT_EQ(back.parallelism.zero_stage, s.parallelism.zero_stage);
+}
+
+// trainmem FILE.toml (what a desktop's "Open with" passes) or --run-config
+// FILE opens it over the scenario, as the menu does; a config.json given
+// bare is still a model; a headless export refuses it by name.
+TEST(RunConfigOpen, TheCommandLineTakesARunConfig) {
+    const QString toml = kRunConfigs + "torchtitan_llama3_8b.toml";
+    Expected<LaunchOptions> bare = parseLaunchOptions({toml});
+    ASSERT_TRUE(bare.ok()) << bare.error().text();
+    EXPECT_EQ(bare->run_config, toml);
+    EXPECT_EQ(bare->source, LaunchOptions::Source::Default);
+    Expected<LaunchOptions> flag = parseLaunchOptions({"--preset", "llama3.1-8b-fsdp-8xh100", "--run-config", toml});
+    ASSERT_TRUE(flag.ok()) << flag.error().text();
+    EXPECT_EQ(flag->run_config, toml);
+    EXPECT_EQ(flag->source, LaunchOptions::Source::Preset);
+    Expected<LaunchOptions> model = parseLaunchOptions({QStringLiteral(TRAINMEM_TEST_DATA_DIR "/hf/qwen2_defaults.json")});
+    ASSERT_TRUE(model.ok()) << model.error().text();
+    EXPECT_TRUE(model->run_config.isEmpty());
+    EXPECT_EQ(model->source, LaunchOptions::Source::ModelConfig);
+    QTemporaryDir dir;
+    LaunchOptions headless = *flag;
+    headless.export_path = dir.filePath("x.png");
+    EXPECT_EQ(runHeadlessExport(headless), 2);
+    EXPECT_FALSE(QFile::exists(headless.export_path));
 }
 
 }  // namespace
