@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     const trainmem::Expected<trainmem::Scenario> scenario = trainmem::ui::launchScenario(*options);
     // With nothing on the command line, the window goes on where it was left.
     const bool restored = options->source == trainmem::ui::LaunchOptions::Source::Default &&
-                          options->settings.isEmpty() && window.restoreSession();
+                          options->settings.isEmpty() && options->run_config.isEmpty() && window.restoreSession();
     if (restored) {
         // its scenario, file, pins and tab are back
     } else if (scenario) {
@@ -84,6 +84,8 @@ int main(int argc, char** argv) {
         if (fallback) window.document()->replace(*fallback);
         window.statusBar()->showMessage(QString::fromStdString(scenario.error().text()), 15000);
     }
+    // A run config opens over that scenario, as one undoable step with its report.
+    if (!options->run_config.isEmpty()) window.openRunConfigFile(options->run_config);
     if (!restored) window.showView(options->view);
     // A snapshot that cannot be read says why in the Timeline tab.
     if (!options->snapshot_path.isEmpty()) window.timelineTab()->openSnapshot(options->snapshot_path);

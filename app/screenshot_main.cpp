@@ -1,12 +1,14 @@
 // trainmem-screenshot: the window as docs/gui.md shows it, written to a PNG.
 // Not installed. Run under a real X server (xvfb-run) with a throw-away
 // XDG_CONFIG_HOME so no saved session or geometry leaks in:
-//   trainmem-screenshot OUT.png WxH [--dark] [--view breakdown|stages|optimizers|compare|timeline]
-//                       [--scenario FILE | --preset NAME] [--finder]
+//   trainmem-screenshot OUT.png WxH [--dark]
+//                       [--view breakdown|stages|steptime|steptime-stages|optimizers|compare|timeline]
+//                       [--scenario FILE | --preset NAME] [--finder] [--run-config FILE]
 // --dark gives the application Fusion's dark palette, as a dark desktop's
 // platform theme would (Xvfb here has no desktop and no platform theme);
 // everything else is the window as it draws itself. --finder writes the
-// Find a Layout window instead.
+// Find a Layout window instead; --run-config opens a run config over the
+// scenario, as File > Open Run Config does, with its report panel.
 #include <cstdio>
 
 #include <QApplication>
@@ -76,6 +78,11 @@ int main(int argc, char** argv) {
     const QSize size(wh.value(0).toInt(), wh.value(1).toInt());
     const bool dark = args.removeAll(QStringLiteral("--dark")) > 0;
     const bool finder = args.removeAll(QStringLiteral("--finder")) > 0;
+    QString run_config;
+    if (const qsizetype at = args.indexOf(QStringLiteral("--run-config")); at >= 0 && at + 1 < args.size()) {
+        run_config = args.at(at + 1);
+        args.remove(at, 2);
+    }
     QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
     if (dark) QApplication::setPalette(darkPalette());
 
@@ -94,6 +101,10 @@ int main(int argc, char** argv) {
     const bool file = options->source == trainmem::ui::LaunchOptions::Source::ScenarioFile;
     window.document()->replace(*scenario, file ? options->source_value : QString());
     if (file) window.loadPins(options->source_value);
+    if (!run_config.isEmpty() && !window.openRunConfigFile(run_config)) {
+        std::fprintf(stderr, "trainmem-screenshot: cannot open %s\n", qPrintable(run_config));
+        return 2;
+    }
     window.showView(options->view);
     window.resize(size);
     window.show();

@@ -319,7 +319,8 @@ void ChartScene::showTip(bool on, int layer, int index) {
     QString tip = QStringLiteral("<b>%1</b>").arg(l.name.toHtmlEscaped());
     if (index < spec_.categories.size()) tip += " — " + spec_.categories[index].section('\n', 0, 0).toHtmlEscaped();
     if (index < l.values.size()) tip += QStringLiteral("<br>%1 %2").arg(numberText(l.values[index], 2), spec_.valueAxisTitle.toHtmlEscaped());
-    if (!l.calloutDetail.isEmpty()) tip += "<br>" + l.calloutDetail.toHtmlEscaped();
+    const QString detail = index < l.details.size() && !l.details[index].isEmpty() ? l.details[index] : l.calloutDetail;
+    if (!detail.isEmpty()) tip += "<br>" + detail.toHtmlEscaped();
     QToolTip::showText(QCursor::pos(), tip);
 }
 

@@ -43,6 +43,9 @@ struct ChartLayer {
     QStringList inside;       // text inside each bar's segment when it fits; empty = `name`
     QString callout;          // single-bar charts: first line beside the segment ("Optimizer states: 24.1 GiB")
     QString calloutDetail;    // second line: how it scales ("AdamW: 2x params, fp32")
+    // Multi-bar charts: each bar's hover text for this layer (how it scales
+    // and its formula, for that bar's scenario); empty: calloutDetail.
+    QStringList details;
 };
 
 struct ChartSpec {

@@ -83,6 +83,35 @@ QVector<ChartLayer> stackLayers(const std::vector<std::vector<BarSegment>>& bars
     return layers;
 }
 
+// What a segment is and its formula, for its call-out or its hover text:
+// "AdamW: 2x params, fp32  [8.03B × 8 B = 59.83 GiB]".
+QString segmentDetail(const BarSegment& seg, const Scenario& scenario, const Estimate& e, Units units) {
+    if (seg.component) {
+        const ComponentExplanation why = explainComponent(*seg.component, scenario, e, units);
+        QString detail = q(why.scaling);
+        if (!why.formula.empty()) detail += QStringLiteral("  [%1]").arg(q(why.formula));
+        return detail;
+    }
+    if (seg.key == deviceLayerKey(DeviceLayer::AllocatorReserve))
+        return QStringLiteral("caching allocator's reserved - allocated (fragmentation %1%)")
+            .arg(scenario.hardware.overheads.fragmentation * 100, 0, 'g', 3);
+    if (seg.key == deviceLayerKey(DeviceLayer::PagedStates))
+        return QStringLiteral("CUDA managed memory: on the device, outside PyTorch's counters");
+    return QStringLiteral("outside PyTorch's allocator: fixed per process and per NCCL group");
+}
+
+// Bar `bar`'s hover texts, one per segment (issue 27: every bar of every
+// chart tells its formula, not only the one-bar Breakdown's call-outs).
+void addDetails(QVector<ChartLayer>& layers, int bar, const std::vector<BarSegment>& segments, const Scenario& scenario,
+                const Estimate& e, Units units) {
+    for (const BarSegment& seg : segments)
+        for (ChartLayer& layer : layers)
+            if (layer.key == seg.key) {
+                while (layer.details.size() < layer.values.size()) layer.details << QString();
+                if (bar < layer.details.size()) layer.details[bar] = segmentDetail(seg, scenario, e, units);
+            }
+}
+
 }  // namespace
 
 QString layoutPhrase(const Scenario& s) {
@@ -105,6 +134,8 @@ QString chartViewKey(ChartView view) {
     switch (view) {
         case ChartView::Breakdown: return QStringLiteral("breakdown");
         case ChartView::Stages: return QStringLiteral("stages");
+        case ChartView::StepTime: return QStringLiteral("steptime");
+        case ChartView::StepTimeStages: return QStringLiteral("steptime-stages");
         case ChartView::Optimizers: return QStringLiteral("optimizers");
         case ChartView::Compare: return QStringLiteral("compare");
         case ChartView::Timeline: return QStringLiteral("timeline");
@@ -113,7 +144,8 @@ QString chartViewKey(ChartView view) {
 }
 
 std::optional<ChartView> parseChartView(const QString& key) {
-    for (ChartView v : {ChartView::Breakdown, ChartView::Stages, ChartView::Optimizers, ChartView::Compare, ChartView::Timeline})
+    for (ChartView v : {ChartView::Breakdown, ChartView::Stages, ChartView::StepTime, ChartView::StepTimeStages,
+                        ChartView::Optimizers, ChartView::Compare, ChartView::Timeline})
         if (chartViewKey(v) == key) return v;
     return std::nullopt;
 }
@@ -154,22 +186,9 @@ ChartSpec breakdownChart(const Scenario& scenario, const Estimate& e, Units unit
     spec.layers = stackLayers({segments}, units);
     for (ChartLayer& layer : spec.layers) {
         const auto seg = std::find_if(segments.begin(), segments.end(), [&](const BarSegment& s) { return s.key == layer.key; });
-        if (seg->component) {
-            const ComponentExplanation why = explainComponent(*seg->component, scenario, e, units);
-            layer.callout = QStringLiteral("%1: %2").arg(q(why.label), bytesText(seg->bytes, units));
-            layer.calloutDetail = q(why.scaling);
-            if (!why.formula.empty()) layer.calloutDetail += QStringLiteral("  [%1]").arg(q(why.formula));
-        } else if (seg->key == deviceLayerKey(DeviceLayer::AllocatorReserve)) {
-            layer.callout = QStringLiteral("%1: %2").arg(seg->name, bytesText(seg->bytes, units));
-            layer.calloutDetail = QStringLiteral("caching allocator's reserved - allocated (fragmentation %1%)")
-                                      .arg(scenario.hardware.overheads.fragmentation * 100, 0, 'g', 3);
-        } else if (seg->key == deviceLayerKey(DeviceLayer::PagedStates)) {
-            layer.callout = QStringLiteral("%1: %2").arg(seg->name, bytesText(seg->bytes, units));
-            layer.calloutDetail = QStringLiteral("CUDA managed memory: on the device, outside PyTorch's counters");
-        } else {
-            layer.callout = QStringLiteral("%1: %2").arg(seg->name, bytesText(seg->bytes, units));
-            layer.calloutDetail = QStringLiteral("outside PyTorch's allocator: fixed per process and per NCCL group");
-        }
+        const QString name = seg->component ? q(componentName(*seg->component)) : seg->name;
+        layer.callout = QStringLiteral("%1: %2").arg(name, bytesText(seg->bytes, units));
+        layer.calloutDetail = segmentDetail(*seg, scenario, e, units);
     }
     addTotal(spec, e.peak.device_bytes, units);
     spec.capacity = e.capacity_bytes / unitBytes(units);
@@ -206,6 +225,12 @@ ChartSpec stagesChart(const Scenario& scenario, const Estimate& e, const std::ve
         bars.push_back(barSegments(st));
     }
     spec.layers = stackLayers(bars, units);
+    // Each stage's formulas are its own: the estimate as if it were the peak.
+    Estimate stage_estimate = e;
+    for (size_t i = 0; i < stages.size(); ++i) {
+        stage_estimate.peak = stages[i];
+        addDetails(spec.layers, static_cast<int>(i), bars[i], scenario, stage_estimate, units);
+    }
     spec.capacity = e.capacity_bytes / unitBytes(units);
     spec.capacityLabel = capacityLabel(scenario, e, units);
     spec.footer << q(workedExample(scenario, e, units));
@@ -304,6 +329,9 @@ ChartSpec optimizerChart(const Scenario& scenario, const std::vector<OptimizerOu
         }
     }
     spec.layers = stackLayers(bars, units);
+    for (size_t i = 0; i < outcomes.size(); ++i)
+        if (outcomes[i].estimate)
+            addDetails(spec.layers, static_cast<int>(i), bars[i], outcomes[i].scenario, *outcomes[i].estimate, units);
     if (capacity) {
         spec.capacity = *capacity / unitBytes(units);
         spec.capacityLabel = QStringLiteral("%1 capacity %2").arg(q(scenario.hardware.gpu), bytesText(*capacity, units));
@@ -342,6 +370,8 @@ ChartSpec compareChart(const std::vector<PinnedScenario>& pins, Units units, int
         bars.push_back(barSegments(p.estimate.peak));
     }
     spec.layers = stackLayers(bars, units);
+    for (size_t i = 0; i < pins.size(); ++i)
+        addDetails(spec.layers, static_cast<int>(i), bars[i], pins[i].scenario, pins[i].estimate, units);
     // Capacity line only when every pin uses the same GPU size.
     const int64_t cap = pins.front().estimate.capacity_bytes;
     if (std::all_of(pins.begin(), pins.end(), [&](const PinnedScenario& p) { return p.estimate.capacity_bytes == cap; })) {

@@ -14,8 +14,10 @@
 namespace trainmem::ui {
 
 // Timeline is drawn by TimelineView (timeline_plot.h), not from a ChartSpec.
-enum class ChartView { Breakdown, Stages, Optimizers, Compare, Timeline };
-QString chartViewKey(ChartView view);  // "breakdown", "stages", "optimizers", "compare", "timeline"
+// StepTime and StepTimeStages are drawn by ui/step_time_views.h.
+enum class ChartView { Breakdown, Stages, StepTime, StepTimeStages, Optimizers, Compare, Timeline };
+// "breakdown", "stages", "steptime", "steptime-stages", "optimizers", "compare", "timeline"
+QString chartViewKey(ChartView view);
 std::optional<ChartView> parseChartView(const QString& key);
 
 enum class OptimizerScale { Bytes, TimesParams };  // GiB per GPU, or buffers per parameter (seed figure)

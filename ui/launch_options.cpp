@@ -11,7 +11,9 @@
 #include "core/scenario/scenario_source.h"
 #include "ui/chart_export.h"
 #include "ui/export_size_dialog.h"
+#include "ui/run_config_files.h"
 #include "ui/scenario_files.h"
+#include "ui/step_time_views.h"
 #include "ui/timeline_view.h"
 #include "core/base/json_input.h"
 
@@ -20,15 +22,18 @@ namespace trainmem::ui {
 QString launchUsage() {
     return QStringLiteral(
         "usage: trainmem [--preset NAME | --model-config FILE | --scenario FILE|LINK | FILE | LINK] [--set key=value]...\n"
-        "                [--snapshot SNAPSHOT.pickle]\n"
-        "                [--export OUT.png|OUT.svg|OUT.pdf [--view breakdown|stages|optimizers|compare|timeline]\n"
+        "                [--snapshot SNAPSHOT.pickle] [--run-config FILE]\n"
+        "                [--export OUT.png|OUT.svg|OUT.pdf [--view breakdown|stages|steptime|steptime-stages|optimizers|compare|timeline]\n"
         "                 [--size column|page|slide | --width W --height H] [--scale S]] [--presets DIR]\n"
         "       trainmem --help | --version\n"
         "Without --export the window opens on the given scenario (default: the first scenario preset).\n"
         "LINK is a trainmem: link (Edit > Copy as Link), with its pins.\n"
         "--size: a document column (16 cm: 454 x 340 pt, 640 x 480 px), a full page (17 x 24 cm) or a 16:9 slide;\n"
         "SVG and PDF sizes are in points (a physical size), PNG sizes in pixels.\n"
-        "--snapshot sets a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot) over the timeline view.\n");
+        "--snapshot sets a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot) over the timeline view.\n"
+        "--run-config opens a training stack's run config (a torchtitan .toml, a torchtune, axolotl, LLaMA-Factory or\n"
+        "Accelerate .yaml, a DeepSpeed .json, a Megatron-LM script or log) over the scenario, in the window only;\n"
+        "a bare FILE of those kinds does the same.\n");
 }
 
 bool wantsHeadlessExport(int argc, char** argv) {
@@ -68,6 +73,12 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
         if (!option.startsWith('-') && !inline_value) {
             QString where = option;
             if (where.startsWith(QStringLiteral("file:"))) where = QUrl(where).toLocalFile();
+            // A training stack's own file: opened over the scenario with its
+            // report, as File > Open Run Config does.
+            if (!isScenarioLink(where.toStdString()) && isRunConfigFile(where)) {
+                o.run_config = where;
+                continue;
+            }
             LaunchOptions::Source kind = LaunchOptions::Source::ScenarioFile;
             if (!isScenarioLink(where.toStdString())) {
                 const Expected<nlohmann::json> json = readJsonFile(where.toStdString());
@@ -81,7 +92,7 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
             continue;
         }
         static const QStringList kTakesValue = {"--preset", "--model-config", "--scenario", "--set", "--export",
-                                                "--view", "--width", "--height", "--scale", "--presets", "--snapshot",
+                                                "--view", "--width", "--height", "--scale", "--presets", "--snapshot", "--run-config",
                                                 "--size"};
         if (!kTakesValue.contains(option))
             return optionError(option, QStringLiteral("unknown option; see --help"));
@@ -105,7 +116,7 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
             o.export_path = value;
         } else if (option == "--view") {
             const std::optional<ChartView> view = parseChartView(value);
-            if (!view) return optionError(option, QStringLiteral("\"%1\": must be breakdown, stages, optimizers, compare or timeline").arg(value));
+            if (!view) return optionError(option, QStringLiteral("\"%1\": must be breakdown, stages, steptime, steptime-stages, optimizers, compare or timeline").arg(value));
             o.view = *view;
         } else if (option == "--width" || option == "--height") {
             bool ok = false;
@@ -121,6 +132,8 @@ Expected<LaunchOptions> parseLaunchOptions(const QStringList& arguments) {
             o.scale = v;
         } else if (option == "--presets") {
             o.presets_dir = value;
+        } else if (option == "--run-config") {
+            o.run_config = value;
         } else if (option == "--snapshot") {
             o.snapshot_path = value;
         } else if (option == "--size") {
@@ -169,6 +182,11 @@ int runHeadlessExport(const LaunchOptions& o) {
         std::fprintf(stderr, "trainmem: %s\n", message.simplified().toLocal8Bit().constData());
         return 2;
     };
+    // A run config's unknowns are settled in the window (its panel); a
+    // figure is made from a scenario: trainmem-cli import writes one.
+    if (!o.run_config.isEmpty())
+        return fail(QStringLiteral("--run-config: opens in the window only; for a figure, save the scenario "
+                                   "(trainmem-cli import FILE --format json) and give it with --scenario"));
     Expected<Scenario> scenario = launchScenario(o);
     if (!scenario) return fail(QString::fromStdString(scenario.error().text()));
     Expected<Estimate> estimated = estimate(*scenario);
@@ -185,6 +203,18 @@ int runHeadlessExport(const LaunchOptions& o) {
             Expected<std::vector<StageEstimate>> stages = estimateStages(*scenario);
             if (!stages) return fail(QString::fromStdString(stages.error().text()));
             spec = stagesChart(*scenario, *estimated, *stages, Units::GiB);
+            break;
+        }
+        case ChartView::StepTime:
+        case ChartView::StepTimeStages: {
+            // The step time the window's Step time tab draws; a GPU without
+            // published rates cannot be timed, which is said, not drawn empty.
+            Expected<StepTimeModel> model = prepareStepTime(*scenario);
+            if (!model) return fail(QString::fromStdString(model.error().text()));
+            const StepTime time = stepTime(*model, *scenario);
+            spec = o.view == ChartView::StepTime
+                       ? stepTimeChart(*scenario, *model, time)
+                       : stageTimesChart(*scenario, *model, time, stageTimes(*model, *scenario));
             break;
         }
         case ChartView::Optimizers:

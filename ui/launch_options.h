@@ -26,6 +26,7 @@ struct LaunchOptions {
     QString export_path;       // empty: open the window
     ChartView view = ChartView::Breakdown;
     QString snapshot_path;     // --snapshot: a PyTorch memory snapshot over the timeline
+    QString run_config;        // --run-config FILE, or a bare run config: opened as File > Open Run Config
     QSize size{1200, 750};
     QString size_preset;       // --size column|page|slide (ui/export_size_dialog.h)
     double scale = 1.0;

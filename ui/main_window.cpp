@@ -35,7 +35,9 @@
 #include "ui/optimizer_tab.h"
 #include "ui/parallelism_panel.h"
 #include "ui/preset_picker.h"
+#include "ui/run_config_panel.h"
 #include "ui/scenario_files.h"
+#include "ui/step_time_tab.h"
 #include "ui/timeline_tab.h"
 #include "ui/training_panel.h"
 #include "ui/undo_keys.h"
@@ -87,6 +89,9 @@ MainWindow::MainWindow(QWidget* parent)
     optimizers_ = new OptimizerTab(document_);
     compare_ = new CompareTab(document_);
     tabs_->addTab(breakdown_, tr("Breakdown"));
+    // Where the time goes, beside where the memory goes (issue 26).
+    step_time_ = new StepTimeTab(document_);
+    tabs_->addTab(step_time_, tr("Step time"));
     tabs_->addTab(optimizers_, tr("Optimizers"));
     tabs_->addTab(compare_, tr("Compare"));
     timeline_ = new TimelineTab(document_);
@@ -130,6 +135,15 @@ MainWindow::MainWindow(QWidget* parent)
     addDockWidget(Qt::RightDockWidgetArea, history_dock_);
     history_dock_->hide();
 
+    // What an opened run config gave: read, defaulted, unknown, not representable.
+    run_config_panel_ = new RunConfigPanel(document_);
+    run_config_dock_ = new QDockWidget(tr("Run config"), this);
+    run_config_dock_->setObjectName(QStringLiteral("run_config_report"));
+    run_config_dock_->setWidget(run_config_panel_);
+    addDockWidget(Qt::BottomDockWidgetArea, run_config_dock_);
+    run_config_dock_->hide();
+    connect(run_config_panel_, &RunConfigPanel::fieldRequested, this, &MainWindow::showField);
+
     // On the Compare tab its own table gives every pin's components, so the
     // breakdown table under the tabs gives its height to it (at 1000 x 700
     // the comparison showed 3 rows otherwise); the status line stays.
@@ -149,6 +163,7 @@ MainWindow::MainWindow(QWidget* parent)
 
     // Click a stage's bar: the table under the tabs shows that stage.
     connect(breakdown_, &BreakdownTab::stageChosen, table_, &BreakdownTable::showStage);
+    connect(step_time_, &StepTimeTab::docPageRequested, this, &MainWindow::openDocPage);
 
     // A chart is a QGraphicsView, which takes every drag for its scene and
     // then ignores the drop: a config.json dropped on the chart was refused.
@@ -210,6 +225,9 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&New"), QKeySequence::New, this, &MainWindow::newScenario);
     file->addAction(tr("&Open Scenario…"), QKeySequence::Open, this, &MainWindow::openScenarioDialog);
     file->addAction(tr("Open &config.json…"), QKeySequence(tr("Ctrl+Shift+O")), this, &MainWindow::openConfigDialog);
+    file->addAction(tr("Open R&un Config…"), QKeySequence(tr("Ctrl+Alt+O")), this, &MainWindow::openRunConfigDialog)
+        ->setToolTip(tr("A torchtitan TOML, torchtune, axolotl, LLaMA-Factory or Accelerate YAML, DeepSpeed JSON, "
+                        "Megatron-LM launch script or its rank-0 log"));
     file->addAction(tr("Open Memory S&napshot…"), this, [this] {
         tabs_->setCurrentWidget(timeline_);
         timeline_->openSnapshotDialog();
@@ -274,6 +292,16 @@ void MainWindow::buildMenus() {
     // itself: QLineEdit claims the key); Ctrl+Shift+V from anywhere.
     QAction* paste = edit->addAction(tr("&Paste Link or Scenario"), this, [this] { pasteText(QApplication::clipboard()->text()); });
     paste->setShortcuts({QKeySequence::Paste, QKeySequence(tr("Ctrl+Shift+V"))});
+    // The scenario as a training stack's own file (issue 25): a layout
+    // found here goes to the run as the stack reads it.
+    QMenu* as_run = edit->addMenu(tr("Copy as R&un Config"));
+    const std::pair<const char*, QString> targets[] = {{"torchtitan", tr("torchtitan TOML")},
+                                                       {"torchtune", tr("torchtune YAML")},
+                                                       {"deepspeed", tr("DeepSpeed JSON")},
+                                                       {"megatron", tr("Megatron-LM flags")},
+                                                       {"accelerate", tr("Accelerate YAML")}};
+    for (const auto& [target, label] : targets)
+        as_run->addAction(label, this, [this, t = QString::fromLatin1(target)] { copyRunConfig(t); });
     // The scenario as its file would hold it (without pins), for an issue,
     // a chat or a file of one's own: trainmem-cli --scenario reads it back.
     edit->addAction(tr("Copy Scenario as &JSON"), this, [this] {
@@ -351,6 +379,11 @@ void MainWindow::showView(ChartView view) {
             breakdown_->setPerStage(view == ChartView::Stages);
             tabs_->setCurrentWidget(breakdown_);
             break;
+        case ChartView::StepTime:
+        case ChartView::StepTimeStages:
+            step_time_->setPerStage(view == ChartView::StepTimeStages);
+            tabs_->setCurrentWidget(step_time_);
+            break;
         case ChartView::Optimizers: tabs_->setCurrentWidget(optimizers_); break;
         case ChartView::Compare: tabs_->setCurrentWidget(compare_); break;
         case ChartView::Timeline: tabs_->setCurrentWidget(timeline_); break;
@@ -375,6 +408,22 @@ void MainWindow::changeEvent(QEvent* event) {
     if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) followColourScheme();
 }
 
+void MainWindow::markUnknownFields() {
+    const QStringList unset = run_config_panel_->unsetUnknowns();
+    QList<QWidget*> wanted;
+    for (const QString& key : unset)
+        if (QWidget* w = bindings_->widgetFor(key)) wanted << w;
+    for (QWidget* w : wanted)
+        if (!unknown_fields_.contains(w)) unknown_fields_ << w;
+    for (const QPointer<QWidget>& w : unknown_fields_) {
+        if (!w || w == bindings_->marked()) continue;  // the error's mark keeps its style
+        w->setStyleSheet(wanted.contains(w.data())
+                             ? QStringLiteral("%1 { border: 2px solid #e0a000; border-radius: 3px; }")
+                                   .arg(QString::fromLatin1(w->metaObject()->className()))
+                             : QString());
+    }
+}
+
 void MainWindow::onDocumentChanged() {
     QWidget* marked = bindings_->show(document_->error());
     // A marked field inside the collapsed architecture: open it, then mark
@@ -383,6 +432,7 @@ void MainWindow::onDocumentChanged() {
         model_panel_->setArchitectureShown(true);
         bindings_->show(document_->error());
     }
+    markUnknownFields();
     updateTitle();  // the title names the scenario or its model, which an edit may change
 }
 

@@ -3,6 +3,7 @@
 // table and status line under them; menus for files, export and clipboard;
 // drag and drop of scenarios and config.json files.
 #include <QMainWindow>
+#include <QPointer>
 
 #include "core/report/report.h"
 #include "ui/app_settings.h"
@@ -32,6 +33,8 @@ class HardwarePanel;
 class ModelPanel;
 class OptimizerTab;
 class PresetPicker;
+class RunConfigPanel;
+class StepTimeTab;
 class TimelineTab;
 
 // `window` made to fit `available` (a screen's available geometry): no larger
@@ -46,6 +49,7 @@ public:
 
     ScenarioDocument* document() { return document_; }
     BreakdownTab* breakdownTab() { return breakdown_; }
+    StepTimeTab* stepTimeTab() { return step_time_; }
     OptimizerTab* optimizerTab() { return optimizers_; }
     CompareTab* compareTab() { return compare_; }
     TimelineTab* timelineTab() { return timeline_; }
@@ -62,6 +66,15 @@ public:
     // Opens a scenario file or a config.json (decided by content); false and a
     // message in the status bar when it cannot be read.
     bool openFile(const QString& path);
+    // Opens a training stack's run config (ui/run_config_files.h) as one
+    // undoable step and shows its report in the Run config panel; false,
+    // changing nothing, with the file's error in the status bar.
+    bool openRunConfigFile(const QString& path);
+    RunConfigPanel* runConfigPanel() { return run_config_panel_; }
+    QDockWidget* runConfigDock() { return run_config_dock_; }
+    // Brings the field that edits `trainmem_key` into view and focuses it
+    // ("model": the preset search).
+    void showField(const QString& trainmem_key);
     bool saveTo(const QString& path);
     void setUnits(Units units);
     // Brings a view to the front: its tab (stages = Breakdown, one bar per stage).
@@ -99,6 +112,11 @@ public:
     bool pasteText(const QString& text);
     // Edit > Copy as Link: the scenario and its pins as a trainmem: link.
     QString scenarioLinkText() const;
+    // Edit > Copy as Run Config > TARGET (runconfig::exportTargets():
+    // torchtitan, torchtune, deepspeed, megatron, accelerate): the scenario
+    // as that stack's own file or flags, which Open Run Config reads back.
+    // False, with what the target cannot express in the status bar.
+    bool copyRunConfig(const QString& target);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -116,6 +134,7 @@ private:
     void newScenario();
     void openScenarioDialog();
     void openConfigDialog();
+    void openRunConfigDialog();
     bool save();
     bool saveAs();
     void exportChartDialog();
@@ -128,6 +147,9 @@ private:
     bool applySession(const nlohmann::json& session, std::string& why);
     void scheduleAutosave();
     void followColourScheme();  // chart inks from the palette: dark or light
+    // The fields of a run config's unknowns not set yet, bordered in amber
+    // (the error's red mark wins where both apply).
+    void markUnknownFields();
 
 public:
     // Where file dialogs start: the last scenario's folder, else Documents.
@@ -161,12 +183,16 @@ private:
     QList<int> under_sizes_;  // the tabs' and the table's heights before the Compare tab hid the table
     QTabWidget* tabs_ = nullptr;
     BreakdownTab* breakdown_ = nullptr;
+    StepTimeTab* step_time_ = nullptr;
     OptimizerTab* optimizers_ = nullptr;
     CompareTab* compare_ = nullptr;
     TimelineTab* timeline_ = nullptr;
     LayoutFinderPanel* layout_finder_ = nullptr;
     QDockWidget* layout_dock_ = nullptr;
     QDockWidget* history_dock_ = nullptr;
+    RunConfigPanel* run_config_panel_ = nullptr;
+    QDockWidget* run_config_dock_ = nullptr;
+    QList<QPointer<QWidget>> unknown_fields_;  // every field markUnknownFields has bordered
     BreakdownTable* table_ = nullptr;
     EstimateStatus* status_ = nullptr;
     QMenu* recent_menu_ = nullptr;

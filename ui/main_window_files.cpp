@@ -7,6 +7,8 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QDir>
+#include <QDockWidget>
+#include <QScrollArea>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
@@ -26,7 +28,12 @@
 #include "ui/export_size_dialog.h"
 #include "ui/memory_chart.h"
 #include "ui/scenario_files.h"
+#include "ui/model_panel.h"
+#include "ui/preset_picker.h"
+#include "ui/run_config_files.h"
+#include "ui/run_config_panel.h"
 #include "ui/scenario_pins.h"
+#include "ui/step_time_tab.h"
 #include "ui/timeline_tab.h"
 #include "core/base/json_input.h"
 #include "core/scenario/scenario_file.h"
@@ -68,6 +75,59 @@ void MainWindow::openConfigDialog() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open a Hugging Face config.json"), documentFolder(),
                                                       tr("config.json (*.json);;All files (*)"));
     if (!path.isEmpty()) openFile(path);
+}
+
+void MainWindow::openRunConfigDialog() {
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open a run config"), documentFolder(),
+        tr("Run configs (*.toml *.yaml *.yml *.json *.sh *.bash *.log *.out *.txt);;All files (*)"));
+    if (!path.isEmpty()) openRunConfigFile(path);
+}
+
+bool MainWindow::openRunConfigFile(const QString& path) {
+    Expected<OpenedRunConfig> opened = openRunConfig(path, document_->scenario());
+    if (!opened) {
+        statusBar()->showMessage(tr("Run config not opened: %1").arg(QString::fromStdString(opened.error().text())), 15000);
+        return false;
+    }
+    // One undoable step, as a preset load: Undo brings back the scenario
+    // (and its edits) the run config replaced.
+    document_->load(opened->imported.scenario, tr("Run config %1").arg(QFileInfo(path).fileName()));
+    run_config_panel_->showImport(*opened);
+    markUnknownFields();
+    run_config_dock_->show();
+    run_config_dock_->raise();
+    const size_t unknown = opened->imported.report.unknown.size();
+    statusBar()->showMessage(unknown == 0 ? tr("Read %1 as %2").arg(QFileInfo(path).fileName(), QString::fromStdString(opened->imported.format))
+                                          : tr("Read %1: %2 value(s) the file does not give, highlighted in the Run config panel")
+                                                .arg(QFileInfo(path).fileName())
+                                                .arg(unknown),
+                             10000);
+    return true;
+}
+
+bool MainWindow::copyRunConfig(const QString& target) {
+    const Expected<std::string> text = runconfig::exportRunConfig(document_->scenario(), target.toStdString());
+    if (!text) {
+        statusBar()->showMessage(tr("Not copied as %1: %2").arg(target, QString::fromStdString(text.error().text())), 10000);
+        return false;
+    }
+    QApplication::clipboard()->setText(QString::fromStdString(*text));
+    statusBar()->showMessage(tr("Copied as %1's own config: Open Run Config reads it back").arg(target), 6000);
+    return true;
+}
+
+void MainWindow::showField(const QString& trainmem_key) {
+    if (trainmem_key == QStringLiteral("model")) {
+        presets_->focusSearch();
+        return;
+    }
+    QWidget* w = bindings_->widgetFor(trainmem_key);
+    if (!w) return;
+    if (model_panel_->isAncestorOf(w) && !model_panel_->architectureShown()) model_panel_->setArchitectureShown(true);
+    if (!w->isVisible()) return;  // a field that does not apply to this scenario
+    panels_->ensureWidgetVisible(w);
+    w->setFocus(Qt::OtherFocusReason);
 }
 
 bool MainWindow::openFile(const QString& path) {
@@ -186,6 +246,8 @@ QString MainWindow::suggestedExportPath() const {
     if (folder.isEmpty() || !QDir(folder).exists()) folder = documentFolder();
     QString view = tabs_->tabText(tabs_->currentIndex()).toLower();
     if (tabs_->currentWidget() == breakdown_ && breakdown_->perStage()) view = QStringLiteral("stages");
+    if (tabs_->currentWidget() == step_time_)
+        view = chartViewKey(step_time_->perStage() ? ChartView::StepTimeStages : ChartView::StepTime);
     // "llama3.1-8b-fsdp-8xh100-breakdown": which scenario and which view.
     return folder + "/" + scenarioFileStem() + "-" + view;
 }
@@ -311,6 +373,12 @@ void MainWindow::dropEvent(QDropEvent* event) {
     const QList<QUrl> urls = event->mimeData()->urls();
     if (urls.size() != 1 || !urls.front().isLocalFile()) return;
     const QString path = urls.front().toLocalFile();
+    // A training stack's run config (its name, or a DeepSpeed JSON's keys):
+    // an undoable step with its report, as File > Open Run Config.
+    if (isRunConfigFile(path)) {
+        if (openRunConfigFile(path)) event->acceptProposedAction();
+        return;
+    }
     // A dropped scenario replaces the open one; a config.json only its model.
     Expected<nlohmann::json> json = readJsonFile(path.toStdString());
     if (json && classifyJson(*json) == JsonFileKind::Scenario && !confirmDiscard()) return;

@@ -111,7 +111,18 @@ void ScenarioDocument::reestimate() {
     }
     error_.reset();
     ScenarioEstimate& e = *estimated;
-    result_ = Result{scenario_, std::move(e.estimate), std::move(e.stages), std::move(e.prepared)};
+    result_ = Result{scenario_, std::move(e.estimate), std::move(e.stages), std::move(e.prepared), {}, {}, {}, {}};
+    // The step time of the same scenario, validated above: the GPU's rates
+    // once, then the step and every stage's micro-batch (microseconds, O(1)
+    // in layers), so every view of it draws what was computed here.
+    Expected<StepTimeModel> model = prepareStepTime(scenario_);
+    if (!model) {
+        result_->step_time_error = model.error();
+        return;
+    }
+    result_->step_time = trainmem::stepTime(*model, scenario_);
+    result_->stage_times = trainmem::stageTimes(*model, scenario_);
+    result_->step_time_model = std::make_shared<const StepTimeModel>(std::move(*model));
 }
 
 }  // namespace trainmem::ui

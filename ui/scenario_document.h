@@ -14,6 +14,7 @@
 #include <QUndoStack>
 
 #include "core/account/estimate.h"
+#include "core/steptime/step_time.h"
 #include "core/scenario/scenario.h"
 
 namespace trainmem::ui {
@@ -55,6 +56,14 @@ public:
     // layout search of this scenario starts from); null before the first.
     std::shared_ptr<const PreparedScenario> prepared() const { return result_ ? result_->prepared : nullptr; }
     const Scenario& resultScenario() const { return result_->scenario; }
+    // The step time of that scenario (docs/step-time.md), timed once per
+    // re-estimate beside the memory: null when it is not modelled, and then
+    // stepTimeError() says why (a GPU without published rates names
+    // hardware.gpu). The Step time tab draws it; nothing else times it.
+    const StepTime* stepTime() const { return result_ && result_->step_time ? &*result_->step_time : nullptr; }
+    const std::vector<StageTime>& stageTimes() const { return result_->stage_times; }
+    const StepTimeModel* stepTimeModel() const { return result_ ? result_->step_time_model.get() : nullptr; }
+    std::optional<Error> stepTimeError() const { return result_ ? result_->step_time_error : std::nullopt; }
     // True when the current scenario is invalid and the result is older.
     bool stale() const { return error_.has_value(); }
     const std::optional<Error>& error() const { return error_; }
@@ -80,6 +89,10 @@ private:
         Estimate estimate;
         std::vector<StageEstimate> stages;
         std::shared_ptr<const PreparedScenario> prepared;
+        std::optional<StepTime> step_time;
+        std::vector<StageTime> stage_times;
+        std::shared_ptr<const StepTimeModel> step_time_model;  // the GPU's rates and constants it used
+        std::optional<Error> step_time_error;
     };
     Scenario scenario_;
     std::optional<Result> result_;

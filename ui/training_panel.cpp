@@ -49,11 +49,18 @@ TrainingPanel::TrainingPanel(ScenarioDocument* document, FieldBindings* bindings
                  tr("Keys the framework sets; struck out: changed since (the scenario's value is used)."),
                  [this] {
                      QStringList parts;
+                     bool struck = false;
                      for (const FrameworkValue& v : frameworkValues(document_->scenario())) {
                          const QString text = QString::fromStdString(v.key.substr(v.key.find('.') + 1) + " " + v.value);
                          parts << (v.overridden ? QStringLiteral("<s>%1</s>").arg(text.toHtmlEscaped()) : text.toHtmlEscaped());
+                         struck = struck || v.overridden;
                      }
-                     return parts.isEmpty() ? tr("<i>nothing</i>") : parts.join(QStringLiteral(", "));
+                     if (parts.isEmpty()) return tr("<i>nothing</i>");
+                     // What the strike means, said where it is seen (issue 27).
+                     const QString legend = struck ? tr("<br><small><i><s>struck out</s>: changed since; the field's "
+                                                        "value is used</i></small>")
+                                                   : QString();
+                     return parts.join(QStringLiteral(", ")) + legend;
                  });
     from_framework->setTextFormat(Qt::RichText);
     from_framework->setWordWrap(true);

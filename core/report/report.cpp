@@ -136,10 +136,15 @@ ComponentExplanation explainActivations(const Scenario& s, const Estimate& e, Un
                           std::string(checkpointingName(t.checkpointing));
     if (s.parallelism.tensor > 1 && s.parallelism.sequence_parallel) scaling += "; ÷ tensor with sequence parallelism";
     if (s.parallelism.context > 1) scaling += "; sequence ÷ " + std::to_string(s.parallelism.context) + " (context)";
-    const std::string formula = std::to_string(e.peak.num_layers) + " layers × " +
-                                shortNumber(e.peak.in_flight_microbatches) +
-                                (e.peak.in_flight_microbatches == 1 ? " micro-batch" : " micro-batches") +
-                                " in flight × (b=" +
+    // The interleaved schedule keeps chunks (1/v of the stage) of different
+    // micro-batches: a count like "4.6 micro-batches" needs its words.
+    const double in_flight = e.peak.in_flight_microbatches;
+    const int64_t v = std::max<int64_t>(s.parallelism.virtual_stages, 1);
+    std::string held = shortNumber(in_flight) + (in_flight == 1 ? " micro-batch" : " micro-batches") + " in flight";
+    if (s.parallelism.schedule == PipelineSchedule::Interleaved1F1B && v > 1 && s.parallelism.pipeline > 1)
+        held = std::to_string(std::llround(in_flight * static_cast<double>(v))) + " chunks (1/" + std::to_string(v) +
+               " of the stage each, interleaved) in flight = " + shortNumber(in_flight) + " micro-batches' worth";
+    const std::string formula = std::to_string(e.peak.num_layers) + " layers × " + held + " × (b=" +
                                 std::to_string(t.micro_batch_size) + ", s=" + std::to_string(t.sequence_length) +
                                 ") = " + formatBytes(e.peak.at_peak[Component::Activations], u);
     // What recomputation saves, when it saves something: the activations the
@@ -221,6 +226,16 @@ ComponentExplanation explainComponent(Component c, const Scenario& s, const Esti
             x = explainActivations(s, e, u);
             break;
         case Component::LogitsLoss:
+            // Only the last pipeline stage has the head and the loss; the
+            // first keeps what its embedding saves for backward under this
+            // name (the model's ends: core/activations/activation_ends.cpp),
+            // small buffers, no b × s × V.
+            if (e.num_stages > 1 && e.peak.stage != e.num_stages - 1) {
+                x = {"", "no logits on this stage (the head and loss are on stage " + std::to_string(e.num_stages) +
+                             "): what the embedding keeps for backward",
+                     "= " + formatBytes(bytes, u) + ": token ids (8 B × b × s), rotary tables, masks, per micro-batch in flight"};
+                break;
+            }
             x = {"", "logits b × s × V (V = " + std::to_string(s.model.vocab_size) + "), cross-entropy's fp32 copy and "
                      "their gradients (loss " + std::string(lossName(s.training.loss)) + ")",
                  logitsFormula(s, bytes, u)};

@@ -70,6 +70,7 @@ double groupBandwidth(const StepTimeModel& m, int64_t stride, int64_t size) {
 struct Parts {
     double forward = 0, backward = 0, recompute = 0;
     double tp = 0, cp = 0, ep = 0, pp = 0, fsdp = 0, offload = 0;
+    double cp_hidden = 0, fsdp_hidden = 0, offload_hidden = 0;  // overlapped with compute: not in the time
     double perMicrobatch() const { return forward + backward + recompute + tp + cp + ep + pp + fsdp + offload; }
 };
 
@@ -172,6 +173,7 @@ BlockCost blockCost(const StepTimeModel& mdl, const Scenario& sc, const LayoutVi
                                 qk_dim * eb;
         const double ring = static_cast<double>(L.c - 1) * kv_bytes / groupBandwidth(mdl, L.t, L.c);
         c.cp_fwd = std::max(0.0, ring - c.attention_fwd);
+        c.cp_hidden_fwd = std::min(ring, c.attention_fwd);
     }
     return c;
 }
@@ -293,6 +295,7 @@ Parts stageParts(const StepTimeModel& mdl, const Scenario& sc, const LayoutView&
         out.tp += n * c.tp_fwd * (2.0 + tp_recompute);
         out.ep += n * c.ep_fwd * (2.0 + tp_recompute);
         out.cp += n * c.cp_fwd * (1.0 + 2.0);  // backward passes keys/values and their gradients
+        out.cp_hidden += n * c.cp_hidden_fwd * (1.0 + 2.0);
     };
     add(blocks.dense, n_dense);
     add(blocks.moe, n_moe);
@@ -329,14 +332,17 @@ Parts stageParts(const StepTimeModel& mdl, const Scenario& sc, const LayoutView&
                                    : 0.0;
         const double fwd_comm = gather;
         const double bwd_comm = (par.reshard_after_forward ? gather : 0.0) + scatter;
-        out.fsdp = std::max(0.0, fwd_comm - out.forward) + fwd_comm / units +
-                   std::max(0.0, bwd_comm - out.backward - out.recompute) + bwd_comm / units;
+        const double fwd_exposed = std::max(0.0, fwd_comm - out.forward) + fwd_comm / units;
+        const double bwd_exposed = std::max(0.0, bwd_comm - out.backward - out.recompute) + bwd_comm / units;
+        out.fsdp = fwd_exposed + bwd_exposed;
+        out.fsdp_hidden = std::max(0.0, fwd_comm - fwd_exposed) + std::max(0.0, bwd_comm - bwd_exposed);
     }
     // Parameters offloaded to the host come over PCIe in both passes.
     if (par.offload_parameters && mdl.pcie_bytes_per_s > 0) {
         const double fetch = sp.total / static_cast<double>(std::max<int64_t>(n_shard, 1)) *
                              bytesOf(mdl.plan.weights) / mdl.pcie_bytes_per_s;
         out.offload += std::max(0.0, fetch - out.forward) + std::max(0.0, fetch - out.backward);
+        out.offload_hidden += std::min(fetch, out.forward) + std::min(fetch, out.backward);
     }
     // torchtune's activation offloading: each block's input to the host in
     // forward and back in backward, on side streams.
@@ -345,6 +351,7 @@ Parts stageParts(const StepTimeModel& mdl, const Scenario& sc, const LayoutView&
                              bytesOf(mdl.plan.activations);
         const double copy = bytes / mdl.pcie_bytes_per_s;
         out.offload += std::max(0.0, copy - out.forward) + std::max(0.0, copy - out.backward);
+        out.offload_hidden += std::min(copy, out.forward) + std::min(copy, out.backward);
     }
     return out;
 }
@@ -508,6 +515,10 @@ StepTime stepTime(const StepTimeModel& mdl, const Scenario& sc) {
     at(TimeComponent::PipelineP2P) = m * worst.pp;
     at(TimeComponent::FsdpGather) = m * worst.fsdp;
     at(TimeComponent::Offload) = m * worst.offload;
+    auto hidden = [&](TimeComponent c) -> double& { return out.overlapped[static_cast<size_t>(c)]; };
+    hidden(TimeComponent::ContextParallel) = m * worst.cp_hidden;
+    hidden(TimeComponent::FsdpGather) = m * worst.fsdp_hidden;
+    hidden(TimeComponent::Offload) = m * worst.offload_hidden;
     // Pipeline fill and drain: (p - 1) / v micro-batch times of a stage
     // (Narayanan et al. 2021 §2.2; GPipe and 1F1B alike). Interleaving
     // gains only with at least p micro-batches (the paper's premise;
@@ -543,8 +554,9 @@ StepTime stepTime(const StepTimeModel& mdl, const Scenario& sc) {
         }
         const double bucket = std::min(overlapped, static_cast<double>(sc.hardware.overheads.ddp_bucket_bytes) /
                                                        std::max(bw_dp, 1.0));
-        at(TimeComponent::GradientReduce) =
-            std::max(0.0, overlapped - worst.backward - worst.recompute) + bucket + exposed;
+        const double reduce_exposed = std::max(0.0, overlapped - worst.backward - worst.recompute) + bucket;
+        at(TimeComponent::GradientReduce) = reduce_exposed + exposed;
+        hidden(TimeComponent::GradientReduce) = std::max(0.0, overlapped - reduce_exposed);
     }
     // The optimizer step: every byte of the trainable shard's weights,
     // master weights and states read and written, the gradients read.

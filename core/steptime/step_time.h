@@ -61,6 +61,11 @@ struct StepTime {
     double model_flops_per_token = 0;  // 6 (N - N_embedding) + 12 L H d s (torchtitan's / PaLM's)
     std::array<double, kTimeComponentCount> breakdown{};  // sums to step_seconds
     double operator[](TimeComponent c) const { return breakdown[static_cast<size_t>(c)]; }
+    // Communication hidden behind compute, per collective (0 for the other
+    // parts): not in step_seconds. A collective's time is its exposed part
+    // in `breakdown` plus this (the app shows both: docs/gui.md).
+    std::array<double, kTimeComponentCount> overlapped{};
+    double overlappedAt(TimeComponent c) const { return overlapped[static_cast<size_t>(c)]; }
     int64_t slowest_stage = 0;
     StageTime slowest;  // the slowest stage's micro-batch
 };
@@ -84,6 +89,7 @@ const StepTimeConstants& stepTimeConstants();
 struct BlockTime {
     double linear_fwd = 0, attention_fwd = 0, elementwise_fwd = 0;
     double tp_fwd = 0, ep_fwd = 0, cp_fwd = 0;
+    double cp_hidden_fwd = 0;  // the CP ring's time under the attention core (cp_fwd is what exceeds it)
 };
 
 // What the step time needs of a scenario that no layout changes: the GPU's

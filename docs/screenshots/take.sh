@@ -44,6 +44,9 @@ for mode in light dark; do
         if [ $size = 1600x1000 ]; then suffix=""; fi
         take "${prefix}breakdown$suffix" $size $flag $fsdp
         take "${prefix}stages$suffix" $size $flag --preset llama3.1-405b-3d --view stages
+        take "${prefix}steptime$suffix" $size $flag --preset llama3.1-405b-3d --view steptime
+        take "${prefix}steptime-stages$suffix" $size $flag --preset llama3.1-405b-3d --view steptime-stages
+        take "${prefix}run-config$suffix" $size $flag $fsdp --run-config "$root/tests/data/run_configs/torchtitan_llama3_8b.toml"
         take "${prefix}timeline$suffix" $size $flag $fsdp --view timeline
         take "${prefix}optimizers$suffix" $size $flag $fsdp --view optimizers
         take "${prefix}compare$suffix" $size $flag --scenario "$work/compare.json" --view compare

@@ -109,6 +109,43 @@ TEST(ExplainComponent, CountsMicroBatchesInFlightInTheRightNumber) {
     EXPECT_NE(many.find(" micro-batches in flight × (b="), std::string::npos) << many;
 }
 
+// Interleaved 1F1B keeps chunks of different micro-batches: Megatron-LM's
+// warm-up on the first rank is (p - 1) x 2 + (v - 1) x p chunks, plus the one
+// computing (megatron/core/pipeline_parallel/schedules.py): 23 chunks of 1/5
+// of the stage for p = 4, v = 5, which the formula says in words rather than
+// as a bare "4.6 micro-batches" (issue 27).
+TEST(ExplainComponent, SaysWhatAFractionOfMicroBatchesInFlightIs) {
+    const Loaded r = estimated("llama3.1-70b-interleaved-3d");
+    ASSERT_EQ(r.estimate.peak.stage, 0);
+    const std::string f = explainComponent(Component::Activations, r.scenario, r.estimate).formula;
+    EXPECT_NE(f.find("23 chunks (1/5 of the stage each, interleaved) in flight = 4.6 micro-batches' worth"), std::string::npos)
+        << f;
+}
+
+// Only the last stage has logits; the first keeps the embedding's small
+// saved tensors under Logits and loss (with PyTorch's kernels: the token
+// ids and rotary tables), which must not read b x s x V.
+TEST(ExplainComponent, LogitsAreExplainedOnlyWhereTheHeadIs) {
+    Loaded r = estimated("llama3.1-405b-3d");
+    r.scenario.training.kernels = KernelProfile::Fused;
+    auto estimated_fused = estimate(r.scenario);
+    ASSERT_TRUE(estimated_fused.ok()) << estimated_fused.error().text();
+    r.estimate = *estimated_fused;
+    auto stages = estimateStages(r.scenario);
+    ASSERT_TRUE(stages.ok()) << stages.error().text();
+    ASSERT_EQ(stages->size(), 16u);
+    Estimate first = r.estimate, last = r.estimate;
+    first.peak = stages->front();
+    last.peak = stages->back();
+    ASSERT_GT(first.peak.at_peak[Component::LogitsLoss], 0);
+    const ComponentExplanation head = explainComponent(Component::LogitsLoss, r.scenario, last);
+    EXPECT_NE(head.formula.find("b × s × V"), std::string::npos) << head.formula;
+    const ComponentExplanation embedding = explainComponent(Component::LogitsLoss, r.scenario, first);
+    EXPECT_EQ(embedding.formula.find("× V"), std::string::npos) << embedding.formula;
+    EXPECT_NE(embedding.scaling.find("no logits on this stage (the head and loss are on stage 16)"), std::string::npos)
+        << embedding.scaling;
+}
+
 TEST(ExplainComponent, NamesTheShardingOfEachState) {
     const Loaded r = estimated("llama3.1-8b-fsdp-8xh100");
     EXPECT_NE(explainComponent(Component::Weights, r.scenario, r.estimate).scaling.find("÷ 8 (ZeRO-3)"),

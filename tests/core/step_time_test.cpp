@@ -143,6 +143,36 @@ TEST(StepTime, RefusesWhatItCannotModelNamingTheSetting) {
     }
 }
 
+// What a collective costs is its exposed part (in the step) plus the part
+// hidden behind compute (StepTime::overlapped), so the two add up to the
+// ring collective's time by NCCL's formulas (docs/step-time.md
+// §Communication), from Llama-3.1-8B's published 8,030,261,248 parameters
+// and the H100's 900 GB/s NVLink (450 one way, x 0.8 bus efficiency).
+TEST(StepTime, ExposedAndOverlappedCommunicationAddUpToEachCollective) {
+    const double n = 8030261248.0, bus = 450e9 * 0.8, ring = 7.0 / 8.0;
+    // DDP: one all-reduce of the fp32 gradients per step, overlapped with
+    // the last backward but for its last 25 MiB bucket.
+    auto ddp = stepTime(presetWith("llama3.1-8b-fsdp-8xh100", {"parallelism.zero_stage=0"}, false));
+    ASSERT_TRUE(ddp.ok()) << ddp.error().text();
+    const double all_reduce = 2 * ring * n * 4 / bus;
+    EXPECT_NEAR((*ddp)[TimeComponent::GradientReduce] + ddp->overlappedAt(TimeComponent::GradientReduce), all_reduce,
+                1e-9 * all_reduce);
+    EXPECT_NEAR((*ddp)[TimeComponent::GradientReduce], 25.0 * 1024 * 1024 / bus, 1e-12);
+    // FSDP (ZeRO-3, resharding after forward, gradients reduce-scattered
+    // every micro-batch): per micro-batch a bf16 all-gather in forward,
+    // another in backward and an fp32 reduce-scatter; two micro-batches.
+    auto fsdp = stepTime(presetWith("llama3.1-8b-fsdp-8xh100", {}));
+    ASSERT_TRUE(fsdp.ok()) << fsdp.error().text();
+    const double per_microbatch = ring * n * (2 + 2 + 4) / bus;
+    EXPECT_NEAR((*fsdp)[TimeComponent::FsdpGather] + fsdp->overlappedAt(TimeComponent::FsdpGather),
+                2 * per_microbatch, 1e-9 * per_microbatch);
+    EXPECT_GT(fsdp->overlappedAt(TimeComponent::FsdpGather), (*fsdp)[TimeComponent::FsdpGather]);
+    // Compute, the bubble and the optimizer step are not communication.
+    for (TimeComponent c : {TimeComponent::Compute, TimeComponent::Recompute, TimeComponent::Bubble,
+                            TimeComponent::Optimizer})
+        EXPECT_EQ(fsdp->overlappedAt(c), 0) << timeComponentKey(c);
+}
+
 TEST(StepTime, ThroughputJsonStatesTheFlopConvention) {
     nlohmann::json doc;
     addThroughput(doc, presetWith("llama3.1-8b-fsdp-8xh100", {}));
