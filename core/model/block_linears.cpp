@@ -35,6 +35,16 @@ void addAttention(BlockLinears& out, const ModelConfig& m) {
                  m.num_heads * (a.qk_nope_head_dim + a.v_head_dim), 1, false, {"kv_b_proj", "k_proj", "v_proj"}});
         out.add({"o_proj", BlockPart::Attention, m.num_heads * a.v_head_dim, h, 1, m.attention_output_bias,
                  {"o_proj"}});
+        if (m.indexer) {
+            // DeepseekV32Indexer (modular_deepseek_v32.py at transformers
+            // 01f8fa55): wq_b from the query latent, wk, weights_proj. It runs
+            // under no_grad: never a LoRA target.
+            const IndexerConfig& x = *m.indexer;
+            const int64_t q_in = a.q_lora_rank > 0 ? a.q_lora_rank : h;
+            out.add({"indexer.wq_b", BlockPart::Attention, q_in, x.heads * x.head_dim, 1, false, {}});
+            out.add({"indexer.wk", BlockPart::Attention, h, x.head_dim, 1, false, {}});
+            out.add({"indexer.weights_proj", BlockPart::Attention, h, x.heads, 1, false, {}});
+        }
         return;
     }
     const int64_t q = m.num_heads * m.head_dim;

@@ -45,6 +45,7 @@ public:
         readMla();
         readMoe();
         readHybridLayers(r_, d_, m, out_.warnings);
+        readIndexer(r_, d_, m);
         readMtpLayers(r_, d_, m);
         readQuantization();
         if (r_.failed()) return r_.error();

@@ -198,6 +198,28 @@ const FamilySpec kFamilies[] = {
      .max_positions = 4096, .mla = true, .num_experts = 256, .experts_per_token = 8, .moe_intermediate = 2048,
      .shared_experts = 1, .first_dense_layers = 3, .router_score_bias = true, .norm_topk_prob_key = true,
      .experts_null_is_dense = true, .fp32_router = true, .mtp_stores_ends = true},
+    // DeepseekV32Config (modular_deepseek_v32.py at transformers 01f8fa55):
+    // DeepSeek-V3 with DeepSeek Sparse Attention, a lightning indexer on
+    // every layer (64 heads of 128, top-2048; its forward runs under
+    // no_grad, so it saves nothing for backward and the layer keeps MLA's
+    // tensors). The MTP layer (model.layers.61, with its own embedding and
+    // head copies) is stored, not built.
+    {.model_type = "deepseek_v32", .experts_key = "n_routed_experts", .vocab_size = 129280,
+     .hidden_size = 7168, .intermediate_size = 18432, .num_layers = 61, .num_heads = 128, .num_kv_heads = 128,
+     .max_positions = 4096, .mla = true, .num_experts = 256, .experts_per_token = 8, .moe_intermediate = 2048,
+     .shared_experts = 1, .first_dense_layers = 3, .router_score_bias = true, .norm_topk_prob_key = true,
+     .experts_null_is_dense = true, .fp32_router = true, .indexer_sizes = {64, 128, 2048}, .mtp_stores_ends = true},
+    // GlmMoeDsaConfig (configuration_glm_moe_dsa.py at transformers 008e5743,
+    // documented against zai-org/GLM-5): MLA (q_lora 2048, kv_lora 512, qk
+    // 192 + 64, v 256) with DeepSeek's sparse-attention indexer (32 heads of
+    // 128) on every layer, DeepSeek-V3's MoE (3 dense layers, 256 experts
+    // top-8 of 2048, one shared). The MTP layer is stored without embedding
+    // or head copies.
+    {.model_type = "glm_moe_dsa", .experts_key = "n_routed_experts", .vocab_size = 154880, .hidden_size = 6144,
+     .intermediate_size = 12288, .num_layers = 78, .num_heads = 64, .num_kv_heads = 64, .max_positions = 202752,
+     .mla = true, .mla_sizes = {2048, 512, 192, 64, 256}, .num_experts = 256, .experts_per_token = 8,
+     .moe_intermediate = 2048, .shared_experts = 1, .first_dense_layers = 3, .router_score_bias = true,
+     .norm_topk_prob_key = true, .experts_null_is_dense = true, .fp32_router = true, .indexer_sizes = {32, 128, 2048}},
     // ---- hybrids (issue 23; docs/memory-model.md, "Layer kinds") ----
     // Qwen3NextConfig (configuration_qwen3_next.py at transformers commit
     // 008e5743; modeling_qwen3_next.py at 01cdc608): Gated DeltaNet layers

@@ -110,6 +110,7 @@ struct FamilySpec {
     bool qk_norm = false;               // q/k norm by default
     QkNormSpan qk_norm_span = QkNormSpan::PerHead;
     bool mla = false;                   // DeepSeek multi-head latent attention
+    MlaConfig mla_sizes{1536, 512, 128, 64, 128};  // the class's MLA defaults (DeepseekV3Config's)
     bool attention_sinks = false;       // gpt-oss: a learned sink logit per query head (H parameters per layer)
     // The class default of partial_rotary_factor when the modeling file reads
     // it (GLM-4.5: 0.5); 0 = the family rotates whole heads and has no such key.
@@ -178,6 +179,9 @@ struct FamilySpec {
     bool sorted_expert_dispatch = false;
 
     // ---- hybrids and checkpoints (issue 23)
+    // DeepSeek Sparse Attention: every attention layer has a lightning
+    // indexer (index_n_heads, index_head_dim, index_topk); 0 = none.
+    IndexerConfig indexer_sizes{};
     // The checkpoint's MTP layers carry their own copies of the embedding
     // and the head (DeepSeek-V3, GLM-4.5: model.layers.N.embed_tokens and
     // shared_head.head).

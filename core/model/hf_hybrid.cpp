@@ -207,6 +207,22 @@ void readHybridLayers(ConfigReader& r, const FamilySpec& d, ModelConfig& m, std:
     }
 }
 
+void readIndexer(ConfigReader& r, const FamilySpec& d, ModelConfig& m) {
+    if (d.indexer_sizes.heads <= 0) return;
+    IndexerConfig x;
+    x.heads = r.integer("index_n_heads", d.indexer_sizes.heads);
+    x.head_dim = r.integer("index_head_dim", d.indexer_sizes.head_dim);
+    x.topk = r.integer("index_topk", d.indexer_sizes.topk);
+    if (r.failed()) return;
+    for (auto [key, v] : {std::pair<const char*, int64_t>{"index_n_heads", x.heads}, {"index_head_dim", x.head_dim},
+                          {"index_topk", x.topk}})
+        if (v < 1 || v > 1 << 20) {
+            r.fail(key, "must be between 1 and 1048576 (got " + str(v) + ")");
+            return;
+        }
+    m.indexer = x;
+}
+
 void readMtpLayers(ConfigReader& r, const FamilySpec& d, ModelConfig& m) {
     m.mtp_layers = d.mtp_layers;
     for (std::string_view key : {"num_nextn_predict_layers", "mtp_num_hidden_layers"}) {

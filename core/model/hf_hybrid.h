@@ -17,6 +17,8 @@ namespace trainmem {
 // Reads the family's layer pattern and mixer sizes into `m` (whose sizes
 // and MoE block are read already); problems go to `r`.
 void readHybridLayers(ConfigReader& r, const FamilySpec& family, ModelConfig& m, std::vector<std::string>& warnings);
+// DeepSeek Sparse Attention's indexer sizes, for the families that have one.
+void readIndexer(ConfigReader& r, const FamilySpec& family, ModelConfig& m);
 // The MTP layers the checkpoint stores (num_nextn_predict_layers,
 // mtp_num_hidden_layers), or the family's (FamilySpec::mtp_layers).
 void readMtpLayers(ConfigReader& r, const FamilySpec& family, ModelConfig& m);

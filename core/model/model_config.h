@@ -90,6 +90,17 @@ struct MambaConfig {
     bool operator==(const MambaConfig&) const = default;
 };
 
+// DeepSeek Sparse Attention's lightning indexer (DeepseekV32Indexer): its
+// own query (from the query latent) and key projections, a LayerNorm on
+// the key, per-head weights; it picks the index_topk keys each query
+// attends to. Runs under no_grad in transformers' training forward.
+struct IndexerConfig {
+    int64_t heads = 0;     // index_n_heads
+    int64_t head_dim = 0;  // index_head_dim
+    int64_t topk = 0;      // index_topk
+    bool operator==(const IndexerConfig&) const = default;
+};
+
 // LFM2's gated short convolution (Lfm2ShortConv).
 struct ShortConvConfig {
     int64_t kernel = 0;  // conv_L_cache
@@ -146,6 +157,7 @@ struct ModelConfig {
     std::optional<LinearAttentionConfig> linear_attention;
     std::optional<MambaConfig> mamba;
     std::optional<ShortConvConfig> short_conv;
+    std::optional<IndexerConfig> indexer;  // DeepSeek-V3.2, GLM-5: on every attention layer
     // Qwen3-Next's gated attention: q_proj also makes a sigmoid output gate
     // (2 * H * d outputs), its norms are zero-centred.
     bool attention_output_gate = false;

@@ -75,6 +75,8 @@ LayerParameters layerParameters(const ModelConfig& m, LayerKind kind) {
             // DeepSeek's q_a_layernorm and kv_a_layernorm (RMSNorm over the latent).
             if (m.mla->q_lora_rank > 0) addNorm(lp.attention, m, m.mla->q_lora_rank);
             addNorm(lp.attention, m, m.mla->kv_lora_rank);
+            // The indexer's k_norm is a LayerNorm (weight and bias) over index_head_dim.
+            if (m.indexer) addVector(lp.attention, m.indexer->head_dim, 2);
         } else if (m.qk_norm && familyOf(m.family).qk_norm_span != QkNormSpan::L2) {  // Llama 4's L2 norm: no weight
             if (familyOf(m.family).qk_norm_span == QkNormSpan::PerHead) {
                 // Qwen3RMSNorm(head_dim) on every head of q and k: head_dim weights each.

@@ -183,6 +183,14 @@ std::string estimateToTable(const Scenario& s, const Estimate& e, Units units) {
     std::string out = title(s, e) + "\n";
     out += "Parameters: " + formatCount(e.parameters.total) + " total, " + formatCount(e.parameters.trainable) +
            " trainable, " + formatCount(e.parameters.active) + " active per token\n";
+    // What the checkpoint stores beyond the model class (parameters.checkpoint).
+    if (e.parameters.mtp > 0 || e.parameters.vision > 0) {
+        out += "Checkpoint: " + formatCount(e.parameters.checkpoint) + " stored (";
+        if (e.parameters.mtp > 0) out += formatCount(e.parameters.mtp) + " in MTP layers, not trained here";
+        if (e.parameters.mtp > 0 && e.parameters.vision > 0) out += "; ";
+        if (e.parameters.vision > 0) out += formatCount(e.parameters.vision) + " in the vision tower, not loaded here";
+        out += ")\n";
+    }
     out += "Training:   " + trainingText(s, e) + "\n";
     out += "Layout:     " + parallelText(s) + "\n";
     out += "Batch:      " + batchText(s) + "\n";

@@ -36,6 +36,10 @@ const PublishedTotal kTotals[] = {
     {"lfm2-1.2b.json", 1'170'340'608, 0, 0, 1'170'340'608},
     {"minimax-m2.json", 228'689'764'864, 0, 0, 228'689'764'864},
     {"nemotron-3-nano-30b-a3b.json", 31'577'940'288, 0, 0, 31'577'940'288},
+    // DeepSeek Sparse Attention: the indexer on every layer; V3.2's MTP
+    // layer stores its own embedding and head, GLM-5's does not.
+    {"deepseek-v3.2-exp.json", 671'877'944'064, 13'477'385'728, 0, 685'355'329'792},
+    {"glm-5.json", 743'911'218'432, 9'952'920'576, 0, 753'864'139'008},
 };
 
 TEST(HybridFamilies, CountThePublishedCheckpointTotals) {
@@ -50,6 +54,15 @@ TEST(HybridFamilies, CountThePublishedCheckpointTotals) {
         EXPECT_EQ(c.vision, t.vision);
         EXPECT_EQ(c.checkpoint, t.checkpoint);
     }
+}
+
+// GLM-4.5-Air's checkpoint stores one MTP layer with its own embedding and
+// head copies: with it, the count is the repo's Hub total (presets/models/README.md, note 8).
+TEST(HybridFamilies, StoredMtpLayersOfAPresetMakeItsHubTotal) {
+    const ParameterCount c = countParameters(hf_test::importPreset("glm-4.5-air"));
+    EXPECT_EQ(c.total, 106'852'251'264);
+    EXPECT_EQ(c.mtp, 3'616'573'568);
+    EXPECT_EQ(c.checkpoint, 110'468'824'832);
 }
 
 TEST(HybridFamilies, LayerPatternsAreTheConfigs) {
