@@ -36,6 +36,16 @@ public:
     bool present(std::string_view key) const { return has(key) && !at(key).is_null(); }
     bool isNull(std::string_view key) const { return has(key) && at(key).is_null(); }
     bool isText(std::string_view key) const { return has(key) && at(key).is_string(); }
+    // A count of parameters, which may exceed the bound of a size (up to 10^15).
+    int64_t parameterCount(std::string_view key) {
+        if (!present(key)) return 0;
+        const json& v = at(key);
+        if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1'000'000'000'000'000) {
+            fail(key, "must be a parameter count from 0 to 10^15 (got " + describeJson(v) + ")");
+            return 0;
+        }
+        return v.get<int64_t>();
+    }
 
     int64_t integer(std::string_view key, int64_t fallback) {
         return present(key) ? toInteger(key, at(key)) : fallback;

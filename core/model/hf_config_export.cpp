@@ -26,6 +26,7 @@ public:
         writeDropout();
         if (m_.mla) writeMla();
         writeMoe();
+        writeHybrid();
         return j_;
     }
 
@@ -155,6 +156,73 @@ private:
             // The family's keys cannot say it exactly: state it outright.
             j_["trainmem_first_dense_layers"] = e.first_dense_layers;
             j_["trainmem_moe_layer_frequency"] = e.layer_frequency;
+        }
+    }
+
+    // The hybrids' layer pattern and mixer sizes in the family's spelling
+    // (hf_hybrid.cpp reads them back), the indexer, and the vision tower's
+    // count, which a text config cannot hold otherwise.
+    void writeHybrid() {
+        if (m_.indexer) {
+            j_["index_n_heads"] = m_.indexer->heads;
+            j_["index_head_dim"] = m_.indexer->head_dim;
+            j_["index_topk"] = m_.indexer->topk;
+        }
+        if (m_.vision_parameters > 0) j_["trainmem_vision_parameters"] = m_.vision_parameters;
+        if (!m_.isHybrid()) return;
+        json types = json::array();
+        std::string pattern;
+        for (const LayerKind& k : m_.layer_kinds) {
+            switch (d_.layer_pattern) {
+                case LayerPatternKeys::LinearAttentionTypes:
+                    types.push_back(k.mixer == MixerKind::Attention ? "full_attention" : "linear_attention");
+                    break;
+                case LayerPatternKeys::MambaAttentionTypes:
+                    types.push_back(k.mixer == MixerKind::Attention ? "attention" : "mamba");
+                    break;
+                case LayerPatternKeys::ConvAttentionTypes:
+                    types.push_back(k.mixer == MixerKind::Attention ? "full_attention" : "conv");
+                    break;
+                case LayerPatternKeys::HybridOverride:
+                    pattern += k.mixer == MixerKind::Mamba2     ? 'M'
+                               : k.mixer == MixerKind::Attention ? '*'
+                               : k.ffn == FfnKind::Moe           ? 'E'
+                                                                 : '-';
+                    break;
+                case LayerPatternKeys::None:
+                    break;
+            }
+        }
+        if (d_.layer_pattern == LayerPatternKeys::HybridOverride)
+            j_["hybrid_override_pattern"] = pattern;
+        else
+            j_["layer_types"] = std::move(types);
+        if (m_.linear_attention) {
+            const LinearAttentionConfig& g = *m_.linear_attention;
+            j_["linear_num_key_heads"] = g.key_heads;
+            j_["linear_num_value_heads"] = g.value_heads;
+            j_["linear_key_head_dim"] = g.key_head_dim;
+            j_["linear_value_head_dim"] = g.value_head_dim;
+            j_["linear_conv_kernel_dim"] = g.conv_kernel;
+            j_["attn_output_gate"] = m_.attention_output_gate;
+        }
+        if (m_.mamba) {
+            const bool granite = d_.layer_pattern == LayerPatternKeys::MambaAttentionTypes;
+            const MambaConfig& x = *m_.mamba;
+            j_[granite ? "mamba_n_heads" : "mamba_num_heads"] = x.heads;
+            j_[granite ? "mamba_d_head" : "mamba_head_dim"] = x.head_dim;
+            j_[granite ? "mamba_d_state" : "ssm_state_size"] = x.state_size;
+            j_[granite ? "mamba_n_groups" : "n_groups"] = x.groups;
+            j_[granite ? "mamba_d_conv" : "conv_kernel"] = x.conv_kernel;
+            j_[granite ? "mamba_chunk_size" : "chunk_size"] = x.chunk_size;
+            j_[granite ? "mamba_conv_bias" : "use_conv_bias"] = x.conv_bias;
+            j_[granite ? "mamba_proj_bias" : "use_bias"] = x.proj_bias;
+        }
+        if (m_.short_conv) {
+            j_["conv_L_cache"] = m_.short_conv->kernel;
+            j_["conv_bias"] = m_.short_conv->bias;
+            // The width is written as it is, not as block_ff_dim to adjust again.
+            j_["block_auto_adjust_ff_dim"] = false;
         }
     }
 

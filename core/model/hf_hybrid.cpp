@@ -224,6 +224,9 @@ void readIndexer(ConfigReader& r, const FamilySpec& d, ModelConfig& m) {
 }
 
 void readMtpLayers(ConfigReader& r, const FamilySpec& d, ModelConfig& m) {
+    // A vision tower's count, as exportHuggingFaceConfig writes a
+    // multimodal model's text config (trainmem's own key).
+    if (r.present("trainmem_vision_parameters")) m.vision_parameters = r.parameterCount("trainmem_vision_parameters");
     m.mtp_layers = d.mtp_layers;
     for (std::string_view key : {"num_nextn_predict_layers", "mtp_num_hidden_layers"}) {
         if (!r.present(key)) continue;

@@ -65,6 +65,19 @@ TEST(HybridFamilies, StoredMtpLayersOfAPresetMakeItsHubTotal) {
     EXPECT_EQ(c.checkpoint, 110'468'824'832);
 }
 
+// What the app saves as config.json reads back as the same model: the
+// layer pattern, the mixers' sizes, the indexer, MTP and vision counts.
+TEST(HybridFamilies, ExportedConfigsReadBackIdentically) {
+    for (const PublishedTotal& t : kTotals) {
+        SCOPED_TRACE(t.fixture);
+        const ModelConfig m = importFixture(std::string("hybrids/") + t.fixture).model;
+        const Expected<ImportedModel> back = importHuggingFaceConfig(exportHuggingFaceConfig(m));
+        ASSERT_TRUE(back.ok()) << back.error().text();
+        EXPECT_TRUE(back->model == m) << exportHuggingFaceConfig(m).dump(1);
+        EXPECT_EQ(countParameters(back->model).checkpoint, t.checkpoint);
+    }
+}
+
 TEST(HybridFamilies, LayerPatternsAreTheConfigs) {
     // Qwen3-Next: every 4th layer full attention, the rest Gated DeltaNet.
     const ModelConfig next = importFixture("hybrids/qwen3-next-80b-a3b.json").model;
