@@ -1,6 +1,6 @@
 """Small decoder blocks written op for op as the Hugging Face eager modeling
 files write them (modeling_llama, _mistral, _qwen2, _qwen3, _olmo2, _gemma,
-_gemma2, _gemma3, _gpt2, _mixtral, _qwen2_moe, _deepseek_v3, _glm4_moe, _gpt_oss; Llama 4's
+_gemma2, _gemma3, _gpt2, _mixtral, _qwen2_moe, _deepseek_v3 (and _deepseek_v32 with its indexer), _glm4_moe, _gpt_oss; Llama 4's
 attention and MoE in hf_llama4.py, DeepSeek-V2's rotary and MoE in
 hf_deepseek_v2.py), with
 PEFT-style LoRA adapters and a flash-attention stand-in that saves what
@@ -204,6 +204,16 @@ class DeepseekV3Attention(nn.Module):
         self.scaling = self.qk ** -0.5
         self.dropout = c["attention_dropout"]
         self.flash = c["attention"] == "flash"
+        # DeepSeek-V3.2 / GLM-5 (modular_deepseek_v32.py at transformers
+        # 01f8fa55): the lightning indexer, run under no_grad as released,
+        # picks the top-k keys of each query; the others are masked.
+        self.indexer = None
+        if c.get("indexer"):
+            from hf_hybrid import DeepseekV32Indexer
+            ix = c["indexer"]
+            self.indexer = DeepseekV32Indexer(dict(hidden_size=h, index_n_heads=ix["heads"],
+                                                   index_head_dim=ix["head_dim"], qk_rope_head_dim=self.rope,
+                                                   index_topk=ix["topk"], q_lora_rank=self.q_lora), False)
 
     def rotate(self, q_rot, k_rot, cos, sin):
         return apply_rotary_pos_emb_interleave(q_rot, k_rot, cos, sin)
@@ -215,6 +225,7 @@ class DeepseekV3Attention(nn.Module):
                 q = self.q_a_proj(x)
             with op("q_a_layernorm"):
                 q = self.q_a_layernorm(q)
+            q_resid = q
             with op("q_b_proj"):
                 q = self.q_b_proj(q)
         else:
@@ -237,6 +248,11 @@ class DeepseekV3Attention(nn.Module):
         with op("query / key concatenation"):
             q = torch.cat((q_pass, q_rot), dim=-1)
             k = torch.cat((k_pass, k_rot), dim=-1)
+        if self.indexer is not None and not self.flash:
+            with op("indexer (no_grad)"):
+                idx, _ = self.indexer(x, q_resid, cos[..., : self.rope], sin[..., : self.rope], mask[:, 0])
+                keep = torch.zeros(b, s, s, dtype=torch.bool).scatter_(-1, idx.long(), True)
+                mask = mask.masked_fill(~keep.unsqueeze(1), torch.finfo(mask.dtype).min)
         if self.flash:
             with op("flash attention"):
                 v = F.pad(v, [0, self.qk - self.vd])

@@ -79,7 +79,10 @@ def hf_model_keys(c):
     if c["model_type"] == "gemma3_text":
         for k in ("rope_theta", "rope_local_base_freq"):
             out[k] = c[k]
-    if c["model_type"] == "deepseek_v3":
+    if c["model_type"] in ("deepseek_v3", "deepseek_v32"):
+        if c["model_type"] == "deepseek_v32":
+            for k in ("index_n_heads", "index_head_dim", "index_topk"):
+                out[k] = c[k]
         for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
                   "moe_intermediate_size", "n_routed_experts", "num_experts_per_tok", "n_shared_experts", "n_group",
                   "topk_group", "routed_scaling_factor", "first_k_dense_replace"):
@@ -177,6 +180,14 @@ FAMILIES = {
                         intermediate_size=160, moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2,
                         n_shared_experts=1, n_group=2, topk_group=1, routed_scaling_factor=2.5,
                         first_k_dense_replace=1, hidden_act="silu", tie_word_embeddings=False),
+    # DeepSeek-V3.2: V3's blocks with the lightning indexer (its top-k below
+    # the sequence, so the mask it makes matters), run under no_grad.
+    "deepseek_v32": dict(model_type="deepseek_v32", hidden_size=64, num_attention_heads=4, num_key_value_heads=4,
+                         q_lora_rank=24, kv_lora_rank=16, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+                         intermediate_size=160, moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2,
+                         n_shared_experts=1, n_group=2, topk_group=1, routed_scaling_factor=2.5,
+                         first_k_dense_replace=1, hidden_act="silu", tie_word_embeddings=False,
+                         index_n_heads=2, index_head_dim=16, index_topk=5),
     # DeepSeek-V2-Lite's structure: MLA without q compression (q_lora_rank
     # null), the complex rotary, a leading dense layer, a softmax router with
     # greedy top-k, weights scaled and not renormalised (norm_topk_prob false

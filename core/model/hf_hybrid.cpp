@@ -208,7 +208,13 @@ void readHybridLayers(ConfigReader& r, const FamilySpec& d, ModelConfig& m, std:
 }
 
 void readIndexer(ConfigReader& r, const FamilySpec& d, ModelConfig& m) {
-    if (d.indexer_sizes.heads <= 0) return;
+    // Another family has an indexer only when its config says index_n_heads
+    // (as exportHuggingFaceConfig writes a renamed DeepSeek-V3.2), and then
+    // states all three sizes.
+    const bool family = d.indexer_sizes.heads > 0;
+    if (!family && !r.present("index_n_heads")) return;
+    for (const char* key : {"index_n_heads", "index_head_dim", "index_topk"})
+        if (!family && !r.present(key)) r.fail(key, "required for a sparse-attention indexer");
     IndexerConfig x;
     x.heads = r.integer("index_n_heads", d.indexer_sizes.heads);
     x.head_dim = r.integer("index_head_dim", d.indexer_sizes.head_dim);

@@ -63,6 +63,11 @@ nlohmann::json describeModel(const ModelConfig& m) {
         describeFields(moe, m, [](ModelSection s) { return s == ModelSection::Experts; });
         d["moe"] = std::move(moe);
     }
+    // DeepSeek Sparse Attention's indexer (validation builds it and runs it
+    // as transformers does, under no_grad).
+    d["indexer"] = nullptr;
+    if (m.indexer)
+        d["indexer"] = {{"heads", m.indexer->heads}, {"head_dim", m.indexer->head_dim}, {"topk", m.indexer->topk}};
     d["mla"] = nullptr;
     if (m.mla) {
         json mla = json::object();

@@ -34,6 +34,14 @@ MlaConfig& editMla(ModelConfig& m) {
 #define TM_MOE(member)                                                          \
     [](const ModelConfig& m) -> json { return moeOf(m) ? json(moeOf(m)->member) : json(nullptr); }, \
         [](ModelConfig& m, const json& v) { v.get_to(editMoe(m).member); }
+const IndexerConfig* indexerOf(const ModelConfig& m) { return m.indexer ? &*m.indexer : nullptr; }
+IndexerConfig& editIndexer(ModelConfig& m) {
+    if (!m.indexer) m.indexer.emplace();
+    return *m.indexer;
+}
+#define TM_INDEXER(member)                                                      \
+    [](const ModelConfig& m) -> json { return indexerOf(m) ? json(indexerOf(m)->member) : json(nullptr); }, \
+        [](ModelConfig& m, const json& v) { v.get_to(editIndexer(m).member); }
 #define TM_MLA(member)                                                          \
     [](const ModelConfig& m) -> json { return mlaOf(m) ? json(mlaOf(m)->member) : json(nullptr); }, \
         [](ModelConfig& m, const json& v) { v.get_to(editMla(m).member); }
@@ -285,6 +293,19 @@ std::vector<ModelFieldRow> makeRows() {
          "checkpoint's total, not trained.",
          R::NonNegative, [](const FamilySpec&) { return same("num_nextn_predict_layers"); }, {"mtp_num_hidden_layers"},
          [](const FamilySpec& f) { return json(f.mtp_layers); }, {}, "", 0, 16, TM_FIELD(mtp_layers)},
+        {ModelField::IndexHeads, "indexer.heads", T::Integer, S::Latent, "Indexer heads",
+         "DeepSeek Sparse Attention's lightning indexer (index_n_heads): 64 (DeepSeek-V3.2), 32 (GLM-5). Its "
+         "parameters count as weights; it runs under no_grad and keeps nothing for backward.",
+         R::Positive, [](const FamilySpec&) { return same("index_n_heads"); }, {},
+         [](const FamilySpec& f) { return orNull(f.indexer_sizes.heads); }, {}, "", 1, 1024, TM_INDEXER(heads)},
+        {ModelField::IndexHeadDim, "indexer.head_dim", T::Integer, S::Latent, "Indexer head dim",
+         "Width of one indexer head (index_head_dim): 128.",
+         R::Positive, [](const FamilySpec&) { return same("index_head_dim"); }, {},
+         [](const FamilySpec& f) { return orNull(f.indexer_sizes.head_dim); }, {}, "", 1, 4096, TM_INDEXER(head_dim)},
+        {ModelField::IndexTopk, "indexer.topk", T::Integer, S::Latent, "Indexer top-k",
+         "Keys each query attends to (index_topk): 2048.",
+         R::Positive, [](const FamilySpec&) { return same("index_topk"); }, {},
+         [](const FamilySpec& f) { return orNull(f.indexer_sizes.topk); }, {}, "", 1, 1 << 20, TM_INDEXER(topk)},
     };
     return rows;
 }

@@ -34,11 +34,11 @@ enum class ModelField {
     NumExperts, ExpertsPerToken, ExpertFfn, SharedExperts, SharedExpertFfn, SharedExpertGate, FirstDenseLayers,
     LayerFrequency, RouterScoreBias, NormTopkProb, RoutingGroups, RoutingGroupsKept, CapacityFactor,
     QLoraRank, KvLoraRank, QkNopeHeadDim, QkRopeHeadDim, VHeadDim,
-    MtpLayers,
+    MtpLayers, IndexHeads, IndexHeadDim, IndexTopk,
 };
 // How many fields there are (ModelField's last value + 1): sizes tables
 // indexed by ModelField.
-inline constexpr size_t kModelFieldCount = static_cast<size_t>(ModelField::MtpLayers) + 1;
+inline constexpr size_t kModelFieldCount = static_cast<size_t>(ModelField::IndexTopk) + 1;
 
 enum class ModelFieldType {
     Integer,  // int64_t

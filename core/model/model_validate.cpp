@@ -148,6 +148,10 @@ const std::vector<const ModelFieldRow*>& rowsOf(RowGroup group) {
 void checkSection(ModelChecker& c, const ModelConfig& m, RowGroup group) {
     for (const ModelFieldRow* r : rowsOf(group)) {
         const ModelFieldRow& row = *r;
+        // The sparse-attention indexer is optional within latent attention.
+        if (!m.indexer && (row.field == ModelField::IndexHeads || row.field == ModelField::IndexHeadDim ||
+                           row.field == ModelField::IndexTopk))
+            continue;
         // GPT-2's learned position table needs at least one row; a rotary
         // model may leave max_position_embeddings 0.
         if (row.field == ModelField::MaxPositions && m.learned_positions)

@@ -54,7 +54,7 @@ TEST(ActivationGroundTruth, FileCoversTheGrid) {
         checkpointing.insert(c.at("training").at("checkpointing").get<std::string>());
         finetuning.insert(c.at("training").at("finetuning").get<std::string>());
     }
-    EXPECT_EQ(families, (std::set<std::string>{"deepseek_v2", "deepseek_v3", "gemma", "gemma2", "gemma3_text", "glm4_moe", "gpt2", "gpt_oss", "llama", "llama4_text", "granite", "mistral", "mixtral", "olmo2", "phi3", "qwen2",
+    EXPECT_EQ(families, (std::set<std::string>{"deepseek_v2", "deepseek_v3", "deepseek_v32", "gemma", "gemma2", "gemma3_text", "glm4_moe", "gpt2", "gpt_oss", "llama", "llama4_text", "granite", "mistral", "mixtral", "olmo2", "phi3", "qwen2",
                                          "qwen2_moe", "qwen3", "qwen3_moe", "smollm3"}));
     EXPECT_EQ(precisions, (std::set<std::string>{"amp-bf16", "fp32", "mixed-bf16"}));
     EXPECT_EQ(attentions.size(), 2u);

@@ -94,6 +94,8 @@ const PublishedCount kPublished[] = {
     // MTP layer, and GLM-4.5-Air's own Hub total less that layer
     // (presets/models/README.md note 8).
     {"glm-4.5-air", 106'852'251'264},
+    {"deepseek-v3.2", 671'877'944'064},  // with the indexer; the checkpoint's total is in HybridFamilies
+    {"glm-5", 743'911'218'432},
     // Llama-4-Scout's text model: the multimodal checkpoint's Hub total less
     // its vision encoder and projector (presets/models/README.md note 9).
     {"llama-4-scout", 107'769'861'120},
