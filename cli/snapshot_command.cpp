@@ -114,6 +114,8 @@ std::string table(const std::string& file, const MemorySnapshot& snapshot, const
                             percent(relativeError(e.reserved_bytes, t.reserved_peak_bytes))});
         cmp.rows.push_back({"peak phase", t.peak_phase, std::string(phaseName(e.peak_phase)), ""});
         out += "\nEstimate of " + comparison->scenario + "\n" + renderPlain(cmp);
+        if (const auto mismatch = snapshotMismatch(t.allocated_peak_bytes, e.allocated_bytes))
+            out += "Warning:  " + *mismatch + "\n";
     }
     if (!t.warnings.empty()) {
         out += "\nWarnings:\n";
@@ -153,6 +155,8 @@ nlohmann::json json(const std::string& file, const MemorySnapshot& snapshot, con
                          {"peak_phase", phaseName(e.peak_phase)},
                          {"allocated_error", relativeError(e.allocated_bytes, t.allocated_peak_bytes)},
                          {"reserved_error", relativeError(e.reserved_bytes, t.reserved_peak_bytes)}};
+        if (const auto mismatch = snapshotMismatch(t.allocated_peak_bytes, e.allocated_bytes))
+            j["estimate"]["mismatch"] = *mismatch;
     }
     return j;
 }

@@ -7,6 +7,7 @@
 
 #include "core/scenario/batch.h"
 #include "core/account/estimate.h"
+#include "core/snapshot/memory_snapshot.h"
 #include "ui/chart_views.h"
 #include "ui/component_palette.h"
 
@@ -86,6 +87,8 @@ void addMeasured(TimelineDrawing& drawing, const MeasuredSnapshot& measured) {
     drawing.measured = alignMeasured(measured, drawing.timeline);
     drawing.measuredSummary = peakComparison(drawing.measured->allocated_peak_bytes, drawing.measured->peak_phase,
                                              drawing.timeline.peak_bytes(), drawing.units);
+    if (const auto mismatch = snapshotMismatch(drawing.measured->allocated_peak_bytes, drawing.timeline.peak_bytes()))
+        drawing.measured->warnings << QString::fromStdString(*mismatch);
 }
 
 }  // namespace trainmem::ui

@@ -3,6 +3,7 @@
 // (_memory_snapshot_pickled) and the legacy handling in torch's viewer
 // (torch/utils/viz/MemoryViz.js, annotate_snapshot).
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <unordered_map>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "core/snapshot/memory_snapshot.h"
 
 #include "core/base/json_input.h"  // readInputFile
+#include "core/base/units.h"
 
 namespace trainmem {
 
@@ -356,6 +358,18 @@ std::vector<int64_t> snapshotDevices(const MemorySnapshot& snapshot) {
     std::sort(devices.begin(), devices.end());
     devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
     return devices;
+}
+
+std::optional<std::string> snapshotMismatch(int64_t measured, int64_t estimated) {
+    if (measured <= 0 || estimated <= 0) return std::nullopt;
+    const double ratio = static_cast<double>(std::max(measured, estimated)) / static_cast<double>(std::min(measured, estimated));
+    if (ratio <= kSnapshotMismatchFactor) return std::nullopt;
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%.1f", ratio);
+    return std::string("this snapshot does not look like this scenario: its allocated peak (") +
+           formatBytes(measured) + ") and the estimate's (" + formatBytes(estimated) +
+           ") are " + factor + "x apart; set the scenario the snapshot was recorded from (model, batch, sequence, "
+           "layout) before reading the error";
 }
 
 }  // namespace trainmem

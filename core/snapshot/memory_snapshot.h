@@ -145,4 +145,11 @@ Expected<SnapshotTimeline> snapshotTimeline(const MemorySnapshot& snapshot, cons
 // a plot of the result has the original's envelope.
 Expected<std::vector<MemoryCurvePoint>> downsampleCurve(const std::vector<MemoryCurvePoint>& curve, size_t max_points);
 
+// A snapshot set beside an estimate of another run: the measured and the
+// estimated allocated peaks more than kSnapshotMismatchFactor apart (the
+// estimator's published errors stay far inside it: docs/accuracy.md). Says
+// so, with both peaks and the factor, or nothing when they are comparable.
+inline constexpr double kSnapshotMismatchFactor = 3.0;
+std::optional<std::string> snapshotMismatch(int64_t measured_peak_bytes, int64_t estimated_peak_bytes);
+
 }  // namespace trainmem

@@ -411,5 +411,20 @@ TEST(SnapshotPhases, FrameNamesDecideThePhase) {
     EXPECT_EQ(phaseLabel(std::nullopt), "unknown");
 }
 
+// Within the estimator's published errors (tens of percent) a comparison is
+// read as one; beyond 3x it is a snapshot of another run, and says so with
+// both peaks (issue 27: an unrelated scenario read +31,113% without a word).
+TEST(SnapshotMismatch, OnlyPeaksFarApartAreAnotherRun) {
+    const int64_t GiB = int64_t{1} << 30;
+    EXPECT_FALSE(snapshotMismatch(10 * GiB, 14 * GiB));
+    EXPECT_FALSE(snapshotMismatch(10 * GiB, 30 * GiB));
+    EXPECT_FALSE(snapshotMismatch(10 * GiB, 0));
+    const auto over = snapshotMismatch(1 * GiB, 40 * GiB);
+    ASSERT_TRUE(over);
+    EXPECT_NE(over->find("does not look like this scenario"), std::string::npos) << *over;
+    EXPECT_NE(over->find("40.0x apart"), std::string::npos) << *over;
+    EXPECT_TRUE(snapshotMismatch(40 * GiB, 1 * GiB));
+}
+
 }  // namespace
 }  // namespace trainmem

@@ -174,6 +174,8 @@ TEST(TimelineSnapshot, OpeningTheFixtureShowsItsPeakWorkedOutByHand) {
     EXPECT_TRUE(d.measuredSummary.contains(QString::fromStdString(formatBytes(d.timeline.peak_bytes()))))
         << d.measuredSummary.toStdString();
     EXPECT_TRUE(on.tab.statusText().contains(d.measuredSummary)) << on.tab.statusText().toStdString();
+    // The fixture's step is not this GPT-2 scenario: the status says so.
+    EXPECT_TRUE(on.tab.statusText().contains("does not look like this scenario")) << on.tab.statusText().toStdString();
 }
 
 TEST(TimelineSnapshot, FixtureIsAlignedPhaseByPhaseOntoTheEstimatedStep) {
