@@ -245,7 +245,10 @@ const FamilySpec kFamilies[] = {
      .num_layers = 62, .num_heads = 48, .num_kv_heads = 8, .head_dim = 128, .max_positions = 196608,
      .reads_attention_bias = false, .qk_norm = true, .qk_norm_span = QkNormSpan::Projection,
      .partial_rotary_factor = 0.5, .num_experts = 256, .experts_per_token = 8, .router_score_bias = true,
-     .fp32_router = true},
+     .fp32_router = true,
+     .activation_caveat = "activations: MiniMax-M2's blocks have no autograd ground-truth case yet; they are counted "
+                          "with OLMo 2's whole-projection q/k norms and DeepSeek-V3's fp32 sigmoid router "
+                          "(docs/memory-model.md, Layer kinds)"},
     // Qwen3_5TextConfig (configuration_qwen3_5.py at 8116e632): Qwen3-Next's
     // layers with a dense SwiGLU MLP; the checkpoint (qwen3_5) is
     // multimodal, its text model under text_config, its vision tower a
