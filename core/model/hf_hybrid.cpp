@@ -72,7 +72,7 @@ void readLinearAttentionLayers(ConfigReader& r, const FamilySpec& d, ModelConfig
 MambaConfig readMamba(ConfigReader& r, bool granite) {
     MambaConfig s;
     // NemotronHConfig's spellings, then GraniteMoeHybridConfig's.
-    s.heads = r.integer(granite ? "mamba_n_heads" : "mamba_num_heads", granite ? 128 : 128);
+    s.heads = r.integer(granite ? "mamba_n_heads" : "mamba_num_heads", 128);
     const std::string_view head_key = granite ? "mamba_d_head" : "mamba_head_dim";
     const std::optional<std::string> automatic = granite && r.present(head_key) && r.isText(head_key)
                                                      ? r.text(head_key) : std::nullopt;
@@ -140,10 +140,11 @@ void readGraniteLayers(ConfigReader& r, ModelConfig& m) {
         return;
     }
     MambaConfig s = readMamba(r, true);
-    // mamba_d_head "auto" (the class default): mamba_expand * h / mamba_n_heads.
-    if (r.has("mamba_d_head") && !r.present("mamba_d_head")) s.head_dim = 0;
+    // mamba_d_head "auto", null or absent (the class default "auto"):
+    // mamba_expand * h / mamba_n_heads.
+    const bool automatic = !r.present("mamba_d_head") || r.isText("mamba_d_head");
     const int64_t expand = r.integer("mamba_expand", 2);
-    if (!r.present("mamba_d_head") && s.heads > 0) s.head_dim = expand * m.hidden_size / s.heads;
+    if (automatic && s.heads > 0) s.head_dim = expand * m.hidden_size / s.heads;
     m.mamba = s;
 }
 

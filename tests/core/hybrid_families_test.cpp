@@ -104,6 +104,34 @@ TEST(HybridFamilies, LayerPatternsAreTheConfigs) {
     EXPECT_EQ(lfm.ffn_hidden_size, 8192);
 }
 
+// Granite 4.0-H-Small's sizes (ibm-granite/granite-4.0-h-small; 36 Mamba-2
+// and 4 attention layers, every layer with its experts and shared MLP)
+// count its published 32,207,337,984 whatever mamba_d_head says, given or
+// "auto" (GraniteMoeHybridConfig: mamba_expand * h / mamba_n_heads = 64).
+// Which four layers attend was not verified; the count does not depend on it.
+TEST(HybridFamilies, GraniteHeadWidthAutoIsExpandTimesHiddenOverHeads) {
+    nlohmann::json c = {{"model_type", "granitemoehybrid"}, {"hidden_size", 4096}, {"num_hidden_layers", 40},
+                        {"num_attention_heads", 32}, {"num_key_value_heads", 8}, {"num_local_experts", 72},
+                        {"num_experts_per_tok", 10}, {"intermediate_size", 768}, {"shared_intermediate_size", 1536},
+                        {"mamba_n_heads", 128}, {"mamba_n_groups", 1}, {"mamba_d_state", 128}, {"mamba_d_conv", 4},
+                        {"mamba_expand", 2}, {"mamba_conv_bias", true}, {"mamba_proj_bias", false},
+                        {"vocab_size", 100352}, {"tie_word_embeddings", true}};
+    nlohmann::json types = nlohmann::json::array();
+    for (int i = 0; i < 40; ++i) types.push_back(i % 10 == 5 ? "attention" : "mamba");
+    c["layer_types"] = types;
+    for (const nlohmann::json& head : {nlohmann::json(64), nlohmann::json("auto")}) {
+        c["mamba_d_head"] = head;
+        const Expected<ImportedModel> r = importHuggingFaceConfig(c);
+        ASSERT_TRUE(r.ok()) << r.error().text();
+        EXPECT_EQ(r->model.mamba->head_dim, 64);
+        EXPECT_EQ(countParameters(r->model).checkpoint, 32'207'337'984);
+    }
+    c["mamba_d_head"] = "wide";
+    const Expected<ImportedModel> bad = importHuggingFaceConfig(c);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().field, "model.mamba_d_head");
+}
+
 TEST(HybridFamilies, BadPatternsAreNamedByTheirKey) {
     nlohmann::json c = hf_test::readJson(hf_test::kRoot / "tests/data/hf/hybrids/nemotron-3-nano-30b-a3b.json");
     c["hybrid_override_pattern"] = std::string(51, 'M') + "X";
