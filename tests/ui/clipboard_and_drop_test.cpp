@@ -17,18 +17,6 @@ namespace {
 
 using namespace test;
 
-bool dropFile(MainWindow& window, const QString& path) {
-    QMimeData mime;
-    mime.setUrls({QUrl::fromLocalFile(path)});
-    const QPoint centre = window.rect().center();
-    QDragEnterEvent enter(centre, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(&window, &enter);
-    if (!enter.isAccepted()) return false;
-    QDropEvent drop(QPointF(centre), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(&window, &drop);
-    return drop.isAccepted();
-}
-
 TEST(DragAndDrop, DroppedConfigJsonBecomesTheModel) {
     auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
     ASSERT_TRUE(dropFile(*window, QStringLiteral(TRAINMEM_TEST_DATA_DIR "/hf/qwen2_defaults.json")));

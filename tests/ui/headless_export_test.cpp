@@ -13,24 +13,8 @@
 namespace trainmem::ui {
 namespace {
 
-struct AppRun {
-    int status;
-    QString err;
-};
-
-AppRun runApp(const QStringList& args) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.remove("QT_QPA_PLATFORM");  // the app must choose offscreen by itself
-    env.insert("TRAINMEM_PRESETS", TRAINMEM_PRESETS_DIR);
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(TRAINMEM_APP_EXE), args);
-    EXPECT_TRUE(p.waitForFinished(60000));
-    QString err;
-    for (const QString& line : QString::fromLocal8Bit(p.readAllStandardError()).split('\n', Qt::SkipEmptyParts))
-        if (!line.startsWith("QStandardPaths:")) err += line + '\n';  // harmless Qt noise without XDG_RUNTIME_DIR
-    return {p.exitCode(), err};
-}
+using test::AppRun;
+using test::runApp;
 
 TEST(HeadlessExport, WritesThePngAtTheRequestedSizeAndExitsZero) {
     QTemporaryDir dir;

@@ -27,18 +27,6 @@ using namespace test;
 
 const QString kRunConfigs = QStringLiteral(TRAINMEM_TEST_DATA_DIR "/run_configs/");
 
-bool dropFile(MainWindow& window, const QString& path) {
-    QMimeData mime;
-    mime.setUrls({QUrl::fromLocalFile(path)});
-    const QPoint centre = window.rect().center();
-    QDragEnterEvent enter(centre, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(&window, &enter);
-    if (!enter.isAccepted()) return false;
-    QDropEvent drop(QPointF(centre), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-    QApplication::sendEvent(&window, &drop);
-    return drop.isAccepted();
-}
-
 // What trainmem-cli import reads from the file (the core's importer, with
 // companions beside it, as the app resolves them).
 runconfig::RunConfigImport cliImport(const QString& path) {

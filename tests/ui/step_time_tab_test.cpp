@@ -149,15 +149,9 @@ TEST(StepTimeTab, SaysWhyAGpuWithoutRatesIsNotTimedAndGivesTheAssumptions) {
 
 TEST(StepTimeTab, ExportsHeadlessLikeTheOtherViews) {
     QTemporaryDir dir;
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.remove("QT_QPA_PLATFORM");
-    env.insert("TRAINMEM_PRESETS", TRAINMEM_PRESETS_DIR);
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(TRAINMEM_APP_EXE),
-            {"--preset", "llama3.1-8b-fsdp-8xh100", "--view", "steptime", "--size", "column", "--export", dir.filePath("t.svg")});
-    ASSERT_TRUE(p.waitForFinished(60000));
-    EXPECT_EQ(p.exitCode(), 0) << p.readAllStandardError().toStdString();
+    const AppRun r = runApp(
+        {"--preset", "llama3.1-8b-fsdp-8xh100", "--view", "steptime", "--size", "column", "--export", dir.filePath("t.svg")});
+    ASSERT_EQ(r.status, 0) << r.err.toStdString();
     QFile svg(dir.filePath("t.svg"));
     ASSERT_TRUE(svg.open(QIODevice::ReadOnly));
     const QString text = QString::fromUtf8(svg.readAll());
