@@ -18,6 +18,46 @@ void describeFields(nlohmann::json& d, const ModelConfig& m, bool (*in)(ModelSec
         if (!row.described_as.empty() && in(row.section)) d[std::string(row.described_as)] = row.get(m);
 }
 
+const char* mixerName(MixerKind k) {
+    switch (k) {
+        case MixerKind::Attention: return "attention";
+        case MixerKind::GatedDeltaNet: return "gated_deltanet";
+        case MixerKind::Mamba2: return "mamba2";
+        case MixerKind::ShortConv: return "short_conv";
+        case MixerKind::None: return "none";
+    }
+    return "none";
+}
+
+const char* ffnName(FfnKind k) {
+    return k == FfnKind::Dense ? "dense" : k == FfnKind::Moe ? "moe" : "none";
+}
+
+// The hybrids' layers and their mixers' sizes (issue 23): validation builds
+// each layer of the kind the importer read.
+void describeHybrid(nlohmann::json& d, const ModelConfig& m) {
+    using nlohmann::json;
+    d["layer_kinds"] = nullptr;
+    if (m.isHybrid()) {
+        json kinds = json::array();
+        for (const LayerKind& k : m.layer_kinds) kinds.push_back({{"mixer", mixerName(k.mixer)}, {"ffn", ffnName(k.ffn)}});
+        d["layer_kinds"] = std::move(kinds);
+    }
+    d["attention_output_gate"] = m.attention_output_gate;
+    d["linear_attention"] = nullptr;
+    if (const auto& g = m.linear_attention)
+        d["linear_attention"] = {{"key_heads", g->key_heads},         {"value_heads", g->value_heads},
+                                 {"key_head_dim", g->key_head_dim},   {"value_head_dim", g->value_head_dim},
+                                 {"conv_kernel", g->conv_kernel}};
+    d["mamba"] = nullptr;
+    if (const auto& x = m.mamba)
+        d["mamba"] = {{"heads", x->heads},         {"head_dim", x->head_dim},       {"state_size", x->state_size},
+                      {"groups", x->groups},       {"conv_kernel", x->conv_kernel}, {"chunk_size", x->chunk_size},
+                      {"conv_bias", x->conv_bias}, {"proj_bias", x->proj_bias}};
+    d["short_conv"] = nullptr;
+    if (const auto& c = m.short_conv) d["short_conv"] = {{"kernel", c->kernel}, {"bias", c->bias}};
+}
+
 }  // namespace
 
 nlohmann::json describeModel(const ModelConfig& m) {
@@ -68,6 +108,7 @@ nlohmann::json describeModel(const ModelConfig& m) {
     d["indexer"] = nullptr;
     if (m.indexer)
         d["indexer"] = {{"heads", m.indexer->heads}, {"head_dim", m.indexer->head_dim}, {"topk", m.indexer->topk}};
+    describeHybrid(d, m);
     d["mla"] = nullptr;
     if (m.mla) {
         json mla = json::object();

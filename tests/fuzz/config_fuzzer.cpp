@@ -22,6 +22,7 @@
 #include "core/model/hf_config.h"
 #include "core/model/hf_families.h"
 #include "core/scenario/scenario.h"
+#include "tests/fuzz/fuzz_check.h"
 
 namespace {
 
@@ -34,10 +35,6 @@ double cpuSeconds() {
     timespec t{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
-}
-
-void check(bool condition) {
-    if (!condition) std::abort();
 }
 
 // A list of layer indices: runs (start, step, count) and stray values.
@@ -102,11 +99,11 @@ json fuzzedConfig(FuzzedDataProvider& in) {
 void checkEstimate(const trainmem::Scenario& scenario) {
     const auto estimate = trainmem::estimate(scenario);
     if (!estimate.ok()) {
-        check(!estimate.error().text().empty());
+        FUZZ_CHECK(!estimate.error().text().empty());
         return;
     }
-    check(estimate->peak.allocated_bytes >= 0 && estimate->peak.allocated_bytes <= estimate->peak.reserved_bytes);
-    check(estimate->fits == (estimate->headroom_bytes >= 0));
+    FUZZ_CHECK(estimate->peak.allocated_bytes >= 0 && estimate->peak.allocated_bytes <= estimate->peak.reserved_bytes);
+    FUZZ_CHECK(estimate->fits == (estimate->headroom_bytes >= 0));
 }
 
 }  // namespace
@@ -116,13 +113,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const json config = fuzzedConfig(in);
     const double started = cpuSeconds();
     const auto imported = trainmem::importHuggingFaceConfig(config);
-    check(cpuSeconds() - started < kTimeBoundSeconds);
+    FUZZ_CHECK(cpuSeconds() - started < kTimeBoundSeconds);
     if (!imported.ok()) {
-        check(!imported.error().field.empty() && !imported.error().message.empty());
+        FUZZ_CHECK(!imported.error().field.empty() && !imported.error().message.empty());
         return 0;
     }
     const trainmem::ModelConfig& m = imported->model;
-    if (m.moe) check(m.moe->first_dense_layers >= 0 && m.moe->first_dense_layers <= m.num_layers);
+    if (m.moe) FUZZ_CHECK(m.moe->first_dense_layers >= 0 && m.moe->first_dense_layers <= m.num_layers);
     // Estimating a 2^24-layer model is the estimator's own cost, bounded
     // elsewhere (tests/core/range_corners_test.cpp); keep to small ones here.
     if (m.num_layers <= 256) checkEstimate(trainmem::scenarioForModel(m));

@@ -18,37 +18,34 @@
 #include "core/base/json_input.h"
 #include "core/scenario/scenario.h"
 #include "core/scenario/scenario_file.h"
+#include "tests/fuzz/fuzz_check.h"
 
 namespace {
-
-void check(bool condition) {
-    if (!condition) std::abort();
-}
 
 void checkEstimate(const trainmem::Scenario& scenario) {
     const auto estimate = trainmem::estimate(scenario);
     const auto stages = trainmem::estimateStages(scenario);
-    check(estimate.ok() == stages.ok());
+    FUZZ_CHECK(estimate.ok() == stages.ok());
     if (!estimate.ok()) {
-        check(!estimate.error().text().empty());
+        FUZZ_CHECK(!estimate.error().text().empty());
         return;
     }
     const trainmem::StageEstimate& peak = estimate->peak;
     int64_t sum = 0;
     for (const int64_t bytes : peak.at_peak.bytes) {
-        check(bytes >= 0);
+        FUZZ_CHECK(bytes >= 0);
         sum += bytes;
     }
-    check(sum == peak.allocated_bytes);
-    check(0 <= peak.allocated_bytes && peak.allocated_bytes <= peak.reserved_bytes);
-    check(peak.reserved_bytes <= peak.device_bytes);
-    check(!estimate->too_large && !peak.too_large);
-    check(estimate->host_bytes >= 0);
-    check(estimate->headroom_bytes == estimate->capacity_bytes - peak.device_bytes);
-    check(estimate->fits == (estimate->headroom_bytes >= 0));
+    FUZZ_CHECK(sum == peak.allocated_bytes);
+    FUZZ_CHECK(0 <= peak.allocated_bytes && peak.allocated_bytes <= peak.reserved_bytes);
+    FUZZ_CHECK(peak.reserved_bytes <= peak.device_bytes);
+    FUZZ_CHECK(!estimate->too_large && !peak.too_large);
+    FUZZ_CHECK(estimate->host_bytes >= 0);
+    FUZZ_CHECK(estimate->headroom_bytes == estimate->capacity_bytes - peak.device_bytes);
+    FUZZ_CHECK(estimate->fits == (estimate->headroom_bytes >= 0));
     for (const trainmem::StageEstimate& stage : *stages) {
-        check(stage.allocated_bytes >= 0 && stage.allocated_bytes <= peak.allocated_bytes);
-        check(stage.reserved_bytes <= stage.device_bytes);
+        FUZZ_CHECK(stage.allocated_bytes >= 0 && stage.allocated_bytes <= peak.allocated_bytes);
+        FUZZ_CHECK(stage.reserved_bytes <= stage.device_bytes);
     }
 }
 
@@ -58,20 +55,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     auto json = trainmem::parseJsonText(text, "fuzz");
     if (!json.ok()) {
-        check(!json.error().message.empty());  // every error must say what is wrong
+        FUZZ_CHECK(!json.error().message.empty());  // every error must say what is wrong
         return 0;
     }
     // As a scenario file...
     if (auto scenario = trainmem::scenarioFromJson(*json); scenario.ok()) {
         checkEstimate(*scenario);
     } else {
-        check(!scenario.error().text().empty());
+        FUZZ_CHECK(!scenario.error().text().empty());
     }
     // ...and as a config.json.
     if (auto imported = trainmem::importHuggingFaceConfig(*json); imported.ok()) {
         checkEstimate(trainmem::scenarioForModel(imported->model));
     } else {
-        check(!imported.error().text().empty());
+        FUZZ_CHECK(!imported.error().text().empty());
     }
     return 0;
 }

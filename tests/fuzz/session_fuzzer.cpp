@@ -17,6 +17,7 @@
 #include "core/base/json_input.h"
 #include "core/scenario/scenario.h"
 #include "core/scenario/scenario_file.h"
+#include "tests/fuzz/fuzz_check.h"
 
 namespace {
 
@@ -29,20 +30,16 @@ double cpuSeconds() {
     return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
 }
 
-void check(bool condition) {
-    if (!condition) std::abort();
-}
-
 void useScenario(const nlohmann::json& value) {
     const auto scenario = trainmem::scenarioFromJson(value);
     if (!scenario.ok()) {
-        check(!scenario.error().text().empty());
+        FUZZ_CHECK(!scenario.error().text().empty());
         return;
     }
     const auto estimate = trainmem::estimate(*scenario);
     if (!estimate.ok()) return;
-    check(estimate->peak.allocated_bytes >= 0 && estimate->peak.allocated_bytes <= estimate->peak.reserved_bytes);
-    check(estimate->fits == (estimate->headroom_bytes >= 0));
+    FUZZ_CHECK(estimate->peak.allocated_bytes >= 0 && estimate->peak.allocated_bytes <= estimate->peak.reserved_bytes);
+    FUZZ_CHECK(estimate->fits == (estimate->headroom_bytes >= 0));
 }
 
 }  // namespace
@@ -51,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const double started = cpuSeconds();
     const auto session = trainmem::parseJsonText(std::string_view(reinterpret_cast<const char*>(data), size), "session.json");
     if (!session.ok()) {
-        check(!session.error().message.empty());
+        FUZZ_CHECK(!session.error().message.empty());
         return 0;
     }
     if (!session->is_object()) return 0;
@@ -65,6 +62,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (pin.is_object() && pin.contains("scenario")) useScenario(pin["scenario"]);
         }
     }
-    check(cpuSeconds() - started < kTimeBoundSeconds);
+    FUZZ_CHECK(cpuSeconds() - started < kTimeBoundSeconds);
     return 0;
 }

@@ -14,6 +14,7 @@
 
 #include "core/snapshot/memory_snapshot.h"
 #include "core/snapshot/pickle_reader.h"
+#include "tests/fuzz/fuzz_check.h"
 
 namespace {
 
@@ -53,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view bytes(reinterpret_cast<const char*>(data), size);
     auto value = trainmem::readPickle(bytes);
     if (!value.ok()) {
-        if (value.error().message.empty()) std::abort();  // every error must say what is wrong
+        FUZZ_CHECK(!value.error().message.empty());  // every error must say what is wrong
         return 0;
     }
     walk(value->view());
@@ -63,9 +64,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         auto timeline = trainmem::snapshotTimeline(*snapshot, trainmem::TimelineOptions{device, 8});
         if (!timeline.ok()) continue;
         for (const auto& point : timeline->curve) {
-            if (point.allocated_bytes < 0 || point.reserved_bytes < 0) std::abort();
+            FUZZ_CHECK(point.allocated_bytes >= 0 && point.reserved_bytes >= 0);
         }
-        if (timeline->curve.size() > 8) std::abort();
+        FUZZ_CHECK(timeline->curve.size() <= 8);
     }
     return 0;
 }
