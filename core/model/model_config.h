@@ -2,6 +2,7 @@
 // The architecture of a decoder-only transformer, independent of any file
 // format. Hugging Face config.json files are translated into this by
 // hf_config.h; every field has the meaning of the corresponding HF field.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,6 +67,18 @@ struct LayerKind {
     bool operator==(const LayerKind&) const = default;
 };
 
+// Every LayerKind as one index, for the tables kept per kind (parameters,
+// activations, per-stage layer counts).
+inline constexpr size_t kMixerKinds = 5;
+inline constexpr size_t kFfnKinds = 3;
+inline constexpr size_t kLayerKinds = kMixerKinds * kFfnKinds;
+inline constexpr size_t hybridKindIndex(LayerKind k) {
+    return static_cast<size_t>(k.mixer) * kFfnKinds + static_cast<size_t>(k.ffn);
+}
+inline constexpr LayerKind hybridKindAt(size_t i) {
+    return {static_cast<MixerKind>(i / kFfnKinds), static_cast<FfnKind>(i % kFfnKinds)};
+}
+
 // Gated DeltaNet (Qwen3NextGatedDeltaNet): linear_* keys of Qwen3NextConfig.
 struct LinearAttentionConfig {
     int64_t key_heads = 0;      // linear_num_key_heads
@@ -112,6 +125,12 @@ struct ShortConvConfig {
 // model comes near it; it keeps every product of two sizes (and the parameter
 // total validate() checks) far inside int64_t.
 inline constexpr int64_t kMaxModelSize = int64_t{1} << 24;
+// The most layers a model may have: 65,536, some 250 times the deepest public
+// model (DeepSeek-V3, 61; Llama 3.1 405B, 126). The account walks a stage's
+// blocks where the checkpointing policy makes depth matter (every-k and its
+// kin) and a hybrid's layer list one by one, so this bound is also the bound
+// on that work (docs/robustness.md).
+inline constexpr int64_t kMaxLayers = int64_t{1} << 16;
 
 struct ModelConfig {
     std::string name;                  // display name, e.g. "Llama-3.1-8B"

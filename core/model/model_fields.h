@@ -63,6 +63,7 @@ enum class ModelSection {
 enum class FieldRange {
     Any,                // no check beyond the type (importer: |integer| <= kMaxModelSize)
     Positive,           // 1 .. kMaxModelSize
+    LayerCount,         // 1 .. kMaxLayers
     NonNegative,        // 0 .. kMaxModelSize
     Probability,        // [0, 1)
     Fraction,           // (0, 1]

@@ -33,6 +33,13 @@ public:
         switch (row.range) {
             case FieldRange::Any: return;
             case FieldRange::Positive: return positive(row.field, v.get<int64_t>());
+            case FieldRange::LayerCount: {
+                const int64_t n = v.get<int64_t>();
+                if (!failed_ && (n < 1 || n > kMaxLayers))
+                    fail(row.field, "must be a positive number of layers, at most " + std::to_string(kMaxLayers) +
+                                        " (got " + std::to_string(n) + ")");
+                return;
+            }
             case FieldRange::NonNegative: return nonNegative(row.field, v.get<int64_t>());
             case FieldRange::Probability: {
                 const double p = v.get<double>();

@@ -34,16 +34,6 @@ struct LayerParameters {
     int64_t matmulParams() const; // parameters of matrices used in matmuls (attention, MLPs, experts, router)
 };
 
-// The kinds of a hybrid's layers, as one index (parameterLayout's tables).
-inline constexpr size_t kMixerKinds = 5;
-inline constexpr size_t kFfnKinds = 3;
-inline constexpr size_t hybridKindIndex(LayerKind k) {
-    return static_cast<size_t>(k.mixer) * kFfnKinds + static_cast<size_t>(k.ffn);
-}
-inline constexpr LayerKind hybridKindAt(size_t i) {
-    return {static_cast<MixerKind>(i / kFfnKinds), static_cast<FfnKind>(i % kFfnKinds)};
-}
-
 struct ParameterLayout {
     TensorGroup embedding;       // token embedding (+ GPT-2 learned positions)
     TensorGroup final_norm;
@@ -56,9 +46,28 @@ struct ParameterLayout {
     // Hybrids (ModelConfig::layer_kinds): one block of each kind the model
     // has (hybridKindIndex) and how many layers have it; dense_layer and
     // moe_layer stay empty.
-    std::array<LayerParameters, kMixerKinds * kFfnKinds> hybrid_layer{};
-    std::array<int64_t, kMixerKinds * kFfnKinds> hybrid_count{};
+    bool hybrid = false;
+    std::array<LayerParameters, kLayerKinds> hybrid_layer{};
+    std::array<int64_t, kLayerKinds> hybrid_count{};
 };
+
+// The block of layer `layer`: a hybrid's block of its kind, else the dense
+// or MoE block.
+inline const LayerParameters& blockParameters(const ParameterLayout& lay, const ModelConfig& m, int64_t layer) {
+    if (lay.hybrid) return lay.hybrid_layer[hybridKindIndex(m.layerKind(layer))];
+    return m.isMoeLayer(layer) ? lay.moe_layer : lay.dense_layer;
+}
+// Calls f(block, count) for each kind of block the model has (count > 0).
+template <class F>
+void forEachBlockKind(const ParameterLayout& lay, F&& f) {
+    if (lay.hybrid) {
+        for (size_t i = 0; i < lay.hybrid_layer.size(); ++i)
+            if (lay.hybrid_count[i] > 0) f(lay.hybrid_layer[i], lay.hybrid_count[i]);
+        return;
+    }
+    if (lay.num_layers > lay.num_moe_layers) f(lay.dense_layer, lay.num_layers - lay.num_moe_layers);
+    if (lay.num_moe_layers > 0) f(lay.moe_layer, lay.num_moe_layers);
+}
 
 // By component, whole model (not divided by any parallelism).
 struct ParameterCount {
@@ -92,6 +101,7 @@ ParameterLayout parameterLayout(const ModelConfig& model);
 struct LoraParameters {
     int64_t dense_layer = 0;  // per dense block
     int64_t moe_layer = 0;    // per MoE block
+    std::array<int64_t, kLayerKinds> hybrid_layer{};  // per block of each kind (hybrids)
     int64_t total = 0;
     int64_t matrix_input_width = 0;  // sum of adapter input widths per dense block (for activation accounting)
 };

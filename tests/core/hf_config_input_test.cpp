@@ -102,9 +102,14 @@ TEST(BadInput, UnrepresentableExpertLayerPatternIsRefused) {
 
 TEST(BadInput, AbsurdSizesAreRefusedBeforeTheyOverflow) {
     EXPECT_EQ(importError(with(llamaConfig(), "hidden_size", 1'000'000'000)).field, "model.hidden_size");
-    json c = with(llamaConfig(), "num_hidden_layers", 1 << 24);
+    json c = with(llamaConfig(), "num_hidden_layers", kMaxLayers);
     c = with(with(c, "intermediate_size", 1 << 24), "vocab_size", 1 << 24);
     EXPECT_EQ(importError(c).field, "model");
+    // Past 65,536 layers: refused by name, so no walk over the layers (every-k
+    // checkpointing, a hybrid's list) costs more than that.
+    const Error deep = importError(with(llamaConfig(), "num_hidden_layers", kMaxLayers + 1));
+    EXPECT_EQ(deep.field, "model.num_hidden_layers");
+    EXPECT_NE(deep.message.find("at most 65536"), std::string::npos) << deep.message;
 }
 
 TEST(BadInput, ValidateNamesTheKeyForDirectlyBuiltModels) {

@@ -49,6 +49,7 @@ TEST(ModelFields, EveryRangedFieldOutOfRangeIsNamedInTheFamilysSpelling) {
             ModelConfig m = *base;
             switch (row.range) {
                 case FieldRange::Positive: row.set(m, 0); break;
+                case FieldRange::LayerCount: row.set(m, kMaxLayers + 1); break;
                 case FieldRange::NonNegative: row.set(m, -1); break;
                 case FieldRange::Probability: row.set(m, 1.0); break;
                 case FieldRange::Fraction: row.set(m, 0.0); break;
