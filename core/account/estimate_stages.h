@@ -84,7 +84,8 @@ void forEachCandidateStage(const Scenario& s, const PreparedScenario& prep, F&& 
 // Same kinds and counts of blocks: the same StageActivations.
 inline bool sameBlocks(const PipelineStage& a, const PipelineStage& b) {
     return a.num_layers == b.num_layers && a.num_moe_layers == b.num_moe_layers &&
-           a.num_nope_layers == b.num_nope_layers && a.num_nope_moe_layers == b.num_nope_moe_layers;
+           a.num_nope_layers == b.num_nope_layers && a.num_nope_moe_layers == b.num_nope_moe_layers &&
+           a.hybrid_layers == b.hybrid_layers;
 }
 
 // Stage j's stage-only terms against stage 0's (the premises of leaving it

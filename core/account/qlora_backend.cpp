@@ -19,6 +19,7 @@
 #include <array>
 #include <string>
 
+#include "core/account/stage_blocks.h"
 #include "core/activations/activations.h"
 #include "core/model/block_linears.h"
 #include "core/base/byte_count.h"
@@ -37,7 +38,7 @@ double qloraBaseBytesPerParam(QloraBackend backend) {
     return 0.5;
 }
 
-double qloraGatheredBlockBytes(const ParameterLayout& lay, int64_t t, int64_t e, bool dense_blocks, bool moe_blocks,
+double qloraGatheredBlockBytes(const ParameterLayout& lay, int64_t t, int64_t e, const PipelineStage& stage,
                                QloraBackend backend, double compute_bytes) {
     const double nf4 = qloraBaseBytesPerParam(backend);
     auto block = [&](const LayerParameters& lp) {
@@ -51,8 +52,8 @@ double qloraGatheredBlockBytes(const ParameterLayout& lay, int64_t t, int64_t e,
         return matmul * nf4 + (all - matmul) * compute_bytes;
     };
     double bytes = 0;
-    if (dense_blocks) bytes = std::max(bytes, block(lay.dense_layer));
-    if (moe_blocks) bytes = std::max(bytes, block(lay.moe_layer));
+    forEachStageBlockKind(lay, LoraParameters{}, stage,
+                          [&](const LayerParameters& lp, int64_t, int64_t) { bytes = std::max(bytes, block(lp)); });
     return bytes;
 }
 

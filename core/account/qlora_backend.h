@@ -14,6 +14,7 @@ namespace trainmem {
 
 struct Scenario;
 struct ParameterLayout;
+struct PipelineStage;
 
 // Bytes per frozen matmul weight, quantisation constants included:
 // bitsandbytes NF4 (blocksize 64, double quantisation: an 8-bit absmax per
@@ -27,8 +28,8 @@ double qloraBaseBytesPerParam(QloraBackend backend);
 // routers' and experts' parameters the backend leaves unquantised are
 // counted as matmul weights) in the compute dtype. The largest block kind
 // present on the stage, after tensor (and expert) parallelism.
-double qloraGatheredBlockBytes(const ParameterLayout& layout, int64_t tensor, int64_t expert, bool dense_blocks,
-                               bool moe_blocks, QloraBackend backend, double compute_bytes);
+double qloraGatheredBlockBytes(const ParameterLayout& layout, int64_t tensor, int64_t expert, const PipelineStage& stage,
+                               QloraBackend backend, double compute_bytes);
 
 // The older bitsandbytes' kept inputs and their place in the account:
 // core/account/qlora_kept_inputs.h.

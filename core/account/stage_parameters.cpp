@@ -62,7 +62,6 @@ StageParameters stageParameters(const Scenario& s, const ParameterLayout& lay, c
                                 const PipelineStage& st) {
     const int64_t t = s.parallelism.tensor;
     const int64_t e = std::max<int64_t>(s.parallelism.expert, 1);
-    const int64_t dense_layers = st.num_layers - st.num_moe_layers;
     StageParameters sp;
 
     auto blockDense = [&](const LayerParameters& lp) {
@@ -73,41 +72,40 @@ StageParameters stageParameters(const Scenario& s, const ParameterLayout& lay, c
         g += lp.norms;
         return g;
     };
-    const TensorGroup dense_block = blockDense(lay.dense_layer);
-    const TensorGroup moe_block = blockDense(lay.moe_layer);
-    sp.dense += scaled(dense_block, dense_layers);
-    sp.dense += scaled(moe_block, st.num_moe_layers);
-
-    // Routed experts: E/e experts per rank, each split over t (expert TP = TP).
-    TensorGroup experts_rank = splitOver(lay.moe_layer.routed_experts, t * e);
-    sp.experts = scaled(experts_rank, st.num_moe_layers);
-
-    if (st.has_embedding) sp.embedding_head += splitOver(lay.embedding, t);
-    if (st.has_lm_head) sp.embedding_head += splitOver(lay.lm_head, t);
-    if (st.has_final_norm) sp.dense += lay.final_norm;
-    sp.dense += sp.embedding_head;
-
     auto matmul = [&](const LayerParameters& lp) {
         return (lp.attention.matrix_params + lp.dense_mlp.matrix_params + lp.shared_experts.matrix_params) / t +
                lp.router.matrix_params;
     };
     // Matmul weights inside the blocks (what QLoRA quantises), then the head's
     // matmul, which uses the embedding matrix when tied (AMP casts it too).
-    const int64_t block_matmul = dense_layers * matmul(lay.dense_layer) + st.num_moe_layers * matmul(lay.moe_layer) +
-                                 experts_rank.matrix_params * st.num_moe_layers;
+    int64_t block_matmul = 0;
+    int64_t adapters = 0;
+    forEachStageBlockKind(lay, lora, st, [&](const LayerParameters& lp, int64_t lora_params, int64_t n) {
+        const TensorGroup block = blockDense(lp);
+        // Routed experts: E/e experts per rank, each split over t (expert TP = TP).
+        const TensorGroup experts_rank = splitOver(lp.routed_experts, t * e);
+        sp.dense += scaled(block, n);
+        if (experts_rank.params > 0) sp.experts += scaled(experts_rank, n);
+        block_matmul += n * (matmul(lp) + experts_rank.matrix_params);
+        sp.largest_block = std::max(sp.largest_block, block.params + experts_rank.params);
+        adapters += lora_params * n;
+    });
+
+    if (st.has_embedding) sp.embedding_head += splitOver(lay.embedding, t);
+    if (st.has_lm_head) sp.embedding_head += splitOver(lay.lm_head, t);
+    if (st.has_final_norm) sp.dense += lay.final_norm;
+    sp.dense += sp.embedding_head;
+
     sp.matmul_params = block_matmul;
     if (st.has_lm_head)
         sp.matmul_params += (lay.lm_head.params > 0 ? lay.lm_head.params : lay.embedding.matrix_params) / t;
-    const int64_t dense_unit = dense_block.params;
-    const int64_t moe_unit = moe_block.params + experts_rank.params;
-    sp.largest_block = std::max(dense_layers > 0 ? dense_unit : 0, st.num_moe_layers > 0 ? moe_unit : 0);
 
     if (s.training.finetuning != Finetuning::Full) {
         const int64_t all = sp.dense.params + sp.experts.params;
         sp.frozen_matmul = block_matmul;  // bitsandbytes skips lm_head; embeddings are not Linear
         sp.frozen_other = all - sp.frozen_matmul;
         // Adapters are split over TP with the layer they adapt.
-        sp.adapters = (lora.dense_layer * dense_layers + lora.moe_layer * st.num_moe_layers) / t;
+        sp.adapters = adapters / t;
         TensorGroup adapters;
         adapters.params = sp.adapters;
         adapters.matrix_params = sp.adapters;

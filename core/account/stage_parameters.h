@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/account/estimate_result.h"
+#include "core/account/stage_blocks.h"
 #include "core/model/parameters.h"
 #include "core/training/pipeline.h"
 #include "core/scenario/scenario.h"

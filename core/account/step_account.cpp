@@ -176,6 +176,9 @@ void applyStepInBackward(const Scenario& s, const PreparedScenario& prep, StepAc
         for (const LayerParameters* l : {&lay.dense_layer, &lay.moe_layer})
             for (const TensorGroup* g : {&l->attention, &l->dense_mlp, &l->routed_experts, &l->shared_experts})
                 block = std::max(block, g->largest_tensor);
+        for (const LayerParameters& l : lay.hybrid_layer)  // all zero but a hybrid's
+            for (const TensorGroup* g : {&l.attention, &l.dense_mlp, &l.routed_experts, &l.shared_experts})
+                block = std::max(block, g->largest_tensor);
         block /= par.tensor;
         const int64_t head_matrix = lay.lm_head.params > 0 ? lay.lm_head.params : lay.embedding.matrix_params;
         head = acc.stage.has_lm_head ? head_matrix / par.tensor : block;

@@ -53,7 +53,7 @@ void recomputedBlockMoment(const Scenario& s, const PreparedScenario& prep, cons
     const bool grads_grow = full_ft && !t.grads_in_forward && par.zero_stage < 2 && !tr.optimizer_in_backward;
     const int64_t end = st.first_layer + st.num_layers;
     auto params = [&](int64_t l) {
-        return static_cast<double>((s.model.isMoeLayer(l) ? lay.moe_layer : lay.dense_layer).total().params);
+        return static_cast<double>(blockParameters(lay, s.model, l).total().params);
     };
     double stage_params = 0;
     for (int64_t l = st.first_layer; l < end; ++l) stage_params += params(l);
@@ -67,7 +67,7 @@ void recomputedBlockMoment(const Scenario& s, const PreparedScenario& prep, cons
             // The gradients of the blocks above, and the block's own MLP
             // output projection's, made first in its backward (as
             // late_gradients).
-            const double own = s.model.isMoeLayer(l) ? 0.0 : static_cast<double>(lay.dense_layer.dense_mlp.largest_tensor);
+            const double own = static_cast<double>(blockParameters(lay, s.model, l).dense_mlp.largest_tensor);
             const int64_t above = grads_grow ? roundBytes((stage_params - upto + own) / static_cast<double>(par.tensor) *
                                                           bytesOf(plan.gradients))
                                              : 0;

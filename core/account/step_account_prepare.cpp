@@ -107,9 +107,8 @@ void stageTerms(const Scenario& s, const PreparedScenario& prep, StageFacts& f) 
         const double units = 1.0 + static_cast<double>(ov.fsdp_prefetch_units);
         // QLoRA's frozen base is gathered packed (core/account/qlora_backend.h).
         f.gathered_units = units * (tr.finetuning == Finetuning::Qlora
-                                        ? qloraGatheredBlockBytes(lay, par.tensor, std::max<int64_t>(par.expert, 1),
-                                                                  st.num_layers > st.num_moe_layers,
-                                                                  st.num_moe_layers > 0, tr.qlora_backend,
+                                        ? qloraGatheredBlockBytes(lay, par.tensor, std::max<int64_t>(par.expert, 1), st,
+                                                                  tr.qlora_backend,
                                                                   bytesOf(plan.activations))
                                         : static_cast<double>(sp.largest_block) * bytesOf(plan.activations));
         f.gathered = roundBytes(f.gathered_units);
@@ -135,11 +134,12 @@ void stageTerms(const Scenario& s, const PreparedScenario& prep, StageFacts& f) 
         f.fp8_copies = 2 * (sp.matmul_params - head);
     }
     f.lasting_copies = f.fp8_copies;  // alive through forward and backward
-    if (tr.finetuning == Finetuning::Qlora)  // one matrix dequantised to 16-bit at a time
-        f.lasting_copies += roundBytes(2.0 *
-                                       static_cast<double>(std::max(lay.dense_layer.attention.largest_tensor,
-                                                                    lay.dense_layer.dense_mlp.largest_tensor)) /
-                                       static_cast<double>(par.tensor));
+    if (tr.finetuning == Finetuning::Qlora) {  // one matrix dequantised to 16-bit at a time
+        int64_t largest = std::max(lay.dense_layer.attention.largest_tensor, lay.dense_layer.dense_mlp.largest_tensor);
+        for (const LayerParameters& l : lay.hybrid_layer)  // all zero but a hybrid's
+            largest = std::max({largest, l.attention.largest_tensor, l.dense_mlp.largest_tensor});
+        f.lasting_copies += roundBytes(2.0 * static_cast<double>(largest) / static_cast<double>(par.tensor));
+    }
 
     // The LM head's weight gradient, allocated by the head's backward (when
     // gradients grow during backward: momentTerms).
@@ -153,9 +153,8 @@ void stageTerms(const Scenario& s, const PreparedScenario& prep, StageFacts& f) 
     // untied embedding; a tied one got its gradient from the head's
     // backward). Measured: validation/step_truth.py. (The stage's first
     // block is the last to run backward.)
-    const bool moe_block = s.model.isMoeLayer(st.first_layer);
-    const LayerParameters& block = moe_block ? lay.moe_layer : lay.dense_layer;
-    const int64_t output_projection = moe_block ? 0 : block.dense_mlp.largest_tensor;
+    const LayerParameters& block = blockParameters(lay, s.model, st.first_layer);
+    const int64_t output_projection = block.dense_mlp.largest_tensor;  // 0 in a MoE block
     double late = static_cast<double>(block.total().params - output_projection);
     if (st.index == 0 && lay.lm_head.params > 0) late += static_cast<double>(lay.embedding.params);
     f.late_gradient_bytes = roundBytes(late / static_cast<double>(par.tensor) * bytesOf(plan.gradients));

@@ -214,7 +214,8 @@ inline bool layoutKeepsMomentsAsTerms(const LayoutActivations& blocks, bool by_b
 // has no block.
 inline const LayoutActivations::BlockUnit* singleKindUnit(const LayoutActivations& blocks, const PipelineStage& st,
                                                    Checkpointing policy) {
-    if (st.num_layers <= 0 || st.num_nope_layers != 0 || blocks.unit_policy != policy) return nullptr;
+    if (st.num_layers <= 0 || st.num_nope_layers != 0 || blocks.unit_policy != policy || blocks.kinds.hybrid)
+        return nullptr;
     if (st.num_moe_layers == 0) return &blocks.dense_unit;
     if (st.num_moe_layers == st.num_layers) return &blocks.moe_unit;
     return nullptr;
@@ -231,7 +232,8 @@ inline double recomputeFraction(const Scenario& s, const PreparedScenario& prep,
         // Only the attention core: 4 b s^2 (H d) of 2 b s (matmul params) + 4 b s^2 (H d) flops.
         const double core = 4.0 * static_cast<double>(tr.sequence_length) *
                             static_cast<double>(s.model.num_heads * s.model.head_dim);
-        const double block = 2.0 * static_cast<double>(prep.layout.dense_layer.matmulParams());
+        const LayerParameters& unit = prep.layout.hybrid ? blockParameters(prep.layout, s.model, 0) : prep.layout.dense_layer;
+        const double block = 2.0 * static_cast<double>(unit.matmulParams());
         return core / (3.0 * (block + core));
     }
     const double f = static_cast<double>(recomputed) / static_cast<double>(layers) / 3.0;

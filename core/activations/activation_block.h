@@ -10,6 +10,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "core/activations/activation_mixers.h"
 #include "core/activations/activation_norm.h"
 #include "core/activations/activation_shape.h"
 
@@ -32,11 +33,37 @@ public:
     BlockTable(const ActivationShape& a, Visit& visit) : a_(a), visit_(visit) {}
 
     void run() {
-        if (a_.mla)
-            latentAttention();
-        else
-            attention();
-        mlpHalf();
+        switch (a_.mixer) {
+            case MixerKind::Attention:
+                if (a_.mla)
+                    latentAttention();
+                else
+                    attention();
+                break;
+            case MixerKind::GatedDeltaNet: mixers::gatedDeltaNet(*this, a_); break;
+            case MixerKind::Mamba2: mixers::mamba2(*this, a_); break;
+            case MixerKind::ShortConv: mixers::shortConv(*this, a_); break;
+            case MixerKind::None: break;  // Nemotron-H's MLP and MoE layers
+        }
+        if (a_.ffn_half) mlpHalf();
+    }
+
+    // The table's rules, public for the hybrid mixers' rows
+    // (activation_mixers.h): one row, a norm, the input of the linears that
+    // read the norm output, LoRA adapters.
+    void emit(std::string_view op, std::string_view tensor, int64_t elements, double bytes_per_element,
+              bool core = false) {
+        if (elements > 0 && bytes_per_element > 0) visit_(op, tensor, tensorBytes(elements, bytes_per_element), core);
+    }
+
+    void norm(std::string_view op, int64_t n, int64_t norm_rows, bool on_stream = true, int64_t view_storage = 0) {
+        if (compiled()) {
+            compiledNorm(op, n, norm_rows, on_stream);
+            return;
+        }
+        normTensors(a_, op, n, norm_rows, [&](std::string_view o, std::string_view t, int64_t e, double b) {
+            emit(o, t, e, b);
+        }, on_stream, view_storage);
     }
 
 private:
@@ -49,26 +76,12 @@ private:
     static constexpr Roles kUp = static_cast<Roles>(LinearRole::Up);
     static constexpr Roles kDown = static_cast<Roles>(LinearRole::Down);
 
-    void emit(std::string_view op, std::string_view tensor, int64_t elements, double bytes_per_element,
-              bool core = false) {
-        if (elements > 0 && bytes_per_element > 0) visit_(op, tensor, tensorBytes(elements, bytes_per_element), core);
-    }
     bool eager() const { return a_.profile == KernelProfile::Eager; }
     bool megatron() const { return a_.profile == KernelProfile::Megatron; }
     bool compiled() const { return a_.profile == KernelProfile::Compile; }
     // The Hugging Face modules' own code runs (eagerly or traced by torch.compile).
     bool hfCode() const { return eager() || compiled(); }
     int64_t rows() const { return a_.tokens / a_.sp; }  // token rows of a replicated tensor
-
-    void norm(std::string_view op, int64_t n, int64_t norm_rows, bool on_stream = true, int64_t view_storage = 0) {
-        if (compiled()) {
-            compiledNorm(op, n, norm_rows, on_stream);
-            return;
-        }
-        normTensors(a_, op, n, norm_rows, [&](std::string_view o, std::string_view t, int64_t e, double b) {
-            emit(o, t, e, b);
-        }, on_stream, view_storage);
-    }
 
     // torch.compile (AOTAutograd's min-cut partitioner, functorch 1.13,
     // measured: validation/compile_truth.py): the norm's input and its fp32
@@ -83,6 +96,7 @@ private:
         emit(op, ln ? "mean and rstd (fp32)" : "rstd (fp32)", ln ? 2 * norm_rows : norm_rows, 4.0);
     }
 
+public:
     // The input of linears that read the norm output (or the tokens gathered
     // for the experts). One storage, kept when any of the linears keeps it;
     // under AMP that input is fp32 and every linear keeps its own 16-bit cast
@@ -116,7 +130,7 @@ private:
     void adapters(std::string_view op, Roles roles, int64_t count, int64_t in_elems, int64_t adapter_rows) {
         if (!a_.frozen_base || a_.lora_rank <= 0) return;
         int64_t n = 0;
-        for (Roles bit = 1; bit <= kDown; bit <<= 1)
+        for (Roles bit = 1; bit <= kLastLinearRole; bit <<= 1)
             if ((roles & bit) && a_.adapted(static_cast<LinearRole>(bit))) ++n;
         if (n == 0) return;
         if (count > 0) n = count;  // fused modules carry one adapter for all their roles
@@ -127,6 +141,7 @@ private:
         emit(op, "LoRA rank-r intermediates", n * adapter_rows * a_.lora_rank, a_.act_bytes);
     }
 
+private:
     void attention() {
         const ActivationShape& a = a_;
         const int64_t n = a.hiddenTokens();
@@ -145,7 +160,9 @@ private:
             l2Norm("k_norm (L2, after the rotary)", kv, T * a.kv_heads);
         } else if (a.qk_norm) {
             // Per head: one rstd per token and head; over the projection: per token.
-            norm("q_norm", q, a.qk_norm_per_head ? T * a.heads : T, false);
+            // Qwen3-Next's query is a view of q_proj's doubled output (query
+            // and gate): in fp32 the norm's pow keeps that whole storage.
+            norm("q_norm", q, a.qk_norm_per_head ? T * a.heads : T, false, a.output_gate ? 2 * q : 0);
             norm("k_norm", kv, a.qk_norm_per_head ? T * a.kv_heads : T, false);
         }
         // Llama 4's NoPE layers: (q * attn_scales).to(q.dtype); the product
@@ -159,6 +176,13 @@ private:
             const bool value_pins_qkv = a.fused_qkv && a.rope;
             flashCore(q, kv, value_pins_qkv ? q + kv + T * a.kv_heads * a.v_head_dim : T * a.kv_heads * a.v_head_dim,
                       out);
+            // Qwen3NextAttention: attn_output * sigmoid(gate); the kernel
+            // already keeps the output, the product keeps the sigmoid, and
+            // o_proj the gated product.
+            if (a.output_gate) {
+                emit("output gate", "sigmoid(gate)", out, a.act_bytes);
+                if (a.keepsInput(kO)) emit("o_proj", "input (gated output)", out, a.linear_in_bytes);
+            }
         } else {
             // Eager: matmul keeps q and the keys, matmul with the probabilities
             // keeps the values. HF's repeat_kv (and Megatron's repeat_interleave)
@@ -167,7 +191,13 @@ private:
             emit("attention scores", "key (repeated to every head)", T * a.heads * a.head_dim, a.act_bytes);
             eagerCore();
             emit("attention over values", "value (repeated to every head)", out, a.act_bytes);
-            if (a.keepsInput(kO)) emit("o_proj", "input (attention output)", out, a.linear_in_bytes);
+            if (a.output_gate) {
+                emit("output gate", "attention output", out, a.act_bytes);
+                emit("output gate", "sigmoid(gate)", out, a.act_bytes);
+                if (a.keepsInput(kO)) emit("o_proj", "input (gated output)", out, a.linear_in_bytes);
+            } else if (a.keepsInput(kO)) {
+                emit("o_proj", "input (attention output)", out, a.linear_in_bytes);
+            }
         }
         adapters("o_proj", kO, 0, out, T);
         if (a.hidden_dropout > 0) emit("attention output dropout", "mask", n, 1);
@@ -378,6 +408,14 @@ private:
                 break;
             case ActivationFn::Relu:  // ReluBackward keeps the result
                 emit(op, "output", mid, a.act_bytes);
+                break;
+            case ActivationFn::Relu2:
+                // ReLUSquaredActivation: relu keeps its result; square is
+                // pow(x, 2), which keeps its input: the same tensor, except
+                // under CUDA autocast, where pow (on the fp32 list) keeps an
+                // fp32 copy. The square is down_proj's input (listed there).
+                emit(op, "relu output", mid, a.act_bytes);
+                if (a.amp) emit(op, "relu output cast to fp32 (pow)", mid, 4.0);
                 break;
             case ActivationFn::GeluNew: {
                 // 0.5*x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))): pow keeps

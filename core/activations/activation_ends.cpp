@@ -38,7 +38,7 @@ namespace {
 
 EndActivations endsWithoutOffloading(const ModelConfig& model, const TrainingConfig& training,
                                      const ParallelConfig& parallel) {
-    const ActivationShape a = activationShape(model, training, parallel, false);
+    const ActivationShape a = activationShape(model, training, parallel, LayerKind{});
     const bool megatron = a.profile == KernelProfile::Megatron;
     // The loss is its own key (training.loss); kernels=fused no longer implies
     // the fused linear cross-entropy (version-1 scenario files: scenario_json.cpp).
@@ -189,7 +189,7 @@ EndActivations endActivations(const ModelConfig& model, const TrainingConfig& tr
                               const ParallelConfig& parallel) {
     EndActivations e = endsWithoutOffloading(model, training, parallel);
     if (training.activation_offloading != ActivationOffloading::None)
-        accountEndsOffload(activationShape(model, training, parallel, false), model, training, e);
+        accountEndsOffload(activationShape(model, training, parallel, LayerKind{}), model, training, e);
     return e;
 }
 

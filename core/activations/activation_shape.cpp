@@ -26,6 +26,8 @@ uint32_t loraRoles(const std::vector<std::string>& targets) {
         {LinearRole::Gate, {"gate_proj", "w1", "gate_up_proj", "c_fc"}},
         {LinearRole::Up, {"up_proj", "w3", "gate_up_proj", "c_fc"}},
         {LinearRole::Down, {"down_proj", "w2", "c_proj"}},
+        {LinearRole::MixerIn, {"in_proj_qkvz", "in_proj_ba", "in_proj"}},
+        {LinearRole::MixerOut, {"out_proj"}},
     };
     uint32_t roles = 0;
     for (const std::string& t : targets) {
@@ -42,11 +44,13 @@ uint32_t loraRoles(const std::vector<std::string>& targets) {
 ActivationFn activationFn(std::string_view a) {
     if (a == "gelu_new" || a == "gelu_fast") return ActivationFn::GeluNew;
     if (a == "relu") return ActivationFn::Relu;
+    if (a == "relu2") return ActivationFn::Relu2;
     return ActivationFn::Fused;  // silu, swish, gelu, gelu_pytorch_tanh, quick_gelu, ...
 }
 
 ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, const ParallelConfig& par,
-                                bool moe_layer, bool rope_layer) {
+                                LayerKind kind, bool rope_layer) {
+    const bool moe_layer = kind.ffn == FfnKind::Moe;
     ActivationShape a;
     a.profile = tr.kernels;
     a.flash = tr.attention == AttentionImpl::Flash;
@@ -122,6 +126,29 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
         a.every_expert = family.every_expert_every_token &&
                          (a.profile == KernelProfile::Eager || a.profile == KernelProfile::Compile);
         a.capacity = e.capacity_factor > 0 ? e.capacity_factor : 1.0;
+    }
+    a.mixer = kind.mixer;
+    a.ffn_half = kind.ffn != FfnKind::None;
+    a.output_gate = m.attention_output_gate;
+    a.mixer_fused = a.flash || a.profile == KernelProfile::Megatron || a.profile == KernelProfile::Fused;
+    if (const auto& g = m.linear_attention) {
+        a.gdn_key_heads = ceilDiv(g->key_heads, a.tp);
+        a.gdn_value_heads = ceilDiv(g->value_heads, a.tp);
+        a.gdn_key_dim = g->key_head_dim;
+        a.gdn_value_dim = g->value_head_dim;
+        a.gdn_conv = g->conv_kernel;
+    }
+    if (const auto& x = m.mamba) {
+        a.mamba_heads = ceilDiv(x->heads, a.tp);
+        a.mamba_head_dim = x->head_dim;
+        a.mamba_state = x->state_size;
+        a.mamba_groups = ceilDiv(x->groups, a.tp);
+        a.mamba_conv = x->conv_kernel;
+        a.mamba_chunk = x->chunk_size;
+    }
+    if (const auto& c = m.short_conv) {
+        a.conv_kernel = c->kernel;
+        a.conv_channels = ceilDiv(m.hidden_size, a.tp);
     }
     if (m.mla) {
         const MlaConfig& mla = *m.mla;

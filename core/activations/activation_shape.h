@@ -18,12 +18,16 @@ enum class ActivationFn {
     Fused,    // one op that keeps its input: SiLU, GELU (erf or tanh), PytorchGELUTanh
     Relu,     // keeps its output
     GeluNew,  // transformers' NewGELUActivation written op by op (GPT-2's gelu_new)
+    Relu2,    // ReLUSquaredActivation (Nemotron-H): relu keeps its output, square (pow) its input
 };
 ActivationFn activationFn(std::string_view hidden_act);
 
 // Linear layers of a block by role; fused modules (GPT-2 c_attn, Phi-3
 // qkv_proj / gate_up_proj) answer to every role they fuse.
-enum class LinearRole : uint32_t { Q = 1, K = 2, V = 4, O = 8, Gate = 16, Up = 32, Down = 64 };
+// MixerIn / MixerOut: the input and output projections of a hybrid's
+// Gated DeltaNet, Mamba-2 and short-convolution mixers.
+enum class LinearRole : uint32_t { Q = 1, K = 2, V = 4, O = 8, Gate = 16, Up = 32, Down = 64, MixerIn = 128, MixerOut = 256 };
+inline constexpr uint32_t kLastLinearRole = 256;
 
 struct ActivationShape {
     KernelProfile profile = KernelProfile::Eager;
@@ -46,6 +50,24 @@ struct ActivationShape {
     bool temperature_scales = false;  // Llama 4 NoPE layer: the query times an fp32 per-position scale
     MlpKind mlp = MlpKind::Gated;
     ActivationFn act = ActivationFn::Fused;
+
+    // The layer's kind (ModelConfig::layerKind; issue 23): its token mixer,
+    // and whether it has a feed-forward half (Nemotron-H's layers have one
+    // half each). Attention layers may gate their output (Qwen3-Next).
+    MixerKind mixer = MixerKind::Attention;
+    bool ffn_half = true;
+    bool output_gate = false;
+    // Gated DeltaNet, Mamba-2 and short convolutions run their fused training
+    // kernels (flash-linear-attention, mamba_ssm, causal-conv1d) with the
+    // `flash` setting and under Megatron or fused kernels; with `eager`,
+    // transformers' torch fallbacks (docs/hybrid-activations.md).
+    bool mixer_fused = true;
+    // Gated DeltaNet on this GPU: heads / t.
+    int64_t gdn_key_heads = 0, gdn_value_heads = 0, gdn_key_dim = 0, gdn_value_dim = 0, gdn_conv = 0;
+    // Mamba-2 on this GPU: heads and groups / t.
+    int64_t mamba_heads = 0, mamba_head_dim = 0, mamba_state = 0, mamba_groups = 0, mamba_conv = 0, mamba_chunk = 0;
+    // LFM2's short convolution: its kernel and channels (h / t).
+    int64_t conv_kernel = 0, conv_channels = 0;
 
     // Sizes on this GPU (after tensor and context parallel division).
     int64_t b = 1;
@@ -107,22 +129,23 @@ struct ActivationShape {
     // without dropout keeps the same tensor for its own.
     bool keepsInput(LinearRole r) const { return !frozen_base || (adapted(r) && lora_dropout == 0); }
     bool keepsInput(uint32_t roles) const {
-        for (uint32_t bit = 1; bit <= 64; bit <<= 1)
+        for (uint32_t bit = 1; bit <= kLastLinearRole; bit <<= 1)
             if ((roles & bit) && keepsInput(static_cast<LinearRole>(bit))) return true;
         return false;
     }
     int64_t roleCount(uint32_t roles) const {
         int64_t n = 0;
-        for (uint32_t bit = 1; bit <= 64; bit <<= 1)
+        for (uint32_t bit = 1; bit <= kLastLinearRole; bit <<= 1)
             if (roles & bit) ++n;
         return n;
     }
     int64_t hiddenTokens() const { return tokens * h / sp; }  // elements of a replicated b*s*h tensor
 };
 
-// rope_layer: whether the block applies the rotary embedding (Llama 4's
-// NoPE layers do not: ModelConfig::isRopeLayer).
+// kind: the layer's mixer and FFN (ModelConfig::layerKind); rope_layer:
+// whether the block applies the rotary embedding (Llama 4's NoPE layers do
+// not: ModelConfig::isRopeLayer).
 ActivationShape activationShape(const ModelConfig& model, const TrainingConfig& training,
-                                const ParallelConfig& parallel, bool moe_layer, bool rope_layer = true);
+                                const ParallelConfig& parallel, LayerKind kind, bool rope_layer = true);
 
 }  // namespace trainmem

@@ -4,6 +4,7 @@
 #include "core/activations/activations.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/activations/activation_block.h"
 #include "core/activations/activation_shape.h"
@@ -24,11 +25,53 @@ struct BlockSums {
 // the residual stream. Not measured by the CPU ground truth (it records saved
 // tensors only); each term is the set of gradient buffers one backward op
 // holds at once.
+// The hybrid mixers' backward (not measured: the CPU ground truth records
+// saved tensors only). Fused: fla's chunk_gated_delta_rule_bwd recomputes
+// the per-chunk states h (compute dtype) and makes their fp32 gradients dh
+// beside dq, dk, dv (and w, u recomputed); mamba_ssm's combined backward
+// recomputes the conv output and writes the gradient of in_proj's whole
+// output; the causal conv writes the gradient of its input. Torch fallbacks:
+// autograd holds the gradients of the largest fp32 intermediates, two C x C
+// blocks per chunk and head beside three per-token fp32 tensors.
+double mixerBackwardTransient(const ActivationShape& a) {
+    const double act = a.act_bytes;
+    const double T = static_cast<double>(a.tokens), b = static_cast<double>(a.b);
+    switch (a.mixer) {
+        case MixerKind::GatedDeltaNet: {
+            const double HV = static_cast<double>(a.gdn_value_heads), dk = static_cast<double>(a.gdn_key_dim),
+                         dv = static_cast<double>(a.gdn_value_dim);
+            const double chunks = static_cast<double>((a.s + 63) / 64);
+            if (a.mixer_fused)
+                return act * b * HV * chunks * dk * dv + 4.0 * b * HV * chunks * dk * dv +
+                       act * T * HV * (2 * dk + 2 * dv) + act * T * HV * (dk + dv);
+            return 2.0 * 4.0 * b * HV * chunks * 64.0 * 64.0 + 3.0 * 4.0 * T * HV * std::max(dk, dv);
+        }
+        case MixerKind::Mamba2: {
+            const double nh = static_cast<double>(a.mamba_heads), hd = static_cast<double>(a.mamba_head_dim),
+                         N = static_cast<double>(a.mamba_state), G = static_cast<double>(a.mamba_groups);
+            const double I = nh * hd, P = 2 * I + 2 * G * N + nh, CD = I + 2 * G * N;
+            const double L = static_cast<double>(std::max<int64_t>(a.mamba_chunk, 1));
+            const double chunks = std::ceil(static_cast<double>(a.s) / L);
+            if (a.mixer_fused) return act * T * (P + CD) + 2.0 * 4.0 * b * nh * chunks * hd * N;
+            return 2.0 * 4.0 * b * nh * chunks * L * L + 3.0 * 4.0 * b * chunks * L * I;
+        }
+        case MixerKind::ShortConv:
+            return 3.0 * act * T * static_cast<double>(a.conv_channels);
+        case MixerKind::None:
+            return 0;
+        case MixerKind::Attention:
+            break;
+    }
+    return 0;
+}
+
 double backwardTransient(const ActivationShape& a) {
     const double act = a.act_bytes;
     const double T = static_cast<double>(a.tokens);
     double attn = 0;
-    if (a.flash) {
+    if (a.mixer != MixerKind::Attention) {
+        attn = mixerBackwardTransient(a);
+    } else if (a.flash) {
         // flash_attn mha_bwd: dq, dk, dv, an fp32 dq accumulator and fp32
         // softmax_d; with GQA, dk and dv are first computed for every head.
         const double qd = T * static_cast<double>(a.heads * a.head_dim);
@@ -43,6 +86,7 @@ double backwardTransient(const ActivationShape& a) {
         attn = (upcast ? 8.0 : 2.0 * act) * scores;
     }
     double mlp = 0;
+    if (!a.ffn_half) return attn;
     const double mid = a.mlp == MlpKind::Gated ? 3.0 : 2.0;  // gradients of gate, up and their product
     if (a.moe) {
         // Llama 4's eager experts take every token (one bmm for all experts).
@@ -66,7 +110,7 @@ double backwardTransient(const ActivationShape& a) {
         mlp = (down_input_freed ? mid - 1.0 : mid) * act * T * static_cast<double>(a.ffn);
     }
     double ring = 0;
-    if (a.cp > 1) {
+    if (a.cp > 1 && a.mixer == MixerKind::Attention) {
         // Ring attention (TE's P2P context parallelism) circulates K and V
         // chunks in backward with their gradients: send + receive buffers.
         ring = 4.0 * 2.0 * act * T * static_cast<double>(a.kv_heads * a.head_dim);
@@ -99,10 +143,24 @@ void accountOpPolicy(const ActivationShape& a, const ModelConfig& model, const T
 void accountBlockOffload(const ActivationShape& a, const TrainingConfig& training, LayerActivations& out);
 void accountBlockDeepspeed(const ActivationShape& a, const TrainingConfig& training, LayerActivations& out);
 
+namespace {
+LayerKind attentionLayer(bool moe_layer) { return {MixerKind::Attention, moe_layer ? FfnKind::Moe : FfnKind::Dense}; }
+}  // namespace
+
 std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const TrainingConfig& training,
                                            const ParallelConfig& parallel, bool moe_layer, bool rope_layer) {
+    return blockSavedTensors(model, training, parallel, attentionLayer(moe_layer), rope_layer);
+}
+
+LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig& training,
+                                  const ParallelConfig& parallel, bool moe_layer, bool rope_layer) {
+    return layerActivations(model, training, parallel, attentionLayer(moe_layer), rope_layer);
+}
+
+std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const TrainingConfig& training,
+                                           const ParallelConfig& parallel, LayerKind kind, bool rope_layer) {
     std::vector<SavedTensor> out;
-    const ActivationShape shape = activationShape(model, training, parallel, moe_layer, rope_layer);
+    const ActivationShape shape = activationShape(model, training, parallel, kind, rope_layer);
     visitBlockTensors(shape, [&](std::string_view op, std::string_view tensor, int64_t bytes, bool core) {
         out.push_back(SavedTensor{std::string(op), std::string(tensor), bytes, core});
     });
@@ -110,10 +168,11 @@ std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const Train
 }
 
 LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig& training,
-                                  const ParallelConfig& parallel, bool moe_layer, bool rope_layer) {
-    const ActivationShape shape = activationShape(model, training, parallel, moe_layer, rope_layer);
+                                  const ParallelConfig& parallel, LayerKind kind, bool rope_layer) {
+    const ActivationShape shape = activationShape(model, training, parallel, kind, rope_layer);
     LayerActivations out = accountLayer(shape);
-    if (training.checkpointing == Checkpointing::Op) accountOpPolicy(shape, model, training, moe_layer, out);
+    if (training.checkpointing == Checkpointing::Op)
+        accountOpPolicy(shape, model, training, kind.ffn == FfnKind::Moe, out);
     if (training.activation_offloading != ActivationOffloading::None) accountBlockOffload(shape, training, out);
     if (training.deepspeed_partition_activations || training.deepspeed_cpu_checkpointing)
         accountBlockDeepspeed(shape, training, out);
@@ -123,6 +182,15 @@ LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig
 BlockKindActivations blockKindActivations(const ModelConfig& model, const TrainingConfig& training,
                                           const ParallelConfig& parallel) {
     BlockKindActivations k;
+    if (model.isHybrid()) {
+        // One account per kind the model uses; dense and moe stay empty.
+        k.hybrid = true;
+        std::array<bool, kLayerKinds> used{};
+        for (const LayerKind& kind : model.layer_kinds) used[hybridKindIndex(kind)] = true;
+        for (size_t i = 0; i < kLayerKinds; ++i)
+            if (used[i]) k.kinds[i] = layerActivations(model, training, parallel, hybridKindAt(i));
+        return k;
+    }
     k.dense = layerActivations(model, training, parallel, false);
     k.moe = model.isMoe() ? layerActivations(model, training, parallel, true) : k.dense;
     // NoPE variants only where a layer is one (an interval past the depth names none).
@@ -149,14 +217,24 @@ double times(int64_t n, int64_t per_block) { return static_cast<double>(n) * sta
 }  // namespace
 
 double BlockKindActivations::sum(const PipelineStage& st, int64_t LayerActivations::*field) const {
+    if (hybrid) {
+        double v = 0;
+        for (size_t i = 0; i < kLayerKinds; ++i) v += times(st.hybrid_layers[i], kinds[i].*field);
+        return v;
+    }
     const KindCounts n = kindCounts(st);
     return times(n.dense, dense.*field) + times(n.moe, moe.*field) + times(n.nope_dense, nope_dense.*field) +
            times(n.nope_moe, nope_moe.*field);
 }
 
 double BlockKindActivations::largest(const PipelineStage& st, int64_t LayerActivations::*field) const {
-    const KindCounts n = kindCounts(st);
     double v = 0;
+    if (hybrid) {
+        for (size_t i = 0; i < kLayerKinds; ++i)
+            if (st.hybrid_layers[i] > 0) v = std::max(v, static_cast<double>(kinds[i].*field));
+        return v;
+    }
+    const KindCounts n = kindCounts(st);
     if (n.dense > 0) v = std::max(v, static_cast<double>(dense.*field));
     if (n.moe > 0) v = std::max(v, static_cast<double>(moe.*field));
     if (n.nope_dense > 0) v = std::max(v, static_cast<double>(nope_dense.*field));

@@ -6,6 +6,7 @@
 // recomputedBytes, checkpointSaveOpNames) in activations_op_policy.cpp; offloading
 // (offloadedActivationHostBytes, validateActivationOffloading) in activations_offload.cpp;
 // endActivations in activation_ends.cpp.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -56,12 +57,17 @@ struct LayerActivations {
 // layers, ModelConfig::isRopeLayer false, keep no rotary or L2-norm tensors
 // and their temperature scales instead). A model without NoPE layers has
 // nope_dense = dense and nope_moe = moe, so every sum below is exact either way.
+// A hybrid (ModelConfig::layer_kinds) has one block of each LayerKind it
+// uses instead (hybridKindIndex; no hybrid has NoPE layers).
 struct BlockKindActivations {
     LayerActivations dense;
     LayerActivations moe;
     LayerActivations nope_dense;
     LayerActivations nope_moe;
+    bool hybrid = false;
+    std::array<LayerActivations, kLayerKinds> kinds{};
     const LayerActivations& of(const ModelConfig& model, int64_t layer) const {
+        if (hybrid) return kinds[hybridKindIndex(model.layerKind(layer))];
         const bool moe_layer = model.isMoeLayer(layer);
         if (model.isRopeLayer(layer)) return moe_layer ? moe : dense;
         return moe_layer ? nope_moe : nope_dense;
@@ -131,10 +137,16 @@ Status validateActivationOffloading(const TrainingConfig& training, const Parall
 // Saved tensors of one block, op by op (for docs, the GUI table and tests;
 // allocates, so not for the hot path).
 // rope_layer: false for Llama 4's NoPE blocks (ModelConfig::isRopeLayer).
+// kind: the layer's mixer and FFN (ModelConfig::layerKind); the bool
+// overloads take an attention layer, MoE or dense.
+std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const TrainingConfig& training,
+                                           const ParallelConfig& parallel, LayerKind kind, bool rope_layer = true);
 std::vector<SavedTensor> blockSavedTensors(const ModelConfig& model, const TrainingConfig& training,
                                            const ParallelConfig& parallel, bool moe_layer, bool rope_layer = true);
 
 // Hot path: no allocation.
+LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig& training,
+                                  const ParallelConfig& parallel, LayerKind kind, bool rope_layer = true);
 LayerActivations layerActivations(const ModelConfig& model, const TrainingConfig& training,
                                   const ParallelConfig& parallel, bool moe_layer, bool rope_layer = true);
 EndActivations endActivations(const ModelConfig& model, const TrainingConfig& training,

@@ -233,7 +233,7 @@ const FamilySpec kFamilies[] = {
      .num_kv_heads = 2, .head_dim = 256, .max_positions = 32768, .qk_norm = true, .partial_rotary_factor = 0.25,
      .num_experts = 512, .experts_per_token = 10, .moe_intermediate = 512, .shared_intermediate = 512,
      .shared_expert_gate = true, .norm_topk_prob_key = true, .zero_experts_is_dense = true, .mtp_layers = 1,
-     .layer_pattern = LayerPatternKeys::LinearAttentionTypes, .full_attention_interval = 4},
+     .layer_pattern = LayerPatternKeys::LinearAttentionTypes, .full_attention_interval = 4, .norm_weight_fp32 = true},
     // MiniMaxM2Config (configuration_minimax_m2.py at 008e5743; modeling at
     // 0205eec1): 62 layers of 3072, 48 heads of 128, 8 KV heads; q_norm and
     // k_norm over the whole projections; half of each head rotated
@@ -257,7 +257,7 @@ const FamilySpec kFamilies[] = {
      .intermediate_size = 12288, .num_layers = 32, .num_heads = 16, .num_kv_heads = 4, .head_dim = 256,
      .max_positions = 32768, .qk_norm = true, .partial_rotary_factor = 0.25,
      .layer_pattern = LayerPatternKeys::LinearAttentionTypes, .full_attention_interval = 4,
-     .qwen_vision_tower = true},
+     .qwen_vision_tower = true, .norm_weight_fp32 = true},
     // Qwen3_5MoeTextConfig (configuration_qwen3_5_moe.py at 008e5743): every
     // layer a MoE block (256 experts top-8 of 512, a gated shared expert);
     // the class has no dense intermediate_size (no layer is dense), so the
@@ -269,7 +269,7 @@ const FamilySpec kFamilies[] = {
      .qk_norm = true, .partial_rotary_factor = 0.25, .num_experts = 256, .experts_per_token = 8,
      .moe_intermediate = 512, .shared_intermediate = 512, .shared_expert_gate = true, .norm_topk_prob_key = true,
      .layer_pattern = LayerPatternKeys::LinearAttentionTypes, .full_attention_interval = 4,
-     .qwen_vision_tower = true},
+     .qwen_vision_tower = true, .norm_weight_fp32 = true},
     // NemotronHConfig (configuration_nemotron_h.py at 13923c6; modeling at
     // 008d9e9): hybrid_override_pattern lays out Mamba-2 (M), attention (*),
     // MLP (-) and MoE (E) layers, each with one norm; MLPs and experts are

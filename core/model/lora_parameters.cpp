@@ -35,7 +35,9 @@ const std::vector<std::string>& loraTargetNames() {
         "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", std::string(kAllLinear),
         // GPT-2 Conv1D modules, Phi-3 fused modules, Mixtral experts, DeepSeek MLA.
         "c_attn", "c_proj", "c_fc", "qkv_proj", "gate_up_proj", "w1", "w2", "w3", "q_a_proj", "q_b_proj",
-        "kv_a_proj_with_mqa", "kv_b_proj"};
+        "kv_a_proj_with_mqa", "kv_b_proj",
+        // The hybrids' mixers: Gated DeltaNet, Mamba-2 and short convolutions.
+        "in_proj_qkvz", "in_proj_ba", "in_proj", "out_proj"};
     return names;
 }
 
@@ -43,8 +45,15 @@ std::vector<std::string> loraTargetNames(const ModelConfig& model) {
     std::vector<std::string> out;
     for (const std::string& name : loraTargetNames()) {
         bool used = name == kAllLinear;
+        if (model.isHybrid()) {
+            for (const LayerKind& kind : model.layer_kinds) {
+                if (used) break;
+                for (const BlockLinear& l : blockLinears(model, kind))
+                    if (selected(l, {name})) used = true;
+            }
+        }
         for (bool moe_layer : {false, true}) {
-            if (used || (moe_layer && !model.isMoe())) break;
+            if (used || model.isHybrid() || (moe_layer && !model.isMoe())) break;
             for (const BlockLinear& l : blockLinears(model, moe_layer))
                 if (selected(l, {name})) used = true;
         }
@@ -56,6 +65,24 @@ std::vector<std::string> loraTargetNames(const ModelConfig& model) {
 LoraParameters loraParameters(const ModelConfig& model, int64_t rank, const std::vector<std::string>& targets) {
     LoraParameters out;
     if (rank <= 0 || targets.empty()) return out;
+    if (model.isHybrid()) {
+        // One count per kind the model uses; the input widths are those of
+        // the first layer's linears (the activation account's LoRA rows take
+        // their widths from the block table itself).
+        std::array<bool, kLayerKinds> done{};
+        for (const LayerKind& kind : model.layer_kinds) {
+            const size_t at = hybridKindIndex(kind);
+            if (!done[at]) {
+                done[at] = true;
+                for (const BlockLinear& l : blockLinears(model, kind))
+                    if (selected(l, targets)) out.hybrid_layer[at] += l.copies * adapterParams(l, rank);
+            }
+            out.total += out.hybrid_layer[at];
+        }
+        for (const BlockLinear& l : blockLinears(model, model.layer_kinds.front()))
+            if (selected(l, targets)) out.matrix_input_width += l.in;
+        return out;
+    }
     for (const BlockLinear& l : blockLinears(model, false)) {
         if (!selected(l, targets)) continue;
         out.dense_layer += l.copies * adapterParams(l, rank);

@@ -149,6 +149,7 @@ ParameterLayout parameterLayout(const ModelConfig& m) {
     // A block kind that does not occur stays all zero, so that consumers can
     // take maxima over both kinds without checking the layer counts.
     if (m.isHybrid()) {
+        lay.hybrid = true;
         for (int64_t i = 0; i < m.num_layers; ++i) {
             const LayerKind k = m.layerKind(i);
             const size_t at = hybridKindIndex(k);

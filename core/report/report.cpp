@@ -39,14 +39,12 @@ bool fullFinetune(const Scenario& s) { return s.training.finetuning == Finetunin
 // factored moments depend on the tensor shapes).
 double optimizerBytesPerParam(const Scenario& s, DType state_dtype) {
     const ParameterLayout layout = parameterLayout(s.model);
-    const int64_t dense_layers = layout.num_layers - layout.num_moe_layers;
     double bytes = optimizerStateBytes(s.training.optimizer, state_dtype, layout.embedding, true) +
                    optimizerStateBytes(s.training.optimizer, state_dtype, layout.lm_head, true) +
                    optimizerStateBytes(s.training.optimizer, state_dtype, layout.final_norm, false);
-    bytes += static_cast<double>(dense_layers) *
-             optimizerStateBytes(s.training.optimizer, state_dtype, layout.dense_layer.total(), false);
-    bytes += static_cast<double>(layout.num_moe_layers) *
-             optimizerStateBytes(s.training.optimizer, state_dtype, layout.moe_layer.total(), false);
+    forEachBlockKind(layout, [&](const LayerParameters& block, int64_t n) {
+        bytes += static_cast<double>(n) * optimizerStateBytes(s.training.optimizer, state_dtype, block.total(), false);
+    });
     const int64_t params = countParameters(s.model).total;
     return params > 0 ? bytes / static_cast<double>(params) : 0.0;
 }

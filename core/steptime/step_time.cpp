@@ -1,6 +1,7 @@
 // The modelled step time (docs/step-time.md): every formula below is stated
 // there with its source; the constants are in stepTimeConstants().
 #include "core/steptime/step_time.h"
+#include "core/steptime/mixer_flops.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,6 +11,8 @@
 #include "core/training/optimizer_state.h"
 #include "core/training/pipeline.h"
 #include "core/account/scenario_validate.h"
+#include "core/account/stage_parameters.h"
+#include "core/model/block_linears.h"
 
 namespace trainmem {
 
@@ -82,7 +85,8 @@ struct LayoutView {
     bool sp;
 };
 
-BlockCost blockCost(const StepTimeModel& mdl, const Scenario& sc, const LayoutView& L, bool moe) {
+BlockCost blockCost(const StepTimeModel& mdl, const Scenario& sc, const LayoutView& L, LayerKind kind) {
+    const bool moe = kind.ffn == FfnKind::Moe && sc.model.isMoe();
     const ModelConfig& md = sc.model;
     const StepTimeConstants& k = mdl.constants;
     const double peak = mdl.peak_flops * mdl.matmul_efficiency;
@@ -98,9 +102,22 @@ BlockCost blockCost(const StepTimeModel& mdl, const Scenario& sc, const LayoutVi
         c.linear_fwd += gemmSeconds(tokens < 0 ? T : tokens, out, in / t, count, peak, hbm, eb);
     };
     auto replicated = [&](int64_t in, int64_t out) { c.linear_fwd += gemmSeconds(T, out, in, 1, peak, hbm, eb); };
+    const bool attention = kind.mixer == MixerKind::Attention;
     // Attention projections.
     double qk_dim = static_cast<double>(md.head_dim), v_dim = static_cast<double>(md.head_dim);
-    if (md.mla) {
+    if (!attention) {
+        // A hybrid's mixer (mixer_flops.h): its input projections are
+        // column-parallel, out_proj row-parallel; the chunked core is linear
+        // in the sequence and runs at attention's share of the peak.
+        for (const BlockLinear& l : blockLinears(md, LayerKind{kind.mixer, FfnKind::None})) {
+            if (l.module == "out_proj")
+                row(l.in, l.out);
+            else
+                col(l.in, l.out);
+        }
+        c.attention_fwd = T * mixerCoreFlopsPerToken(md, kind.mixer) / static_cast<double>(t) /
+                          (mdl.peak_16bit_flops * k.attention);
+    } else if (md.mla) {
         const MlaConfig& a = *md.mla;
         const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
         if (a.q_lora_rank > 0) {
@@ -115,19 +132,26 @@ BlockCost blockCost(const StepTimeModel& mdl, const Scenario& sc, const LayoutVi
         qk_dim = static_cast<double>(qk);
         v_dim = static_cast<double>(a.v_head_dim);
     } else {
-        col(h, md.num_heads * md.head_dim + 2 * md.num_kv_heads * md.head_dim);
+        // Qwen3-Next's gated attention: q_proj also makes the output gate.
+        const int64_t q = md.num_heads * md.head_dim * (md.attention_output_gate ? 2 : 1);
+        col(h, q + 2 * md.num_kv_heads * md.head_dim);
         row(md.num_heads * md.head_dim, h);
     }
-    // Causal attention core: QK^T and PV over the lower triangle; with CP
-    // each rank holds s/c queries against all s keys (load-balanced ring).
-    const double core_flops = static_cast<double>(L.b) * (static_cast<double>(L.s) / L.c) *
-                              static_cast<double>(L.s) * (static_cast<double>(md.num_heads) / t) * (qk_dim + v_dim);
-    c.attention_fwd = core_flops / (mdl.peak_16bit_flops * k.attention);
+    if (attention) {
+        // Causal attention core: QK^T and PV over the lower triangle; with CP
+        // each rank holds s/c queries against all s keys (load-balanced ring).
+        const double core_flops = static_cast<double>(L.b) * (static_cast<double>(L.s) / L.c) *
+                                  static_cast<double>(L.s) * (static_cast<double>(md.num_heads) / t) * (qk_dim + v_dim);
+        c.attention_fwd = core_flops / (mdl.peak_16bit_flops * k.attention);
+    }
     // MLP or experts.
     const bool gated = md.mlp == MlpKind::Gated;
     const int64_t mats_in = gated ? 2 : 1;
     double act_width = 0;
-    if (!moe) {
+    const bool ffn = kind.ffn != FfnKind::None;
+    if (!ffn) {
+        // Nemotron-H's mixer-only layers.
+    } else if (!moe) {
         col(h, mats_in * md.ffn_hidden_size);
         row(md.ffn_hidden_size, h);
         act_width = static_cast<double>(md.ffn_hidden_size) / t;
@@ -158,17 +182,19 @@ BlockCost blockCost(const StepTimeModel& mdl, const Scenario& sc, const LayoutVi
     const double act_scale = bytesOf(mdl.plan.activations) / 2.0;
     const double hidden = static_cast<double>(h) / (L.sp ? t : 1);
     const double norm = md.norm == NormKind::RMSNorm ? w.rms_norm : w.layer_norm;
-    double per_token = static_cast<double>(md.norms_per_block) * norm * hidden + 2.0 * w.residual * hidden +
-                       (gated ? w.gated_act : w.plain_act) * act_width +
-                       w.rotary * static_cast<double>(md.num_heads + md.num_kv_heads) * qk_dim / t;
+    // A hybrid's single-half layers have one norm and one residual add.
+    const double halves = (kind.mixer != MixerKind::None ? 1.0 : 0.0) + (ffn ? 1.0 : 0.0);
+    double per_token = static_cast<double>(md.norms_per_block) / 2.0 * halves * norm * hidden +
+                       halves * w.residual * hidden + (gated ? w.gated_act : w.plain_act) * act_width;
+    if (attention) per_token += w.rotary * static_cast<double>(md.num_heads + md.num_kv_heads) * qk_dim / t;
     if (moe) per_token += 4.0 * static_cast<double>(md.moe->experts_per_token) * static_cast<double>(h);  // permute
     c.elementwise_fwd = per_token * act_scale * T / hbm;
     // TP (+SP): two all-reduces (or all-gather + reduce-scatter pairs) of
     // the block's [T, h] activations per pass.
-    if (t > 1) c.tp_fwd = 2.0 * allReduce(T * static_cast<double>(h) * eb, t, groupBandwidth(mdl, 1, t));
+    if (t > 1) c.tp_fwd = halves * allReduce(T * static_cast<double>(h) * eb, t, groupBandwidth(mdl, 1, t));
     // CP ring: each rank passes its keys and values on c - 1 times,
     // overlapped with the attention core; what exceeds it is exposed.
-    if (L.c > 1) {
+    if (L.c > 1 && attention) {
         const double kv_bytes = 2.0 * T * static_cast<double>(std::max<int64_t>(md.num_kv_heads / t, 1)) *
                                 qk_dim * eb;
         const double ring = static_cast<double>(L.c - 1) * kv_bytes / groupBandwidth(mdl, L.t, L.c);
@@ -244,8 +270,9 @@ StageParams stageParams(const StepTimeModel& mdl, const Scenario& sc, const Pipe
                static_cast<double>(lp.router.params + lp.norms.params);
     };
     StageParams p;
-    const double dense = static_cast<double>(st.num_layers - st.num_moe_layers);
-    p.total = dense * layerParams(pl.dense_layer) + static_cast<double>(st.num_moe_layers) * layerParams(pl.moe_layer);
+    forEachStageBlockKind(pl, LoraParameters{}, st, [&](const LayerParameters& lp, int64_t, int64_t n) {
+        p.total += static_cast<double>(n) * layerParams(lp);
+    });
     if (st.has_embedding) p.total += static_cast<double>(pl.embedding.params) / L.t;
     if (st.has_lm_head) p.total += static_cast<double>(pl.lm_head.params) / L.t + static_cast<double>(pl.final_norm.params);
     p.trainable = sc.training.finetuning == Finetuning::Full
@@ -255,15 +282,22 @@ StageParams stageParams(const StepTimeModel& mdl, const Scenario& sc, const Pipe
     return p;
 }
 
-// The two kinds of block cost the same on every stage: made once per layout.
-struct BlockCosts {
-    BlockCost dense, moe;
-};
+// Each kind of block costs the same on every stage: made once per layout,
+// for the kinds the model has (dense and MoE blocks, or a hybrid's kinds).
+using BlockCosts = std::array<BlockCost, kLayerKinds>;
+constexpr size_t kDenseBlock = hybridKindIndex(LayerKind{MixerKind::Attention, FfnKind::Dense});
+constexpr size_t kMoeBlock = hybridKindIndex(LayerKind{MixerKind::Attention, FfnKind::Moe});
 BlockCosts blockCosts(const StepTimeModel& mdl, const Scenario& sc, const LayoutView& L) {
     StepTimeModel::BlockSlot& slot = mdl.block_cache[static_cast<size_t>((L.b * 2 + (L.sp ? 1 : 0)) % 16)];
     if (slot.b != L.b || slot.s != L.s || slot.t != L.t || slot.c != L.c || slot.e != L.e || slot.sp != L.sp) {
-        slot.dense = blockCost(mdl, sc, L, false);
-        slot.moe = sc.model.isMoe() ? blockCost(mdl, sc, L, true) : BlockTime{};
+        slot.kinds = {};
+        if (mdl.layout.hybrid) {
+            for (size_t i = 0; i < kLayerKinds; ++i)
+                if (mdl.layout.hybrid_count[i] > 0) slot.kinds[i] = blockCost(mdl, sc, L, hybridKindAt(i));
+        } else {
+            slot.kinds[kDenseBlock] = blockCost(mdl, sc, L, LayerKind{});
+            if (sc.model.isMoe()) slot.kinds[kMoeBlock] = blockCost(mdl, sc, L, LayerKind{MixerKind::Attention, FfnKind::Moe});
+        }
         slot.b = L.b;
         slot.s = L.s;
         slot.t = L.t;
@@ -271,7 +305,7 @@ BlockCosts blockCosts(const StepTimeModel& mdl, const Scenario& sc, const Layout
         slot.e = L.e;
         slot.sp = L.sp;
     }
-    return {slot.dense, slot.moe};
+    return slot.kinds;
 }
 
 Parts stageParts(const StepTimeModel& mdl, const Scenario& sc, const LayoutView& L, const BlockCosts& blocks,
@@ -297,8 +331,12 @@ Parts stageParts(const StepTimeModel& mdl, const Scenario& sc, const LayoutView&
         out.cp += n * c.cp_fwd * (1.0 + 2.0);  // backward passes keys/values and their gradients
         out.cp_hidden += n * c.cp_hidden_fwd * (1.0 + 2.0);
     };
-    add(blocks.dense, n_dense);
-    add(blocks.moe, n_moe);
+    if (mdl.layout.hybrid) {
+        for (size_t i = 0; i < kLayerKinds; ++i) add(blocks[i], static_cast<double>(st.hybrid_layers[i]));
+    } else {
+        add(blocks[kDenseBlock], n_dense);
+        add(blocks[kMoeBlock], n_moe);
+    }
     // Interleaving: the stage's blocks are v chunks; the chunk costs are the
     // same in sum, but each chunk boundary is one more send (below).
     const ModelConfig& md = sc.model;
@@ -479,8 +517,18 @@ Expected<StepTimeModel> prepareStepTime(const Scenario& sc, const StepTimeConsta
     if (md.mla) head_dim = (md.mla->qk_nope_head_dim + md.mla->qk_rope_head_dim + md.mla->v_head_dim) / 2.0;
     const double non_embedding = static_cast<double>(m.parameters.active - m.parameters.embedding) +
                                  (md.tied_embeddings ? static_cast<double>(md.hidden_size) * md.vocab_size : 0.0);
-    m.model_flops_per_token = 6.0 * non_embedding + 12.0 * md.num_layers * md.num_heads * head_dim *
-                                                        static_cast<double>(sc.training.sequence_length);
+    // Attention's core in every attention layer (a hybrid's other layers
+    // add their chunked cores, linear in the sequence: mixer_flops.h).
+    double attention_layers = static_cast<double>(md.num_layers), mixer_cores = 0;
+    if (md.isHybrid()) {
+        attention_layers = 0;
+        for (const LayerKind& kind : md.layer_kinds) {
+            if (kind.mixer == MixerKind::Attention) attention_layers += 1;
+            mixer_cores += 3.0 * mixerCoreFlopsPerToken(md, kind.mixer);
+        }
+    }
+    m.model_flops_per_token = 6.0 * non_embedding + mixer_cores + 12.0 * attention_layers * md.num_heads * head_dim *
+                                                                      static_cast<double>(sc.training.sequence_length);
     return m;
 }
 

@@ -118,7 +118,7 @@ struct StepTimeModel {
     struct BlockSlot {
         int64_t b = -1, s = 0, t = 0, c = 0, e = 0;
         bool sp = false;
-        BlockTime dense, moe;
+        std::array<BlockTime, kLayerKinds> kinds{};  // by hybridKindIndex; a plain model's dense and MoE blocks
     };
     mutable std::array<BlockSlot, 16> block_cache{};
 };

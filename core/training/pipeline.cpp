@@ -5,8 +5,22 @@
 
 namespace trainmem {
 
+std::array<int32_t, kLayerKinds> hybridLayersIn(const ModelConfig& model, int64_t first, int64_t count) {
+    std::array<int32_t, kLayerKinds> n{};
+    const int64_t end = std::min<int64_t>(first + count, static_cast<int64_t>(model.layer_kinds.size()));
+    for (int64_t i = std::max<int64_t>(first, 0); i < end; ++i) ++n[hybridKindIndex(model.layer_kinds[static_cast<size_t>(i)])];
+    return n;
+}
+
 int64_t moeLayersIn(const ModelConfig& model, int64_t first, int64_t count) {
     if (!model.isMoe() || count <= 0) return 0;
+    if (model.isHybrid()) {
+        const auto n = hybridLayersIn(model, first, count);
+        int64_t moe = 0;
+        for (size_t k = 0; k < kLayerKinds; ++k)
+            if (hybridKindAt(k).ffn == FfnKind::Moe) moe += n[k];
+        return moe;
+    }
     const int64_t f = model.moe->first_dense_layers;
     const int64_t k = std::max<int64_t>(model.moe->layer_frequency, 1);
     // MoE blocks among [0, x): f, f + k, f + 2k, ... below x.
@@ -54,6 +68,7 @@ PipelineStage pipelineStage(const ModelConfig& model, const ParallelConfig& par,
     s.num_moe_layers = moeLayersIn(model, s.first_layer, s.num_layers);
     s.num_nope_layers = nopeLayersIn(model, s.first_layer, s.num_layers);
     s.num_nope_moe_layers = nopeMoeLayersIn(model, s.first_layer, s.num_layers);
+    if (model.isHybrid()) s.hybrid_layers = hybridLayersIn(model, s.first_layer, s.num_layers);
     const bool last = (i == p - 1);
     s.has_embedding = (i == 0) || (last && model.tied_embeddings && p > 1);
     s.has_lm_head = last;

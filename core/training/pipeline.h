@@ -2,6 +2,7 @@
 // Which blocks a pipeline rank holds and how many micro-batches of
 // activations it keeps in flight under each schedule.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "core/model/model_config.h"
@@ -16,6 +17,9 @@ struct PipelineStage {
     int64_t num_moe_layers = 0;
     int64_t num_nope_layers = 0;      // Llama 4's NoPE blocks (ModelConfig::isRopeLayer false) ...
     int64_t num_nope_moe_layers = 0;  // ... and those of them that are MoE blocks
+    // Hybrids (ModelConfig::layer_kinds): the stage's layers of each kind
+    // (hybridKindIndex); all zero for other models.
+    std::array<int32_t, kLayerKinds> hybrid_layers{};
     bool has_embedding = false;     // first stage (and the last one too when embeddings are tied and p > 1)
     bool has_lm_head = false;       // last stage
     bool has_final_norm = false;    // last stage
@@ -39,6 +43,9 @@ int64_t moeLayersIn(const ModelConfig& model, int64_t first, int64_t count);
 // the leading dense ones, so the cost is bounded by that period, not the depth.
 int64_t nopeLayersIn(const ModelConfig& model, int64_t first, int64_t count);
 int64_t nopeMoeLayersIn(const ModelConfig& model, int64_t first, int64_t count);
+// A hybrid's layers of each kind among them (one pass over the range: a
+// hybrid's pattern is a list, not a rule).
+std::array<int32_t, kLayerKinds> hybridLayersIn(const ModelConfig& model, int64_t first, int64_t count);
 
 // Micro-batches of activations stage `stage` holds at its peak:
 //  1F1B (PipeDream-Flush, Narayanan et al. 2021): min(p - i, m)

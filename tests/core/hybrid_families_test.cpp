@@ -5,6 +5,7 @@
 // totals and their sources are in presets/models/README.md ("Hybrids").
 #include <gtest/gtest.h>
 
+#include "core/account/estimate.h"
 #include "core/account/scenario_validate.h"
 #include "core/model/model_validate.h"
 #include "core/model/parameters.h"
@@ -168,16 +169,42 @@ TEST(HybridFamilies, EditedModelsAreValidatedBeforeTheyAreCounted) {
     EXPECT_EQ(st.error().field, "model.linear_num_key_heads");
 }
 
-// Until the activation account models the hybrids' layers, an estimate is
-// refused, naming the layer kind, and says what is known: the count.
-TEST(HybridFamilies, EstimatesAreRefusedNamingTheLayerKind) {
+// The hybrids are estimated (their mixers' rows: hybrid_mixer_truth_test);
+// the settings nobody has read or measured on their layers are refused,
+// naming the setting and the layer kind.
+TEST(HybridFamilies, EstimatesAndTheirRefusalsNameTheLayerKind) {
     Scenario s;
     s.model = importFixture("hybrids/nemotron-3-nano-30b-a3b.json").model;
-    const Status status = validate(s);
+    s.training.sequence_length = 8192;
+    s.training.micro_batch_size = 8;  // activations past the optimizer step's peak
+    EXPECT_TRUE(validate(s).ok()) << validate(s).error().text();
+    const auto fine = estimate(s);
+    ASSERT_TRUE(fine.ok());
+    EXPECT_GT(fine->peak.at_peak[Component::Activations], 0);
+
+    Scenario cp = s;
+    cp.parallelism.context = 2;
+    cp.parallelism.data = 1;
+    Status status = validate(cp);
     ASSERT_FALSE(status.ok());
-    EXPECT_EQ(status.error().field, "model.layer_types");
+    EXPECT_EQ(status.error().field, "parallelism.context");
     EXPECT_NE(status.error().message.find("Mamba-2"), std::string::npos) << status.error().message;
-    EXPECT_NE(status.error().message.find("31.58B"), std::string::npos) << status.error().message;
+
+    Scenario op = s;
+    op.training.checkpointing = Checkpointing::Op;
+    status = validate(op);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().field, "training.activation_checkpointing");
+
+    // TP splits whole Mamba-2 groups: 3 groups over 2 ranks do not split.
+    Scenario tp = s;
+    tp.model.mamba->groups = 3;
+    tp.parallelism.tensor = 2;
+    ASSERT_TRUE(validate(tp.model).ok());
+    status = validate(tp);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().field, "parallelism.tensor");
+    EXPECT_NE(status.error().message.find("n_groups (3)"), std::string::npos) << status.error().message;
 }
 
 }  // namespace

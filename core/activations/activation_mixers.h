@@ -1,0 +1,190 @@
+#pragma once
+// The token mixers of 2026's hybrid models (issue 23): what autograd keeps
+// for backward in a Gated DeltaNet (Qwen3-Next, Qwen3.5), a Mamba-2 mixer
+// (Nemotron-H, Granite 4.0-H) and LFM2's short convolution, with the fused
+// training kernels (ActivationShape::mixer_fused) and in transformers' torch
+// fallbacks. Every row, its bytes and its source: docs/hybrid-activations.md,
+// held to autograd byte for byte by validation/hybrid_truth.py. Each function
+// adds the layer's pre-norm, the mixer and its projections' inputs through the
+// block table (activation_block.h), whose emit / norm / streamInput /
+// adapters rules (AMP casts, LoRA) apply to them as to attention's.
+// Internal to the core.
+#include <algorithm>
+#include <cstdint>
+
+#include "core/activations/activation_shape.h"
+
+namespace trainmem::mixers {
+
+inline constexpr uint32_t kMixerIn = static_cast<uint32_t>(LinearRole::MixerIn);
+inline constexpr uint32_t kMixerOut = static_cast<uint32_t>(LinearRole::MixerOut);
+
+// Bytes of a row of CUDA autocast's fp32 list (sum, pow, rsqrt, exp,
+// softplus, cumsum) given a 16-bit input: 4 under autocast and in fp32, the
+// compute dtype in pure 16-bit training. And of a matmul operand inside the
+// fp32 chunk algebra of the torch fallbacks: autocast keeps its 16-bit cast.
+inline double fp32ListBytes(const ActivationShape& a) { return a.amp ? 4.0 : a.act_bytes; }
+inline double algebraMatmulBytes(const ActivationShape& a) { return a.amp ? a.act_bytes : 4.0; }
+
+// The output projection's input, and its adapters.
+template <class Table>
+void outProjection(Table& t, const ActivationShape& a, int64_t elements, int64_t rows) {
+    if (a.keepsInput(LinearRole::MixerOut)) t.emit("out_proj", "input", elements, a.linear_in_bytes);
+    t.adapters("out_proj", kMixerOut, 0, elements, rows);
+}
+
+// Qwen3NextGatedDeltaNet (transformers modeling_qwen3_next.py at 01cdc608):
+// in_proj_qkvz and in_proj_ba, the depthwise causal conv with SiLU over
+// q, k, v, beta and the decay g, the chunked gated delta rule (C = 64), the
+// gated RMSNorm, out_proj.
+template <class Table>
+void gatedDeltaNet(Table& t, const ActivationShape& a) {
+    const int64_t T = a.tokens;
+    const int64_t HK = a.gdn_key_heads, dk = a.gdn_key_dim, HV = a.gdn_value_heads, dv = a.gdn_value_dim;
+    const int64_t Kd = HK * dk, Vd = HV * dv, CD = 2 * Kd + Vd, P = 2 * Kd + 2 * Vd;
+    const double act = a.act_bytes;
+    t.norm("input_layernorm", a.hiddenTokens(), T / a.sp);
+    t.streamInput("in_proj_qkvz / in_proj_ba", "input (norm output)", kMixerIn, 2, a.hiddenTokens(), T);
+    t.emit("beta sigmoid", "output", T * HV, act);
+    t.emit("g softplus", "a + dt_bias (fp32)", T * HV, 4);
+    t.emit("g", "softplus output (fp32)", T * HV, 4);
+    if (a.mixer_fused) {
+        // causal-conv1d v1.6.1 CausalConv1dFn saves its input (a view);
+        // fla v0.5.2 ChunkGatedDeltaRuleFunction saves the l2-normalised q
+        // and k with their fp32 rstd, v, the chunk-local cumsum of g and the
+        // WY inverse A (64 per row); it recomputes the chunk states in
+        // backward. FusedRMSNormGated saves x, the gate and fp32 rstd.
+        t.emit("causal_conv1d_fn", "input (q, k, v concatenated)", T * CD, act);
+        t.emit("chunk_gated_delta_rule", "q and k, l2-normalised", 2 * T * HV * dk, act);
+        t.emit("chunk_gated_delta_rule", "their rstd (fp32)", 2 * T * HV, 4);
+        t.emit("chunk_gated_delta_rule", "v (contiguous copy)", T * Vd, act);
+        t.emit("chunk_gated_delta_rule", "g chunk-local cumsum (fp32)", T * HV, 4);
+        t.emit("chunk_gated_delta_rule", "A (WY inverse, 64 per row)", T * HV * 64, act);
+        t.emit("FusedRMSNormGated", "x and gate", 2 * T * Vd, act);
+        t.emit("FusedRMSNormGated", "rstd (fp32)", T * HV, 4);
+        outProjection(t, a, T * Vd, T);
+        return;
+    }
+    // The torch fallback: torch_chunk_gated_delta_rule's fp32 chunk algebra.
+    const int64_t b = a.b, s = a.s, K = a.gdn_conv, r = HK > 0 ? HV / HK : 1;
+    const int64_t C = 64, N = (s + C - 1) / C, Sp = N * C, B = b * HV;
+    const double f32 = fp32ListBytes(a), mm = algebraMatmulBytes(a);
+    const bool amp = a.amp;
+    t.emit("conv1d", "input (q, k, v concatenated)", T * CD, act);
+    t.emit("conv1d silu", "conv output (s + kernel - 1 wide)", b * CD * (s + K - 1), act);
+    if (r == 1) {
+        t.emit("query l2norm", "input (the SiLU output: q, k, v are its views)", T * CD, act);
+    } else {
+        t.emit("query l2norm", "repeated query", T * HV * dk, act);
+        t.emit("key l2norm", "repeated key", T * HV * dk, act);
+    }
+    t.emit("query / key l2norm", "inv_norm", 2 * T * HV, f32);
+    t.emit("v_beta", "padded value and beta (fp32)", B * Sp * dv + B * Sp, 4);
+    t.emit("k_beta", "padded key (fp32)", B * Sp * dk, 4);
+    t.emit("decay_mask", "exp output (fp32)", B * N * C * C, 4);
+    t.emit("intra-chunk attn", amp ? "casts of k_beta and key" : "k_beta", B * Sp * dk * (amp ? 2 : 1), amp ? act : 4);
+    t.emit("intra-chunk attn", "k_beta @ key", B * N * C * C, mm);
+    t.emit("intra-chunk attn", "tril'd decay mask (fp32)", B * N * C * C, 4);
+    t.emit("intra-chunk attn", "triu mask (bool)", C * C, 1);
+    t.emit("triangular solve", "row and block clones (fp32)", B * N * (C - 1) * C * (C + 1) / 3, 4);
+    t.emit("value = attn @ v_beta", "attn and v_beta", B * N * C * C + B * Sp * dv, mm);
+    t.emit("k_cumdecay", "exp(g) (fp32)", B * Sp, 4);
+    if (amp) t.emit("k_cumdecay", "k_beta (fp32)", B * Sp * dk, 4);
+    t.emit("k_cumdecay", "attn @ (k_beta exp g) operands", B * Sp * dk, mm);
+    if (amp) t.emit("k_cumdecay", "second cast of attn", B * N * C * C, act);
+    t.emit("chunk loop", amp ? "casts of q_i and k_i" : "scaled query (fp32)", B * Sp * dk * (amp ? 2 : 1), amp ? act : 4);
+    t.emit("chunk loop", "q_i @ k_i per chunk", N * B * C * C, mm);
+    t.emit("chunk loop", "strict-triu mask (bool)", C * C, 1);
+    t.emit("chunk loop", "k_cumdecay @ state: zero state", B * dk * dv, mm);
+    if (N > 1) t.emit("chunk loop", "k_cumdecay @ state: k_cumdecay and states", B * Sp * dk + (N - 1) * B * dk * dv, mm);
+    t.emit("chunk loop", "exp(g_i) per chunk (fp32)", N * B * C, 4);
+    if (amp) t.emit("chunk loop", "scaled query (fp32)", B * Sp * dk, 4);
+    if (amp)
+        t.emit("chunk loop", "(q_i exp g_i) @ state: casts", (N - 1) * (B * C * dk + B * dk * dv), act);
+    else
+        t.emit("chunk loop", "(q_i exp g_i) @ state: the product", (N - 1) * B * C * dk, 4);
+    t.emit("chunk loop", "attn_i @ v_new: operands", N * (B * C * C + B * C * dv), mm);
+    // The last chunk's state update feeds only the final state, which
+    // training drops: its nodes die with it.
+    t.emit("chunk loop", "state update: exp(g_last) (fp32)", (N - 1) * B, 4);
+    if (amp) t.emit("chunk loop", "state update: fp32 states", std::max<int64_t>(N - 2, 0) * B * dk * dv, 4);
+    t.emit("chunk loop", "k_i exp(g_last - g) (fp32)", (N - 1) * B * C, 4);
+    t.emit("chunk loop", "(k_i decay)^T @ v_new", (N - 1) * B * C * dk, mm);
+    // Qwen3NextRMSNormGated on the fp32 core output, gated by silu(z).
+    t.emit("gated norm", "fp32 input", T * Vd, 4);
+    t.emit("gated norm", "rstd (fp32)", T * HV, 4);
+    t.emit("gated norm", "normalised, input dtype", T * Vd, act);
+    t.emit("gated norm", "fp32 gate (silu input)", a.fp32_compute && r == 1 ? T * P : T * Vd, 4);
+    t.emit("gated norm", "silu(gate) (fp32)", T * Vd, 4);
+    t.emit("gated norm", "weighted h", T * Vd, amp || a.fp32_compute ? 4 : act);
+    outProjection(t, a, T * Vd, T);
+}
+
+// NemotronHMamba2Mixer (transformers modeling_nemotron_h.py at 008d9e95).
+// Fused: in training cuda_kernels_forward calls mamba_split_conv1d_scan_combined
+// (mamba_ssm), one Function for the conv, the scan, the gated norm and
+// out_proj that saves in_proj's output, the scan output and fp32 rstd per
+// group. Eager: torch_forward's chunked SSD (chunk_size L), fp32 throughout.
+template <class Table>
+void mamba2(Table& t, const ActivationShape& a) {
+    const int64_t T = a.tokens, b = a.b, s = a.s;
+    const int64_t nh = a.mamba_heads, hd = a.mamba_head_dim, N = a.mamba_state, G = a.mamba_groups;
+    const int64_t I = nh * hd, CD = I + 2 * G * N, P = 2 * I + 2 * G * N + nh;
+    const double act = a.act_bytes;
+    t.norm("norm", a.hiddenTokens(), T / a.sp);
+    t.streamInput("in_proj", "input (norm output)", kMixerIn, 1, a.hiddenTokens(), T);
+    if (a.mixer_fused) {
+        t.emit("mamba_split_conv1d_scan_combined", "in_proj output (z, x, B, C, dt)", T * P, act);
+        t.emit("mamba_split_conv1d_scan_combined", "scan output", T * I, act);
+        t.emit("mamba_split_conv1d_scan_combined", "rstd per group (fp32)", T * G, 4);
+        return;
+    }
+    const int64_t K = a.mamba_conv, L = std::max<int64_t>(a.mamba_chunk, 1);
+    const int64_t Nc = (s + L - 1) / L, Sp = Nc * L;
+    const double f32 = fp32ListBytes(a);
+    t.emit("conv1d", "input (x, B, C: a view of in_proj's output)", T * P, act);
+    t.emit("conv1d silu", "conv output (s + kernel - 1 wide)", b * CD * (s + K - 1), act);
+    t.emit("dt softplus", "dt + dt_bias", T * nh, f32);
+    t.emit("dt clamp", "softplus output", T * nh, f32);
+    t.emit("x * dt", "x (fp32)", a.fp32_compute ? T * CD : T * I, 4);
+    t.emit("x * dt", "dt", T * nh, f32);
+    t.emit("D_residual", "padded x (fp32)", b * Sp * I, 4);
+    t.emit("L = exp(segsum)", "segsum masks (bool)", 2 * L * L, 1);
+    t.emit("L = exp(segsum)", "exp output (fp32)", b * nh * Nc * L * L, 4);
+    t.emit("G", "C and B chunks (fp32, heads repeated)", 2 * b * Sp * nh * N, 4);
+    t.emit("M", "G * L (fp32)", b * Nc * L * L * nh, 4);
+    t.emit("Y_diag", "M and x * dt chunks (fp32)", b * Nc * L * L * nh + b * Sp * I, 4);
+    t.emit("decay_states", "exp output (fp32)", b * nh * Sp, 4);
+    t.emit("chunk states", "B * decay (fp32)", b * Sp * nh * N, 4);
+    t.emit("decay_chunk", "segsum masks (bool)", 2 * (Nc + 1) * (Nc + 1), 1);
+    t.emit("decay_chunk", "exp output (fp32)", b * nh * (Nc + 1) * (Nc + 1), 4);
+    t.emit("state passing", "decay_chunk and states (fp32)", b * (Nc + 1) * nh * hd * N, 4);
+    t.emit("state_decay_out", "exp output (fp32)", b * nh * Sp, 4);
+    t.emit("C * states", "passed states (fp32)", b * nh * (Nc + 1) * hd * N, 4);
+    t.emit("Y_off", "sum(C * states) (fp32)", b * Sp * I, 4);
+    // Zamba2RMSNormGated: x * silu(gate.float()), then RMSNorm per group.
+    if (!a.fp32_compute) t.emit("gated norm", "fp32 gate (silu input)", T * I, 4);
+    t.emit("gated norm", "padded y and silu(gate) (fp32)", b * Sp * I + T * I, 4);
+    t.emit("gated norm", "gated product (fp32)", T * I, 4);
+    t.emit("gated norm", "rstd per group (fp32)", T * G, 4);
+    t.emit("gated norm", "normalised (fp32)", T * I, 4);
+    outProjection(t, a, T * I, T);
+}
+
+// Lfm2ShortConv (transformers modeling_lfm2.py at 0096ba4f): in_proj to
+// B, C, x; B * x through a depthwise causal conv of conv_L_cache taps;
+// C * conv; out_proj. Fused: causal_conv1d_fn keeps its input.
+template <class Table>
+void shortConv(Table& t, const ActivationShape& a) {
+    const int64_t T = a.tokens, hc = a.conv_channels;
+    const double act = a.act_bytes;
+    t.norm("operator_norm", a.hiddenTokens(), T / a.sp);
+    t.streamInput("in_proj", "input (norm output)", kMixerIn, 1, a.hiddenTokens(), T);
+    t.emit("B * x", "in_proj output (B, C, x are its views)", 3 * T * hc, act);
+    t.emit(a.mixer_fused ? "causal_conv1d_fn" : "conv1d", "input B * x", T * hc, act);
+    const int64_t conv_out = a.mixer_fused ? T * hc : a.b * hc * (a.s + a.conv_kernel - 1);
+    t.emit("C * conv", a.mixer_fused ? "conv output" : "conv output (s + L - 1 wide)", conv_out, act);
+    outProjection(t, a, T * hc, T);
+}
+
+}  // namespace trainmem::mixers
