@@ -21,6 +21,13 @@ adds the norms, residuals and MLP / MoE around them. Read from (none copied):
   gate) and a relu2 shared expert). The block casts its input to the norm
   weight's dtype and nothing else: no residual_in_fp32 at this commit.
   ACT2FN["relu2"] is ReLUSquaredActivation: relu, then torch.square.
+- Qwen3.5 (dense text model): src/transformers/models/qwen3_5/
+  modeling_qwen3_5.py at commit d8c1e2844cbfeae1e342a1723d7f4e69ff1adcc0
+  (Qwen3_5DecoderLayer: Qwen3-Next's layer with Qwen3_5MLP, the dense SwiGLU,
+  on every layer; Qwen3_5RMSNorm is Qwen3NextRMSNorm; Qwen3_5GatedDeltaNet
+  projects with in_proj_qkv / _z / _b / _a: hf_hybrid's split_projections).
+  Its interleaved multimodal rotary gives text tokens the 1-D table: the
+  same cos / sin shapes.
 - LFM2: src/transformers/models/lfm2/modeling_lfm2.py at commit
   0096ba4f66d4f5f7b1d4e162f8a75d0894b40ea8 (Lfm2DecoderLayer: operator_norm,
   Lfm2ShortConv or Lfm2Attention with per-head q/k Lfm2RMSNorm and full
@@ -47,7 +54,7 @@ def is_hybrid(c):
 
 def hybrid_layer(c, index):
     family = c["read_as"]
-    if family == "qwen3_next":
+    if family in ("qwen3_next", "qwen3_5_text"):
         return Qwen3NextDecoderLayer(c, index)
     if family == "nemotron_h":
         return NemotronHBlock(c, index)
@@ -59,7 +66,8 @@ def hybrid_layer(c, index):
 def final_norm(c):
     """The model's last norm: Qwen3NextRMSNorm ((1 + weight) in fp32, the
     same ops as GemmaRMSNorm), NemotronHRMSNorm / Lfm2RMSNorm (Llama's)."""
-    return GemmaRMSNorm(c["hidden_size"]) if c["read_as"] == "qwen3_next" else LlamaRMSNorm(c["hidden_size"])
+    zero_centred = c["read_as"] in ("qwen3_next", "qwen3_5_text")
+    return GemmaRMSNorm(c["hidden_size"]) if zero_centred else LlamaRMSNorm(c["hidden_size"])
 
 
 def expert_weight(weight, index):
@@ -159,7 +167,8 @@ class Qwen3NextDecoderLayer(nn.Module):
             self.mixer_truth = ("gated_deltanet", dict(
                 hidden_size=h, linear_num_key_heads=la["key_heads"], linear_num_value_heads=la["value_heads"],
                 linear_key_head_dim=la["key_head_dim"], linear_value_head_dim=la["value_head_dim"],
-                linear_conv_kernel_dim=la["conv_kernel"], rms_norm_eps=eps))
+                linear_conv_kernel_dim=la["conv_kernel"], rms_norm_eps=eps,
+                split_projections=c["read_as"] == "qwen3_5_text"))
             self.linear_attn = hy.Qwen3NextGatedDeltaNet(self.mixer_truth[1], flash)
         elif kind["mixer"] == "attention":
             if not c["attention_output_gate"]:

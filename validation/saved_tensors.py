@@ -250,6 +250,8 @@ HYBRID_KEYS = {
                    "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "moe_intermediate_size",
                    "shared_expert_intermediate_size", "num_experts", "num_experts_per_tok", "norm_topk_prob",
                    "decoder_sparse_step", "mlp_only_layers"),
+    "qwen3_5_text": ("layer_types", "partial_rotary_factor", "linear_num_key_heads", "linear_num_value_heads",
+                     "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim"),
     "nemotron_h": ("hybrid_override_pattern", "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups",
                    "conv_kernel", "chunk_size", "use_conv_bias", "use_bias", "mlp_bias", "mlp_hidden_act",
                    "mamba_hidden_act", "n_routed_experts", "moe_intermediate_size",
@@ -274,6 +276,16 @@ HYBRIDS = {
                        linear_conv_kernel_dim=4, num_hidden_layers=4,
                        layer_types=["linear_attention", "full_attention"] * 2, hidden_act="silu",
                        tie_word_embeddings=False),
+    # Qwen3.5's text model: Qwen3-Next's layers with a dense SwiGLU on every
+    # layer and the Gated DeltaNet's four separate projections; value heads
+    # equal to key heads, so that its fp32 gate row (z its own tensor)
+    # differs from Qwen3-Next's (z a view of the fused projection).
+    "qwen3_5_text": dict(model_type="qwen3_5_text", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                         head_dim=16, partial_rotary_factor=0.25, intermediate_size=160, linear_num_key_heads=2,
+                         linear_num_value_heads=2, linear_key_head_dim=16, linear_value_head_dim=16,
+                         linear_conv_kernel_dim=4, num_hidden_layers=4,
+                         layer_types=["linear_attention", "full_attention"] * 2, hidden_act="silu",
+                         tie_word_embeddings=False),
     # Nemotron-H: one mixer per layer, "M" Mamba-2 (two groups, chunks of 8:
     # two chunks of s = 16), "*" attention without rotary, "E" the relu2 MoE
     # with a sigmoid router and a relu2 shared expert, "-" the relu2 MLP.
