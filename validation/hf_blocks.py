@@ -2,7 +2,7 @@
 files write them (modeling_llama, _mistral, _qwen2, _qwen3, _olmo2, _gemma,
 _gemma2, _gemma3, _gpt2, _mixtral, _qwen2_moe, _deepseek_v3 (and _deepseek_v32 with its indexer), _glm4_moe, _gpt_oss; Llama 4's
 attention and MoE in hf_llama4.py, DeepSeek-V2's rotary and MoE in
-hf_deepseek_v2.py; the hybrids' layers, _qwen3_next, _nemotron_h, _lfm2, in
+hf_deepseek_v2.py; the hybrids' layers, _qwen3_next, _qwen3_5, _nemotron_h, _lfm2, _granitemoehybrid, in
 hf_hybrid_blocks.py), with
 PEFT-style LoRA adapters and a flash-attention stand-in that saves what
 flash_attn's FlashAttnFunc saves.
@@ -454,7 +454,7 @@ class CausalLM(nn.Module):
             self.lm_head.weight = self.wte.weight  # tied, as GPT-2 always is
         else:
             self.embed_tokens = nn.Embedding(V, h)
-            if is_hybrid(c):  # Qwen3-Next, Nemotron-H, LFM2: hf_hybrid_blocks.py
+            if is_hybrid(c):  # Qwen3-Next, Qwen3.5, Nemotron-H, LFM2, Granite 4.0-H: hf_hybrid_blocks.py
                 self.layers = nn.ModuleList([hybrid_layer(c, i) for i in range(n_layers)])
                 self.norm = final_norm(c)
             else:

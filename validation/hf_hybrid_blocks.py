@@ -32,6 +32,21 @@ adds the norms, residuals and MLP / MoE around them. Read from (none copied):
   0096ba4f66d4f5f7b1d4e162f8a75d0894b40ea8 (Lfm2DecoderLayer: operator_norm,
   Lfm2ShortConv or Lfm2Attention with per-head q/k Lfm2RMSNorm and full
   rotary, residual, ffn_norm, Lfm2MLP w2(silu(w1 x) * w3 x)).
+- Granite 4.0-H: src/transformers/models/granitemoehybrid/
+  modeling_granitemoehybrid.py at commit
+  1c0ff25f4cc9d0e13e0bd848a43a964a8ae1ba8e (GraniteMoeHybridDecoderLayer:
+  input_layernorm, GraniteMoeHybridMambaLayer or GraniteMoeHybridAttention
+  (attention_multiplier as the scale, rotary only with
+  position_embedding_type "rope"), residual + out * residual_multiplier,
+  post_attention_layernorm, GraniteMoeHybridMoE (fp32 router logits, top-k
+  of the logits, softmax over the k, tokens sorted by expert,
+  GraniteMoeHybridParallelExperts: one F.linear per expert on its slice,
+  concatenated) plus GraniteMoeHybridMLP (one input_linear chunked into gate
+  and up), residual * residual_multiplier; the embedding times
+  embedding_multiplier and the logits over logits_scaling are CausalLM's).
+  The Mamba layer's torch_forward is Nemotron-H's with
+  GraniteMoeHybridRMSNormGated, gate first then one RMSNorm over the whole
+  intermediate width: the grouped Zamba2RMSNormGated with one group.
 
 Every layer's kind and size comes from the importer's model object
 ("layer_kinds", "linear_attention", "mamba", "short_conv", "moe", ...); the
@@ -60,6 +75,8 @@ def hybrid_layer(c, index):
         return NemotronHBlock(c, index)
     if family == "lfm2":
         return Lfm2DecoderLayer(c, index)
+    if family == "granitemoehybrid":
+        return GraniteMoeHybridDecoderLayer(c, index)
     raise ValueError(f"no whole-layer copy of the hybrid family {family!r}")
 
 
@@ -372,3 +389,105 @@ class Lfm2DecoderLayer(nn.Module):
         with op("ffn_norm"):
             y = self.ffn_norm(x)
         return x + self.feed_forward(y)
+
+
+# ---------------------------------------------------------------------------
+# Granite 4.0-H
+
+
+class GraniteMoeHybridMoE(nn.Module):
+    """GraniteMoeHybridMoE with GraniteMoeHybridTopKGating and
+    GraniteMoeHybridParallelExperts, op for op."""
+
+    def __init__(self, c):
+        super().__init__()
+        h, moe = c["hidden_size"], c["moe"]
+        self.h, self.E, self.k, f = h, moe["num_experts"], moe["experts_per_token"], moe["expert_ffn"]
+        self.router = nn.Linear(h, self.E, bias=False)
+        self.input_weight = nn.Parameter(torch.randn(self.E, 2 * f, h) * 0.05)
+        self.output_weight = nn.Parameter(torch.randn(self.E, h, f) * 0.05)
+        self.act = activation(c["hidden_act"])
+
+    def experts(self, inputs, sizes, weight):
+        """GraniteMoeHybridParallelExperts.forward: split by expert, one
+        F.linear each (every expert, an empty slice too), concatenated."""
+        parts = inputs.split(sizes, dim=0)
+        return torch.cat([F.linear(parts[i], expert_weight(weight, i)) for i in range(self.E)], dim=0)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        x = x.reshape(-1, h)
+        with op("router"):
+            logits = self.router(x).float()
+            top_logits, top_indices = logits.topk(self.k, dim=1)
+            top_gates = torch.softmax(top_logits, dim=1).type_as(x)
+            gates = torch.zeros([top_gates.size(0), self.E], dtype=top_gates.dtype).scatter(1, top_indices, 1)
+            sizes = gates.long().sum(0).tolist()
+            _, index_sorted = top_indices.flatten().sort(0)
+            batch_index = index_sorted.div(self.k, rounding_mode="trunc")
+            batch_gates = top_gates.flatten()[index_sorted]
+        with op("expert tokens"):
+            expert_inputs = x[batch_index]
+        with op("expert input_linear"):
+            hidden = self.experts(expert_inputs, sizes, self.input_weight)
+        with op("expert act * up"):
+            gate, up = hidden.chunk(2, dim=-1)
+            hidden = self.act(gate) * up
+        with op("expert output_linear"):
+            out = self.experts(hidden, sizes, self.output_weight)
+        with op("expert output * routing weight"):
+            out = out * batch_gates[:, None]
+            y = torch.zeros((b * s, h), dtype=out.dtype).index_add(0, batch_index, out)
+        return y.view(b, s, h)
+
+
+class GraniteMoeHybridDecoderLayer(nn.Module):
+    """Mamba layers get no mask (GraniteMoeHybridModel's mamba_mask is None
+    without padding), attention layers the causal mask; the rotary tables
+    only with position_embedding_type "rope" (the importer's "rope")."""
+
+    def __init__(self, c, index):
+        super().__init__()
+        from hf_blocks import LlamaAttention  # hf_blocks imports this file
+        from hf_moe import Phi3MLP
+        h, kind, cfg = c["hidden_size"], c["layer_kinds"][index], c["config"]
+        flash = c["attention"] == "flash"
+        self.input_layernorm = LlamaRMSNorm(h)
+        self.post_attention_layernorm = LlamaRMSNorm(h)
+        self.residual_multiplier = cfg.get("residual_multiplier", 1.0)
+        self.mixer_kind = kind["mixer"]
+        if kind["mixer"] == "mamba2":
+            mb = c["mamba"]
+            if mb["groups"] != 1:
+                raise ValueError("GraniteMoeHybridRMSNormGated normalises the whole width: built for one group only")
+            self.mixer_truth = ("mamba2", dict(
+                hidden_size=h, mamba_num_heads=mb["heads"], mamba_head_dim=mb["head_dim"],
+                ssm_state_size=mb["state_size"], n_groups=1, conv_kernel=mb["conv_kernel"],
+                chunk_size=mb["chunk_size"], use_conv_bias=mb["conv_bias"], use_bias=mb["proj_bias"],
+                layer_norm_epsilon=cfg.get("rms_norm_eps", 1e-6), time_step_min=0.0))
+            self.mamba = hy.NemotronHMamba2Mixer(self.mixer_truth[1], flash)
+        elif kind["mixer"] == "attention":
+            self.self_attn = LlamaAttention(c, index)
+            self.self_attn.use_rope = c["rope"]
+        else:
+            raise ValueError(f"Granite 4.0-H layer {index}: mixer {kind['mixer']!r}")
+        if kind["ffn"] != "moe":
+            raise ValueError(f"Granite 4.0-H layer {index}: ffn {kind['ffn']!r}")
+        self.block_sparse_moe = GraniteMoeHybridMoE(c)
+        self.shared_mlp = Phi3MLP(h, c["moe"]["shared_expert_ffn"], c["hidden_act"])  # input_linear chunked
+        self.takes_mask = kind["mixer"] == "attention"
+        self.takes_rotary = c["rope"]
+
+    def forward(self, x, cos, sin, mask):
+        residual = x
+        with op("input_layernorm"):
+            x = self.input_layernorm(x)
+        x = self.mamba(x) if self.mixer_kind == "mamba2" else self.self_attn(x, cos, sin, mask)
+        x = residual + x * self.residual_multiplier
+        residual = x
+        with op("post_attention_layernorm"):
+            x = self.post_attention_layernorm(x)
+        moe = self.block_sparse_moe(x)
+        with op("shared_mlp"):
+            x = moe + self.shared_mlp(x)
+        return residual + x * self.residual_multiplier

@@ -257,6 +257,11 @@ HYBRID_KEYS = {
                    "mamba_hidden_act", "n_routed_experts", "moe_intermediate_size",
                    "moe_shared_expert_intermediate_size", "num_experts_per_tok", "n_group", "topk_group",
                    "norm_topk_prob", "routed_scaling_factor"),
+    "granitemoehybrid": ("layer_types", "shared_intermediate_size", "num_local_experts", "num_experts_per_tok",
+                         "mamba_n_heads", "mamba_d_head", "mamba_expand", "mamba_d_state", "mamba_n_groups",
+                         "mamba_d_conv", "mamba_chunk_size", "mamba_conv_bias", "mamba_proj_bias",
+                         "embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling",
+                         "position_embedding_type"),
     "lfm2": ("layer_types", "conv_L_cache", "conv_bias", "block_ff_dim", "block_auto_adjust_ff_dim",
              "block_ffn_dim_multiplier", "block_multiple_of", "tie_embedding"),
 }
@@ -296,6 +301,18 @@ HYBRIDS = {
                        mamba_hidden_act="silu", n_routed_experts=8, moe_intermediate_size=32,
                        moe_shared_expert_intermediate_size=48, num_experts_per_tok=2, n_group=1, topk_group=1,
                        norm_topk_prob=True, routed_scaling_factor=2.5, tie_word_embeddings=False),
+    # Granite 4.0-H (granite-4.0-h-small's structure): Mamba-2 (one group, as
+    # released) and attention without rotary (position_embedding_type
+    # "nope"), every layer a top-k-then-softmax MoE plus a shared SwiGLU, the
+    # Granite multipliers on the embedding, residuals, scores and logits.
+    "granitemoehybrid": dict(model_type="granitemoehybrid", hidden_size=64, num_attention_heads=4,
+                             num_key_value_heads=2, intermediate_size=32, shared_intermediate_size=96,
+                             num_local_experts=4, num_experts_per_tok=2, num_hidden_layers=4,
+                             layer_types=["mamba", "attention"] * 2, mamba_n_heads=4, mamba_d_head=32,
+                             mamba_expand=2, mamba_d_state=8, mamba_n_groups=1, mamba_d_conv=4, mamba_chunk_size=8,
+                             mamba_conv_bias=True, mamba_proj_bias=False, embedding_multiplier=12.0,
+                             attention_multiplier=0.0625, residual_multiplier=0.22, logits_scaling=8.0,
+                             position_embedding_type="nope", hidden_act="silu", tie_word_embeddings=True),
     # LFM2: short convolutions (L_cache 3) and GQA attention with per-head q/k
     # norms; the SwiGLU width from block_ff_dim 240: 2/3 of it, rounded up to 16.
     "lfm2": dict(model_type="lfm2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
