@@ -2,7 +2,8 @@
 files write them (modeling_llama, _mistral, _qwen2, _qwen3, _olmo2, _gemma,
 _gemma2, _gemma3, _gpt2, _mixtral, _qwen2_moe, _deepseek_v3 (and _deepseek_v32 with its indexer), _glm4_moe, _gpt_oss; Llama 4's
 attention and MoE in hf_llama4.py, DeepSeek-V2's rotary and MoE in
-hf_deepseek_v2.py), with
+hf_deepseek_v2.py; the hybrids' layers, _qwen3_next, _qwen3_5, _nemotron_h, _lfm2, _granitemoehybrid, in
+hf_hybrid_blocks.py), with
 PEFT-style LoRA adapters and a flash-attention stand-in that saves what
 flash_attn's FlashAttnFunc saves.
 
@@ -27,6 +28,7 @@ import saved_tensor_ledger as ledger
 from saved_tensor_ledger import autocast_fp32, dropout, layer_norm, mean_last_dim, op
 
 from hf_deepseek_v2 import DeepseekV2MoE, apply_rotary_emb_mla
+from hf_hybrid_blocks import final_norm, hybrid_layer, is_hybrid
 from hf_llama4 import Llama4TextAttention, Llama4TextMoe, chunked_causal_mask, rotary_table
 from hf_moe import DeepseekV3MoE, GatedMLP, GptOssMoE, MixtralSparseMoeBlock, Phi3MLP, Qwen2MoeSparseMoeBlock
 from hf_ops import (Conv1D, FlashAttention, GemmaRMSNorm, GPT2LayerNorm, LlamaRMSNorm,  # noqa: F401
@@ -452,8 +454,12 @@ class CausalLM(nn.Module):
             self.lm_head.weight = self.wte.weight  # tied, as GPT-2 always is
         else:
             self.embed_tokens = nn.Embedding(V, h)
-            self.layers = nn.ModuleList([LlamaBlock(c, i) for i in range(n_layers)])
-            self.norm = rms_norm_class(c)(h)
+            if is_hybrid(c):  # Qwen3-Next, Qwen3.5, Nemotron-H, LFM2, Granite 4.0-H: hf_hybrid_blocks.py
+                self.layers = nn.ModuleList([hybrid_layer(c, i) for i in range(n_layers)])
+                self.norm = final_norm(c)
+            else:
+                self.layers = nn.ModuleList([LlamaBlock(c, i) for i in range(n_layers)])
+                self.norm = rms_norm_class(c)(h)
             self.lm_head = nn.Linear(h, V, bias=False)
             if c["tied_embeddings"]:
                 self.lm_head.weight = self.embed_tokens.weight
@@ -521,10 +527,15 @@ class CausalLM(nn.Module):
             ledger.current().scope = f"block {i}"
             if per_type:
                 cos, sin, mask = per_type[types[i]]
+            # A hybrid model passes the causal mask only to its attention
+            # layers (Qwen3-Next, Nemotron-H) and no rotary tables where it has
+            # none (Nemotron-H): what a checkpointed layer is handed is what it keeps.
+            layer_cos, layer_sin = (cos, sin) if getattr(layer, "takes_rotary", True) else (None, None)
+            layer_mask = mask if getattr(layer, "takes_mask", True) else None
             if checkpointing:
-                x = checkpoint(layer, x, cos, sin, mask, use_reentrant=True)
+                x = checkpoint(layer, x, layer_cos, layer_sin, layer_mask, use_reentrant=True)
             else:
-                x = layer(x, cos, sin, mask)
+                x = layer(x, layer_cos, layer_sin, layer_mask)
         ledger.current().scope = "head"
         with op("final norm"):
             x = self.norm(x)

@@ -330,8 +330,18 @@ class Qwen3NextGatedDeltaNet(nn.Module):
         self.conv_dim = 2 * self.key_dim + self.value_dim
         self.conv1d = nn.Conv1d(self.conv_dim, self.conv_dim, self.kernel, bias=False, groups=self.conv_dim,
                                 padding=self.kernel - 1)
-        self.in_proj_qkvz = nn.Linear(h, 2 * self.key_dim + 2 * self.value_dim, bias=False)
-        self.in_proj_ba = nn.Linear(h, 2 * self.nv, bias=False)
+        # Qwen3.5 (modeling_qwen3_5.py Qwen3_5GatedDeltaNet at transformers
+        # d8c1e284): four Linears, in_proj_qkv, in_proj_z, in_proj_b,
+        # in_proj_a, in place of the fused per-key-head in_proj_qkvz / in_proj_ba.
+        self.split_projections = c.get("split_projections", False)
+        if self.split_projections:
+            self.in_proj_qkv = nn.Linear(h, self.conv_dim, bias=False)
+            self.in_proj_z = nn.Linear(h, self.value_dim, bias=False)
+            self.in_proj_b = nn.Linear(h, self.nv, bias=False)
+            self.in_proj_a = nn.Linear(h, self.nv, bias=False)
+        else:
+            self.in_proj_qkvz = nn.Linear(h, 2 * self.key_dim + 2 * self.value_dim, bias=False)
+            self.in_proj_ba = nn.Linear(h, 2 * self.nv, bias=False)
         self.dt_bias = nn.Parameter(torch.ones(self.nv))
         self.A_log = nn.Parameter(torch.log(torch.empty(self.nv).uniform_(1, 16)))
         self.eps = c.get("rms_norm_eps", 1e-6)
@@ -353,13 +363,23 @@ class Qwen3NextGatedDeltaNet(nn.Module):
 
     def forward(self, x):
         b, s, _ = x.shape
-        with op("in_proj_qkvz|input"):
-            qkvz = self.in_proj_qkvz(x)
-        with op("in_proj_ba|input"):
-            ba = self.in_proj_ba(x)
-        q, k, v, z, bb, a = self.split_heads(qkvz, ba)
-        q, k, v = (t.reshape(b, s, -1) for t in (q, k, v))
-        mixed = torch.cat((q, k, v), dim=-1).transpose(1, 2)
+        if self.split_projections:
+            with op("in_proj_qkv|input"):
+                mixed = self.in_proj_qkv(x).transpose(1, 2)
+            with op("in_proj_z|input"):
+                z = self.in_proj_z(x).reshape(b, s, -1, self.dv)
+            with op("in_proj_b|input"):
+                bb = self.in_proj_b(x)
+            with op("in_proj_a|input"):
+                a = self.in_proj_a(x)
+        else:
+            with op("in_proj_qkvz|input"):
+                qkvz = self.in_proj_qkvz(x)
+            with op("in_proj_ba|input"):
+                ba = self.in_proj_ba(x)
+            q, k, v, z, bb, a = self.split_heads(qkvz, ba)
+            q, k, v = (t.reshape(b, s, -1) for t in (q, k, v))
+            mixed = torch.cat((q, k, v), dim=-1).transpose(1, 2)
         if self.flash:
             with op("causal_conv1d_fn|input (q, k, v concatenated)"):
                 mixed = causal_conv1d_fn(mixed, self.conv1d.weight.squeeze(1), self.conv1d.bias, "silu")

@@ -106,6 +106,10 @@ def cases():
     for label, cfg, b, s in gdn:
         cfg = dict(cfg, model_type="qwen3_next", hidden_act="silu", rms_norm_eps=1e-6)
         out.append(("qwen3_next", "gated_deltanet", label, cfg, b, s))
+    # Qwen3.5's Gated DeltaNet: the same rule behind four separate projections
+    for label, cfg, b, s in gdn[:2]:
+        cfg = dict(cfg, model_type="qwen3_5_text", hidden_act="silu", rms_norm_eps=1e-6, split_projections=True)
+        out.append(("qwen3_5_text", "gated_deltanet", "Qwen3.5 split projections, " + label, cfg, b, s))
     att = dict(model_type="qwen3_next", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
                partial_rotary_factor=0.25, rms_norm_eps=1e-6)
     out.append(("qwen3_next", "gated_attention", "GQA 4/2, quarter rotary", att, 2, 24))
@@ -354,8 +358,14 @@ def expected_rows(case):
         C = hy.GDN_CHUNK
         N = -(-s // C)
         Sp = N * C
-        row("in_proj_qkvz", "input", a * T * h)
-        row("in_proj_ba", "input", 2 * T * h if amp else 0)
+        split = c.get("split_projections", False)  # Qwen3.5: in_proj_qkv, _z, _b, _a
+        if split:
+            row("in_proj_qkv", "input", a * T * h)
+            for name in ("in_proj_z", "in_proj_b", "in_proj_a"):
+                row(name, "input", 2 * T * h if amp else 0)
+        else:
+            row("in_proj_qkvz", "input", a * T * h)
+            row("in_proj_ba", "input", 2 * T * h if amp else 0)
         row("beta sigmoid", "output", a * T * HV)
         row("g softplus", "fp32 a + dt_bias", 4 * T * HV)
         row("g", "softplus output", 4 * T * HV)
@@ -403,7 +413,9 @@ def expected_rows(case):
         row("norm", "fp32 input", 4 * T * Vd)
         row("norm", "rstd, normalised (fp32)", 4 * T * HV)
         row("norm", "normalised, input dtype", a * T * Vd)
-        row("norm", "fp32 gate (silu input)", 4 * T * P if (mode == "fp32" and r == 1) else 4 * T * Vd)
+        # fp32, r = 1, fused: z is a view of in_proj_qkvz's output, kept whole;
+        # Qwen3.5's z is in_proj_z's own output
+        row("norm", "fp32 gate (silu input)", 4 * T * P if (mode == "fp32" and r == 1 and not split) else 4 * T * Vd)
         row("norm", "weighted, silu(gate)", 4 * T * Vd + (2 if mode == "bf16" else 4) * T * Vd)
         return rows
     if kind == "gated_attention":

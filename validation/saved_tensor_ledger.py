@@ -70,6 +70,12 @@ class SavedTensorLedger:
                 continue
             flat = torch.empty(0, dtype=t.dtype).set_(t.storage())
             for p in params:
+                # Autocast casts fp32 weights to 16 bits: any other saved
+                # tensor is an activation, even one whose values equal a
+                # constant-initialised weight (a padded fp32 row of zeros of the
+                # Gated DeltaNet's solve against a zero (1 + weight) norm weight).
+                if p.dtype != torch.float32 or t.dtype not in (torch.bfloat16, torch.float16):
+                    continue
                 if p.numel() == flat.numel() and torch.equal(flat, p.to(t.dtype).reshape(-1)):
                     del self.storages[ptr]
                     break

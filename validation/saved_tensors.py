@@ -39,6 +39,7 @@ Needs only PyTorch (Debian's python3-torch 1.13 works) and the built CLI;
 downloads nothing.
 """
 import argparse
+import gc
 import json
 import math
 import os
@@ -51,6 +52,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import saved_tensor_ledger as ledger  # noqa: E402
+import hybrid_truth  # noqa: E402
 from hf_blocks import CausalLM, apply_lora  # noqa: E402
 
 
@@ -124,6 +126,8 @@ def hf_model_keys(c):
                   "use_qk_norm", "no_rope_layers", "attention_chunk_size", "attn_temperature_tuning", "floor_scale",
                   "attn_scale"):
             out[k] = c[k]
+    for k in HYBRID_KEYS.get(c["model_type"], ()):
+        out[k] = c[k]
     if c["model_type"] == "mixtral":
         out["num_local_experts"] = c["num_local_experts"]
         out["num_experts_per_tok"] = c["num_experts_per_tok"]
@@ -237,9 +241,91 @@ FAMILIES = {
 }
 
 
+# The hybrids (issue 23): whole models of the families whose layers differ
+# in kind, built by hf_hybrid_blocks.py. Each covers every layer kind its
+# family has, with the attention layers twice, so that the causal mask a
+# reentrant checkpoint keeps is shared as in the other families.
+HYBRID_KEYS = {
+    "qwen3_next": ("layer_types", "partial_rotary_factor", "linear_num_key_heads", "linear_num_value_heads",
+                   "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "moe_intermediate_size",
+                   "shared_expert_intermediate_size", "num_experts", "num_experts_per_tok", "norm_topk_prob",
+                   "decoder_sparse_step", "mlp_only_layers"),
+    "qwen3_5_text": ("layer_types", "partial_rotary_factor", "linear_num_key_heads", "linear_num_value_heads",
+                     "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim"),
+    "nemotron_h": ("hybrid_override_pattern", "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups",
+                   "conv_kernel", "chunk_size", "use_conv_bias", "use_bias", "mlp_bias", "mlp_hidden_act",
+                   "mamba_hidden_act", "n_routed_experts", "moe_intermediate_size",
+                   "moe_shared_expert_intermediate_size", "num_experts_per_tok", "n_group", "topk_group",
+                   "norm_topk_prob", "routed_scaling_factor"),
+    "granitemoehybrid": ("layer_types", "shared_intermediate_size", "num_local_experts", "num_experts_per_tok",
+                         "mamba_n_heads", "mamba_d_head", "mamba_expand", "mamba_d_state", "mamba_n_groups",
+                         "mamba_d_conv", "mamba_chunk_size", "mamba_conv_bias", "mamba_proj_bias",
+                         "embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling",
+                         "position_embedding_type"),
+    "lfm2": ("layer_types", "conv_L_cache", "conv_bias", "block_ff_dim", "block_auto_adjust_ff_dim",
+             "block_ffn_dim_multiplier", "block_multiple_of", "tie_embedding"),
+}
+
+HYBRIDS = {
+    # Qwen3-Next-80B-A3B's structure: Gated DeltaNet and gated full attention
+    # alternating (full_attention_interval 2 here, 4 in the release), value
+    # heads twice the key heads, a quarter of each head rotated; a
+    # softmax-routed MoE with a gated shared expert on every layer but the
+    # first (mlp_only_layers [0]: a dense Gated DeltaNet layer; the importer
+    # represents only leading dense layers).
+    "qwen3_next": dict(model_type="qwen3_next", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                       head_dim=16, partial_rotary_factor=0.25, intermediate_size=160, moe_intermediate_size=32,
+                       shared_expert_intermediate_size=48, num_experts=4, num_experts_per_tok=2,
+                       norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[0], linear_num_key_heads=2,
+                       linear_num_value_heads=4, linear_key_head_dim=16, linear_value_head_dim=8,
+                       linear_conv_kernel_dim=4, num_hidden_layers=4,
+                       layer_types=["linear_attention", "full_attention"] * 2, hidden_act="silu",
+                       tie_word_embeddings=False),
+    # Qwen3.5's text model: Qwen3-Next's layers with a dense SwiGLU on every
+    # layer and the Gated DeltaNet's four separate projections; value heads
+    # equal to key heads, so that its fp32 gate row (z its own tensor)
+    # differs from Qwen3-Next's (z a view of the fused projection).
+    "qwen3_5_text": dict(model_type="qwen3_5_text", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                         head_dim=16, partial_rotary_factor=0.25, intermediate_size=160, linear_num_key_heads=2,
+                         linear_num_value_heads=2, linear_key_head_dim=16, linear_value_head_dim=16,
+                         linear_conv_kernel_dim=4, num_hidden_layers=4,
+                         layer_types=["linear_attention", "full_attention"] * 2, hidden_act="silu",
+                         tie_word_embeddings=False),
+    # Nemotron-H: one mixer per layer, "M" Mamba-2 (two groups, chunks of 8:
+    # two chunks of s = 16), "*" attention without rotary, "E" the relu2 MoE
+    # with a sigmoid router and a relu2 shared expert, "-" the relu2 MLP.
+    "nemotron_h": dict(model_type="nemotron_h", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                       head_dim=16, intermediate_size=160, hybrid_override_pattern="M*E*-", num_hidden_layers=5,
+                       mamba_num_heads=4, mamba_head_dim=16, ssm_state_size=8, n_groups=2, conv_kernel=4,
+                       chunk_size=8, use_conv_bias=True, use_bias=False, mlp_bias=False, mlp_hidden_act="relu2",
+                       mamba_hidden_act="silu", n_routed_experts=8, moe_intermediate_size=32,
+                       moe_shared_expert_intermediate_size=48, num_experts_per_tok=2, n_group=1, topk_group=1,
+                       norm_topk_prob=True, routed_scaling_factor=2.5, tie_word_embeddings=False),
+    # Granite 4.0-H (granite-4.0-h-small's structure): Mamba-2 (one group, as
+    # released) and attention without rotary (position_embedding_type
+    # "nope"), every layer a top-k-then-softmax MoE plus a shared SwiGLU, the
+    # Granite multipliers on the embedding, residuals, scores and logits.
+    "granitemoehybrid": dict(model_type="granitemoehybrid", hidden_size=64, num_attention_heads=4,
+                             num_key_value_heads=2, intermediate_size=32, shared_intermediate_size=96,
+                             num_local_experts=4, num_experts_per_tok=2, num_hidden_layers=4,
+                             layer_types=["mamba", "attention"] * 2, mamba_n_heads=4, mamba_d_head=32,
+                             mamba_expand=2, mamba_d_state=8, mamba_n_groups=1, mamba_d_conv=4, mamba_chunk_size=8,
+                             mamba_conv_bias=True, mamba_proj_bias=False, embedding_multiplier=12.0,
+                             attention_multiplier=0.0625, residual_multiplier=0.22, logits_scaling=8.0,
+                             position_embedding_type="nope", hidden_act="silu", tie_word_embeddings=True),
+    # LFM2: short convolutions (L_cache 3) and GQA attention with per-head q/k
+    # norms; the SwiGLU width from block_ff_dim 240: 2/3 of it, rounded up to 16.
+    "lfm2": dict(model_type="lfm2", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                 intermediate_size=240, block_ff_dim=240, block_auto_adjust_ff_dim=True,
+                 block_ffn_dim_multiplier=1.0, block_multiple_of=16, num_hidden_layers=4,
+                 layer_types=["conv", "full_attention", "conv", "full_attention"], conv_L_cache=3, conv_bias=False,
+                 hidden_act="silu", tie_embedding=True),
+}
+
+
 def make_case(family, dtype, attention, ckpt, dropout_on=False, lora=None, batch=2, seq=16, vocab=96,
               layers=2, overrides=None):
-    c = dict(FAMILIES[family])
+    c = dict(FAMILIES[family] if family in FAMILIES else HYBRIDS[family])
     c.update(overrides or {})
     c["attention"] = attention
     c["vocab_size"] = vocab
@@ -327,6 +413,23 @@ def grid():
     return cases
 
 
+def hybrid_grid():
+    """The hybrids' cases (--hybrids): every dtype, attention and
+    checkpointing setting. Kept apart from grid() while trainmem-cli refuses
+    to estimate these layers (core/account/scenario_validate.cpp
+    validateModeledLayers): the CTest activation_ground_truth regenerates
+    grid() with the built CLI, and tests/core/activation_truth_test.cpp
+    checks every case of saved_tensors.json. Measuring them needs a CLI built
+    with that refusal lifted."""
+    cases = []
+    for family in HYBRIDS:
+        for dtype in ("fp32", "bf16", "amp"):
+            for attention in ("eager", "flash"):
+                for ckpt in (False, True):
+                    cases.append(make_case(family, dtype, attention, ckpt))
+    return cases
+
+
 def imported_model(cli, config):
     """The model trainmem's importer makes of `config` (a config.json dict)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
@@ -348,8 +451,33 @@ def imported_model(cli, config):
     return doc["model"]
 
 
+class LiveLedger(hybrid_truth.LiveLedger):
+    """hybrid_truth's ledger, which tells a tensor a live graph node keeps
+    from one whose node died with an unused output (the final recurrent
+    state of Gated DeltaNet, the group top-k of Nemotron-H's router), for
+    the hybrids. The unpacked tensor gets back its requires_grad, which a
+    reentrant checkpoint's backward copies onto the block input it recomputes."""
+
+    def pack(self, t):
+        holder = super().pack(t)
+        holder.t.requires_grad_(t.requires_grad)
+        return holder
+
+    def summary(self, num_layers):
+        """Only what a live node keeps, and not what was marked a weight
+        after it was saved (exp(A_log), saved by exp before the mixer marks it)."""
+        gc.collect()
+        for ptr in [p for p, e in self.storages.items()
+                    if p in self.excluded or not any(r() is not None for r in e["holders"])]:
+            del self.storages[ptr]
+        return super().summary(num_layers)
+
+
 def measure(case, cli):
-    record = ledger.begin()
+    if case["model"]["model_type"] in HYBRIDS:
+        record = ledger._CURRENT = LiveLedger()
+    else:
+        record = ledger.begin()
     torch.manual_seed(0)
     c = dict(imported_model(cli, case["model"]))
     c["attention"] = case["training"]["attention"]
@@ -371,10 +499,56 @@ def measure(case, cli):
     with record.recording(), autocast:
         loss = model(input_ids, labels, case["ckpt"])
     record.exclude_parameter_casts(model)
+    summary = record.summary(model.n_layers)  # before backward, which frees the graph
+    if case["model"]["model_type"] in HYBRIDS:
+        summary["mixer_closed_form"] = check_mixers(record, model, case)
     loss.backward()  # the graph is sound: every saved tensor is usable
     if not math.isfinite(loss.item()):
         raise RuntimeError(f"{case['name']}: loss is {loss.item()}")
-    return record.summary(model.n_layers)
+    return summary
+
+
+def check_mixers(record, model, case):
+    """Each hybrid token mixer's kept tensors, row by row, against the closed
+    form of docs/hybrid-activations.md (hybrid_truth.expected_rows, which
+    validation/hybrid_truth.py checks on the mixer alone): the mixer inside
+    the whole model, fed by its norm and feeding the residual, must keep
+    the same. hf_hybrid.py labels its rows "op|tensor"; the rows around the
+    mixer (norms, MLP, MoE) carry no "|". Not checked under full
+    checkpointing, where a block keeps only its input."""
+    if case["ckpt"]:
+        return {"checked_blocks": [], "differences": []}
+    measured = {}
+    for entry in record.storages.values():
+        if len(entry["scopes"]) != 1 or "|" not in entry["op"]:
+            continue
+        (scope,) = entry["scopes"]
+        if not scope.startswith("block "):
+            continue
+        op_name, _, tensor = entry["op"].partition("|")
+        key = (int(scope.split()[1]), op_name, tensor)
+        measured[key] = measured.get(key, 0) + entry["bytes"]
+    t = case["training"]
+    training = {"micro_batch_size": t["micro_batch_size"], "sequence_length": t["sequence_length"],
+                "dtype": {"fp32": "fp32", "bf16": "bf16", "amp": "amp-bf16"}[case["dtype"]],
+                "attention": t["attention"]}
+    checked, diffs = [], []
+    for i, layer in enumerate(model.layers):
+        truth = getattr(layer, "mixer_truth", None)
+        if truth is None:
+            continue
+        checked.append(i)
+        expected = {}
+        for op_name, tensor, nbytes in hybrid_truth.expected_rows(
+                {"mixer": truth[0], "config": truth[1], "training": training}):
+            if nbytes:
+                expected[(i, op_name, tensor)] = expected.get((i, op_name, tensor), 0) + nbytes
+        mine = {k: v for k, v in measured.items() if k[0] == i}
+        for key in sorted(set(mine) | set(expected)):
+            if mine.get(key, 0) != expected.get(key, 0):
+                diffs.append(f"block {i} {truth[0]}: {key[1]} | {key[2]}: measured {mine.get(key, 0)}, "
+                             f"closed form {expected.get(key, 0)}")
+    return {"checked_blocks": checked, "differences": diffs}
 
 
 def main(argv=None):
@@ -383,12 +557,25 @@ def main(argv=None):
     parser.add_argument("--out", default=os.path.join(here, "activations", "saved_tensors.json"))
     parser.add_argument("--cli", default=os.path.join(here, "..", "build", "app", "trainmem-cli"),
                         help="trainmem-cli, whose importer turns each case's config.json into the model")
+    parser.add_argument("--only", default="", help="measure only the cases whose name contains this")
+    parser.add_argument("--hybrids", action="store_true",
+                        help="measure the hybrid families' cases (hybrid_grid) instead, into "
+                             "activations/saved_tensors_hybrids.json unless --out says otherwise")
     args = parser.parse_args(argv)
+    if args.hybrids and args.out == parser.get_default("out"):
+        args.out = os.path.join(here, "activations", "saved_tensors_hybrids.json")
     torch.set_num_threads(1)
     started = time.time()
     results = []
-    for case in grid():
+    failures = 0
+    for case in hybrid_grid() if args.hybrids else grid():
+        if args.only not in case["name"]:
+            continue
         m = measure(case, args.cli)
+        if "mixer_closed_form" in m:
+            for d in m["mixer_closed_form"]["differences"]:
+                print(f"{case['name']}: {d}")
+                failures += 1
         results.append({
             "name": case["name"],
             "model": case["model"],
@@ -403,6 +590,8 @@ def main(argv=None):
                 "last_block_ops": m["last_block_ops"],
             },
         })
+        if "mixer_closed_form" in m:
+            results[-1]["mixer_closed_form"] = m["mixer_closed_form"]
     doc = {
         "generator": "validation/saved_tensors.py",
         "torch": torch.__version__,
@@ -415,8 +604,9 @@ def main(argv=None):
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1, sort_keys=False)
         f.write("\n")
-    print(f"saved_tensors.py: {len(results)} cases in {time.time() - started:.1f} s -> {args.out}")
-    return 0
+    print(f"saved_tensors.py: {len(results)} cases in {time.time() - started:.1f} s -> {args.out}; "
+          f"{failures} hybrid mixer rows differ from docs/hybrid-activations.md")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
