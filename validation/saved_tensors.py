@@ -410,17 +410,12 @@ def grid():
     cases.append(make_case("llama", "amp", "eager", False, lora=(4, 0.0, attn_targets)))
     cases.append(make_case("mistral", "amp", "flash", False, lora=(4, 0.1, attn_targets)))
     cases.append(make_case("llama", "amp", "flash", False, lora=(8, 0.0, all_targets)))
-    return cases
+    return cases + hybrid_grid()
 
 
 def hybrid_grid():
-    """The hybrids' cases (--hybrids): every dtype, attention and
-    checkpointing setting. Kept apart from grid() while trainmem-cli refuses
-    to estimate these layers (core/account/scenario_validate.cpp
-    validateModeledLayers): the CTest activation_ground_truth regenerates
-    grid() with the built CLI, and tests/core/activation_truth_test.cpp
-    checks every case of saved_tensors.json. Measuring them needs a CLI built
-    with that refusal lifted."""
+    """The hybrids' cases (issue 23): every dtype, attention and
+    checkpointing setting of each hybrid family's small model."""
     cases = []
     for family in HYBRIDS:
         for dtype in ("fp32", "bf16", "amp"):
@@ -558,17 +553,12 @@ def main(argv=None):
     parser.add_argument("--cli", default=os.path.join(here, "..", "build", "app", "trainmem-cli"),
                         help="trainmem-cli, whose importer turns each case's config.json into the model")
     parser.add_argument("--only", default="", help="measure only the cases whose name contains this")
-    parser.add_argument("--hybrids", action="store_true",
-                        help="measure the hybrid families' cases (hybrid_grid) instead, into "
-                             "activations/saved_tensors_hybrids.json unless --out says otherwise")
     args = parser.parse_args(argv)
-    if args.hybrids and args.out == parser.get_default("out"):
-        args.out = os.path.join(here, "activations", "saved_tensors_hybrids.json")
     torch.set_num_threads(1)
     started = time.time()
     results = []
     failures = 0
-    for case in hybrid_grid() if args.hybrids else grid():
+    for case in grid():
         if args.only not in case["name"]:
             continue
         m = measure(case, args.cli)

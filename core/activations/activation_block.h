@@ -354,8 +354,10 @@ private:
         const int64_t mid = r * w;
         const bool gated = a.mlp == MlpKind::Gated;
         const Roles in_roles = gated ? (kGate | kUp) : kUp;
-        // Phi-3's gate_up_proj is one module: one AMP cast, one adapter.
-        const int64_t linears = gated && a.fused_gate_up && input_is_norm_output ? 1 : 0;
+        // Phi-3's gate_up_proj is one module: one AMP cast, one adapter (and
+        // so are fused 3-D experts' gate_up weights).
+        const bool fused = input_is_norm_output ? a.fused_gate_up : a.fused_expert_gate_up;
+        const int64_t linears = gated && fused ? 1 : 0;
         if (input_listed && !a.amp)
             adapters(op.input, in_roles, linears, in, r);
         else

@@ -44,7 +44,11 @@ void gatedDeltaNet(Table& t, const ActivationShape& a) {
     const int64_t Kd = HK * dk, Vd = HV * dv, CD = 2 * Kd + Vd, P = 2 * Kd + 2 * Vd;
     const double act = a.act_bytes;
     t.norm("input_layernorm", a.hiddenTokens(), T / a.sp);
-    t.streamInput("in_proj_qkvz / in_proj_ba", "input (norm output)", kMixerIn, 2, a.hiddenTokens(), T);
+    // Qwen3.5 splits the input projections in four Linears: under autocast
+    // each keeps its own cast of the input.
+    const bool split = a.gdn_split_projections;
+    t.streamInput(split ? "in_proj_qkv / _z / _b / _a" : "in_proj_qkvz / in_proj_ba", "input (norm output)", kMixerIn,
+                  split ? 4 : 2, a.hiddenTokens(), T);
     t.emit("beta sigmoid", "output", T * HV, act);
     t.emit("g softplus", "a + dt_bias (fp32)", T * HV, 4);
     t.emit("g", "softplus output (fp32)", T * HV, 4);
@@ -114,7 +118,9 @@ void gatedDeltaNet(Table& t, const ActivationShape& a) {
     t.emit("gated norm", "fp32 input", T * Vd, 4);
     t.emit("gated norm", "rstd (fp32)", T * HV, 4);
     t.emit("gated norm", "normalised, input dtype", T * Vd, act);
-    t.emit("gated norm", "fp32 gate (silu input)", a.fp32_compute && r == 1 ? T * P : T * Vd, 4);
+    // In fp32 with r = 1, Qwen3-Next's z is a view of in_proj_qkvz's output,
+    // which the SiLU keeps whole; Qwen3.5's z is in_proj_z's own output.
+    t.emit("gated norm", "fp32 gate (silu input)", a.fp32_compute && r == 1 && !split ? T * P : T * Vd, 4);
     t.emit("gated norm", "silu(gate) (fp32)", T * Vd, 4);
     t.emit("gated norm", "weighted h", T * Vd, amp || a.fp32_compute ? 4 : act);
     outProjection(t, a, T * Vd, T);

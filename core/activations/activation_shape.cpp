@@ -26,7 +26,7 @@ uint32_t loraRoles(const std::vector<std::string>& targets) {
         {LinearRole::Gate, {"gate_proj", "w1", "gate_up_proj", "c_fc"}},
         {LinearRole::Up, {"up_proj", "w3", "gate_up_proj", "c_fc"}},
         {LinearRole::Down, {"down_proj", "w2", "c_proj"}},
-        {LinearRole::MixerIn, {"in_proj_qkvz", "in_proj_ba", "in_proj"}},
+        {LinearRole::MixerIn, {"in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj"}},
         {LinearRole::MixerOut, {"out_proj"}},
     };
     uint32_t roles = 0;
@@ -57,7 +57,8 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
     const FamilySpec& family = familyOf(m.family);
     a.softmax_fp32 = family.softmax_fp32;
     a.fused_qkv = family.modules != ModuleNaming::Llama;
-    a.fused_gate_up = family.modules == ModuleNaming::Phi3;
+    a.fused_gate_up = family.modules == ModuleNaming::Phi3 || family.fused_mlp_gate_up;
+    a.fused_expert_gate_up = family.experts_are_parameters;
     a.norm_weight_fp32 = family.norm_weight_fp32;
     a.attn_softcap = family.attention_softcap;
     a.attention_sinks = family.attention_sinks;
@@ -137,6 +138,7 @@ ActivationShape activationShape(const ModelConfig& m, const TrainingConfig& tr, 
         a.gdn_key_dim = g->key_head_dim;
         a.gdn_value_dim = g->value_head_dim;
         a.gdn_conv = g->conv_kernel;
+        a.gdn_split_projections = family.gdn_split_projections;
     }
     if (const auto& x = m.mamba) {
         a.mamba_heads = ceilDiv(x->heads, a.tp);

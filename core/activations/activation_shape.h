@@ -35,7 +35,10 @@ struct ActivationShape {
     // Family conventions of the Hugging Face modeling files.
     bool softmax_fp32 = true;    // eager softmax(dtype=float32) then cast back (all but GPT-2)
     bool fused_qkv = false;      // one qkv matmul (GPT-2 c_attn, Phi-3 qkv_proj)
-    bool fused_gate_up = false;  // one gate_up matmul, chunked (Phi-3 gate_up_proj)
+    bool fused_gate_up = false;  // one gate_up matmul, chunked (Phi-3 gate_up_proj, Granite's shared MLP)
+    // Routed experts as 3-D parameters with one gate_up weight (Qwen3-Next,
+    // Granite 4.0-H): one matmul, so one autocast cast of the routed tokens.
+    bool fused_expert_gate_up = false;
     bool norm_weight_fp32 = false;  // the norm weight multiplies in fp32 (Gemma, OLMo 2): the fp32 normalised tensor is kept
     bool attn_softcap = false;   // Gemma-2 tanh soft-capping of the attention logits
     bool attention_sinks = false;  // gpt-oss: a sink logit column joins the scores before softmax
@@ -64,6 +67,7 @@ struct ActivationShape {
     bool mixer_fused = true;
     // Gated DeltaNet on this GPU: heads / t.
     int64_t gdn_key_heads = 0, gdn_value_heads = 0, gdn_key_dim = 0, gdn_value_dim = 0, gdn_conv = 0;
+    bool gdn_split_projections = false;  // Qwen3.5: in_proj_qkv, _z, _b, _a (FamilySpec)
     // Mamba-2 on this GPU: heads and groups / t.
     int64_t mamba_heads = 0, mamba_head_dim = 0, mamba_state = 0, mamba_groups = 0, mamba_conv = 0, mamba_chunk = 0;
     // LFM2's short convolution: its kernel and channels (h / t).

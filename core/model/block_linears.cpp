@@ -128,8 +128,16 @@ void addMixer(BlockLinears& out, const ModelConfig& m, MixerKind mixer) {
             const LinearAttentionConfig& g = *m.linear_attention;
             const int64_t key = g.key_heads * g.key_head_dim;
             const int64_t value = g.value_heads * g.value_head_dim;
-            out.add({"in_proj_qkvz", BlockPart::Attention, h, 2 * key + 2 * value, 1, false, {"in_proj_qkvz"}});
-            out.add({"in_proj_ba", BlockPart::Attention, h, 2 * g.value_heads, 1, false, {"in_proj_ba"}});
+            if (familyOf(m.family).gdn_split_projections) {
+                // Qwen3_5GatedDeltaNet: the same widths in four Linears.
+                out.add({"in_proj_qkv", BlockPart::Attention, h, 2 * key + value, 1, false, {"in_proj_qkv"}});
+                out.add({"in_proj_z", BlockPart::Attention, h, value, 1, false, {"in_proj_z"}});
+                out.add({"in_proj_b", BlockPart::Attention, h, g.value_heads, 1, false, {"in_proj_b"}});
+                out.add({"in_proj_a", BlockPart::Attention, h, g.value_heads, 1, false, {"in_proj_a"}});
+            } else {
+                out.add({"in_proj_qkvz", BlockPart::Attention, h, 2 * key + 2 * value, 1, false, {"in_proj_qkvz"}});
+                out.add({"in_proj_ba", BlockPart::Attention, h, 2 * g.value_heads, 1, false, {"in_proj_ba"}});
+            }
             out.add({"out_proj", BlockPart::Attention, value, h, 1, false, {"out_proj"}});
             return;
         }

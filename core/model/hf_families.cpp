@@ -232,7 +232,8 @@ const FamilySpec kFamilies[] = {
      .vocab_size = 151936, .hidden_size = 2048, .intermediate_size = 5632, .num_layers = 48, .num_heads = 16,
      .num_kv_heads = 2, .head_dim = 256, .max_positions = 32768, .qk_norm = true, .partial_rotary_factor = 0.25,
      .num_experts = 512, .experts_per_token = 10, .moe_intermediate = 512, .shared_intermediate = 512,
-     .shared_expert_gate = true, .norm_topk_prob_key = true, .zero_experts_is_dense = true, .mtp_layers = 1,
+     .shared_expert_gate = true, .norm_topk_prob_key = true, .zero_experts_is_dense = true,
+     .experts_are_parameters = true, .mtp_layers = 1,
      .layer_pattern = LayerPatternKeys::LinearAttentionTypes, .full_attention_interval = 4, .norm_weight_fp32 = true},
     // MiniMaxM2Config (configuration_minimax_m2.py at 008e5743; modeling at
     // 0205eec1): 62 layers of 3072, 48 heads of 128, 8 KV heads; q_norm and
@@ -257,7 +258,7 @@ const FamilySpec kFamilies[] = {
      .intermediate_size = 12288, .num_layers = 32, .num_heads = 16, .num_kv_heads = 4, .head_dim = 256,
      .max_positions = 32768, .qk_norm = true, .partial_rotary_factor = 0.25,
      .layer_pattern = LayerPatternKeys::LinearAttentionTypes, .full_attention_interval = 4,
-     .qwen_vision_tower = true, .norm_weight_fp32 = true},
+     .gdn_split_projections = true, .qwen_vision_tower = true, .norm_weight_fp32 = true},
     // Qwen3_5MoeTextConfig (configuration_qwen3_5_moe.py at 008e5743): every
     // layer a MoE block (256 experts top-8 of 512, a gated shared expert);
     // the class has no dense intermediate_size (no layer is dense), so the
@@ -268,8 +269,8 @@ const FamilySpec kFamilies[] = {
      .num_layers = 40, .num_heads = 16, .num_kv_heads = 2, .head_dim = 256, .max_positions = 32768,
      .qk_norm = true, .partial_rotary_factor = 0.25, .num_experts = 256, .experts_per_token = 8,
      .moe_intermediate = 512, .shared_intermediate = 512, .shared_expert_gate = true, .norm_topk_prob_key = true,
-     .layer_pattern = LayerPatternKeys::LinearAttentionTypes, .full_attention_interval = 4,
-     .qwen_vision_tower = true, .norm_weight_fp32 = true},
+     .experts_are_parameters = true, .layer_pattern = LayerPatternKeys::LinearAttentionTypes, .full_attention_interval = 4,
+     .gdn_split_projections = true, .qwen_vision_tower = true, .norm_weight_fp32 = true},
     // NemotronHConfig (configuration_nemotron_h.py at 13923c6; modeling at
     // 008d9e9): hybrid_override_pattern lays out Mamba-2 (M), attention (*),
     // MLP (-) and MoE (E) layers, each with one norm; MLPs and experts are
@@ -281,7 +282,7 @@ const FamilySpec kFamilies[] = {
      .intermediate_size = 21504, .num_layers = 52, .num_heads = 32, .num_kv_heads = 8, .head_dim = 128,
      .max_positions = 4096, .hidden_act = "relu2", .mlp = MlpKind::Plain,
      .num_experts = 8, .experts_per_token = 2, .moe_intermediate = 7688, .shared_experts = 1,
-     .shared_intermediate = 7688, .router_score_bias = true, .norm_topk_prob_key = true,
+     .shared_intermediate = 7688, .router_score_bias = true, .norm_topk_prob_key = true, .fp32_router = true,
      .experts_are_parameters = true, .layer_pattern = LayerPatternKeys::HybridOverride,
      .layer_pattern_default = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-", .rope = false},
     // GraniteMoeHybridConfig (configuration_granitemoehybrid.py at 008f5c8):
@@ -290,8 +291,11 @@ const FamilySpec kFamilies[] = {
     // shared MLP of shared_intermediate_size; no rotary ("nope").
     {.model_type = "granitemoehybrid", .experts_key = "num_local_experts",
      .expert_ffn_key = "intermediate_size", .shared_expert_ffn_key = "shared_intermediate_size",
-     .num_experts = 8, .experts_per_token = 2, .shared_intermediate = 1024,
-     .layer_pattern = LayerPatternKeys::MambaAttentionTypes, .rope = false},
+     .num_experts = 8, .experts_per_token = 2, .shared_intermediate = 1024, .experts_are_parameters = true,
+     .fused_mlp_gate_up = true, .layer_pattern = LayerPatternKeys::MambaAttentionTypes, .rope = false,
+     .activation_caveat = "activations: Granite 4.0-H's router keeps one index per routed token and its top-k "
+                          "weights (about 0.5% of an MoE block less than counted, measured on the CPU: "
+                          "validation/activations/saved_tensors.json)"},
     // Lfm2Config (modeling_lfm2.py at 0096ba4f): gated short-convolution
     // layers and attention layers (full_attn_idxs / layer_types) with
     // per-head q/k norms; the MLP width is block_ff_dim adjusted

@@ -162,6 +162,9 @@ struct FamilySpec {
     // experts as 3-D nn.Parameters, not nn.Linear modules: PEFT's
     // target_modules, "all-linear" included, cannot select them.
     bool experts_are_parameters = false;
+    // Granite's shared MLP projects gate and up in one Linear (input_linear):
+    // under autocast it keeps one cast of its input, not two.
+    bool fused_mlp_gate_up = false;
     bool router_bias = false;           // gpt-oss: the router is Linear(h, E) with a bias
     bool router_topk_softmax = false;   // gpt-oss: top-k of the logits first, then softmax over those k
     bool clamped_swiglu = false;        // gpt-oss: experts' SwiGLU clamps gate and up (swiglu_limit) on a fused gate_up
@@ -192,6 +195,10 @@ struct FamilySpec {
     LayerPatternKeys layer_pattern = LayerPatternKeys::None;
     int64_t full_attention_interval = 0;  // Qwen3NextConfig's default (4)
     std::string_view layer_pattern_default = {};  // NemotronHConfig's hybrid_override_pattern
+    // Qwen3.5's Gated DeltaNet projects through in_proj_qkv, in_proj_z,
+    // in_proj_b and in_proj_a (modeling_qwen3_5.py at d8c1e284); Qwen3-Next's
+    // through the fused in_proj_qkvz and in_proj_ba.
+    bool gdn_split_projections = false;
     // The multimodal wrapper's vision tower is a Qwen3-VL-style ViT whose
     // parameters the importer counts (qwenVisionParameters).
     bool qwen_vision_tower = false;

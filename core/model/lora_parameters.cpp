@@ -37,7 +37,7 @@ const std::vector<std::string>& loraTargetNames() {
         "c_attn", "c_proj", "c_fc", "qkv_proj", "gate_up_proj", "w1", "w2", "w3", "q_a_proj", "q_b_proj",
         "kv_a_proj_with_mqa", "kv_b_proj",
         // The hybrids' mixers: Gated DeltaNet, Mamba-2 and short convolutions.
-        "in_proj_qkvz", "in_proj_ba", "in_proj", "out_proj"};
+        "in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj", "out_proj"};
     return names;
 }
 

@@ -55,7 +55,9 @@ TEST(ActivationGroundTruth, FileCoversTheGrid) {
         finetuning.insert(c.at("training").at("finetuning").get<std::string>());
     }
     EXPECT_EQ(families, (std::set<std::string>{"deepseek_v2", "deepseek_v3", "deepseek_v32", "gemma", "gemma2", "gemma3_text", "glm4_moe", "gpt2", "gpt_oss", "llama", "llama4_text", "granite", "mistral", "mixtral", "olmo2", "phi3", "qwen2",
-                                         "qwen2_moe", "qwen3", "qwen3_moe", "smollm3"}));
+                                         "qwen2_moe", "qwen3", "qwen3_moe", "smollm3",
+                                         // the hybrids (issue 23)
+                                         "granitemoehybrid", "lfm2", "nemotron_h", "qwen3_5_text", "qwen3_next"}));
     EXPECT_EQ(precisions, (std::set<std::string>{"amp-bf16", "fp32", "mixed-bf16"}));
     EXPECT_EQ(attentions.size(), 2u);
     EXPECT_EQ(checkpointing.size(), 2u);
@@ -86,7 +88,7 @@ TEST(ActivationGroundTruth, EveryBlockAndEndWithinOnePercent) {
         int64_t i = 0;
         for (const json& block : measured.at("block_bytes")) {
             const LayerActivations la =
-                layerActivations(model, training, parallel, model.isMoeLayer(i), model.isRopeLayer(i));
+                layerActivations(model, training, parallel, model.layerKind(i), model.isRopeLayer(i));
             check("block " + std::to_string(i), recompute ? la.checkpoint_input : la.saved, block.get<int64_t>());
             ++i;
         }
