@@ -46,16 +46,6 @@ Status inRange(const char* field, int64_t value, int64_t min, int64_t max) {
         if (auto status_ = (expr); !status_) return status_; \
     } while (0)
 
-// Whether some block keeps a dense MLP (ModelConfig::isMoeLayer false),
-// without walking the layers.
-bool hasDenseLayer(const ModelConfig& m) {
-    if (m.isHybrid())
-        return std::any_of(m.layer_kinds.begin(), m.layer_kinds.end(), [](LayerKind k) { return k.ffn == FfnKind::Dense; });
-    if (!m.isMoe()) return true;
-    if (m.moe->first_dense_layers > 0) return true;
-    return m.moe->layer_frequency > 1 && m.num_layers - m.moe->first_dense_layers >= 2;
-}
-
 bool isSixteenBitCompute(Precision p) {
     return p == Precision::AmpBf16 || p == Precision::AmpFp16 || p == Precision::MixedBf16 ||
            p == Precision::MixedFp16 || p == Precision::PureBf16;
@@ -224,7 +214,7 @@ Status validateTensor(const Scenario& s) {
         return Error{"parallelism.tensor", str(t) + " does not divide model.num_key_value_heads (" +
                                                str(m.num_kv_heads) +
                                                "): Megatron-LM splits whole KV groups over the tensor ranks"};
-    if (hasDenseLayer(m) && m.ffn_hidden_size % t != 0)
+    if (m.hasDenseLayer() && m.ffn_hidden_size % t != 0)
         return Error{"parallelism.tensor", str(t) + " does not divide model.intermediate_size (" +
                                                str(m.ffn_hidden_size) + ")"};
     if (m.isMoe()) {

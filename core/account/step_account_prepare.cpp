@@ -30,7 +30,7 @@ PreparedScenario prepareScenario(const Scenario& s) {
     // Llama 4's NoPE blocks (every no_rope_layer_interval-th) differ from the rotary ones.
     const bool nope_layers = s.model.no_rope_layer_interval > 0 && s.model.no_rope_layer_interval <= s.model.num_layers;
     prep.uniform_blocks =
-        !nope_layers &&
+        !nope_layers && !s.model.isHybrid() &&
         (!s.model.isMoe() || (s.model.moe->first_dense_layers == 0 && s.model.moe->layer_frequency == 1));
     return prep;
 }

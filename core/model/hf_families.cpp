@@ -262,7 +262,7 @@ const FamilySpec kFamilies[] = {
     // Qwen3_5MoeTextConfig (configuration_qwen3_5_moe.py at 008e5743): every
     // layer a MoE block (256 experts top-8 of 512, a gated shared expert);
     // the class has no dense intermediate_size (no layer is dense), so the
-    // dense width reads the experts'.
+    // dense width reads the experts' (one key for both: validateHybrid).
     {.model_type = "qwen3_5_moe_text", .text_config_of = "qwen3_5_moe", .intermediate_key = "moe_intermediate_size",
      .experts_key = "num_experts",
      .moe_layer_keys = MoeLayerKeys::Qwen, .vocab_size = 248320, .hidden_size = 2048, .intermediate_size = 512,

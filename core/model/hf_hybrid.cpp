@@ -201,10 +201,21 @@ void readHybridLayers(ConfigReader& r, const FamilySpec& d, ModelConfig& m, std:
     if (r.failed() || m.num_layers <= 0) return;
     switch (d.layer_pattern) {
         case LayerPatternKeys::None: return;
-        case LayerPatternKeys::LinearAttentionTypes: readLinearAttentionLayers(r, d, m); return;
-        case LayerPatternKeys::HybridOverride: readNemotronPattern(r, d, m); return;
-        case LayerPatternKeys::MambaAttentionTypes: readGraniteLayers(r, m); return;
-        case LayerPatternKeys::ConvAttentionTypes: readConvLayers(r, m); return;
+        case LayerPatternKeys::LinearAttentionTypes: readLinearAttentionLayers(r, d, m); break;
+        case LayerPatternKeys::HybridOverride: readNemotronPattern(r, d, m); break;
+        case LayerPatternKeys::MambaAttentionTypes: readGraniteLayers(r, m); break;
+        case LayerPatternKeys::ConvAttentionTypes: readConvLayers(r, m); break;
+    }
+    // Experts that no layer of the pattern builds are not there (NemotronHConfig's
+    // defaults name 8 experts beside a pattern without an E layer).
+    if (m.isHybrid() && m.moe && std::none_of(m.layer_kinds.begin(), m.layer_kinds.end(),
+                                              [](LayerKind k) { return k.ffn == FfnKind::Moe; }))
+        m.moe.reset();
+    // Where the pattern names each layer's FFN, the MoE rule's fields say
+    // nothing (validateHybrid holds them to 0 and 1).
+    if (m.isHybrid() && m.moe && d.layer_pattern != LayerPatternKeys::LinearAttentionTypes) {
+        m.moe->first_dense_layers = 0;
+        m.moe->layer_frequency = 1;
     }
 }
 

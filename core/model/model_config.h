@@ -200,6 +200,18 @@ struct ModelConfig {
         if (!isMoe() || i < moe->first_dense_layers) return false;
         return (i - moe->first_dense_layers) % moe->layer_frequency == 0;
     }
+    // Whether some layer keeps a dense MLP (isMoeLayer false), without
+    // walking a plain model's layers.
+    bool hasDenseLayer() const {
+        if (isHybrid()) {
+            for (const LayerKind& k : layer_kinds)
+                if (k.ffn == FfnKind::Dense) return true;
+            return false;
+        }
+        if (!isMoe()) return true;
+        if (moe->first_dense_layers > 0) return true;
+        return moe->layer_frequency > 1 && num_layers - moe->first_dense_layers >= 2;
+    }
     // True when layer i (0-based) applies the rotary embedding.
     bool isRopeLayer(int64_t i) const { return no_rope_layer_interval <= 0 || (i + 1) % no_rope_layer_interval != 0; }
     bool operator==(const ModelConfig&) const = default;

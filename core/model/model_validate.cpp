@@ -199,6 +199,13 @@ long double approximateParameters(const ModelConfig& m) {
 Status validateHybrid(const ModelConfig& m) {
     if (!m.isHybrid()) return ok();
     auto str = [](int64_t v) { return std::to_string(v); };
+    // Only a family that reads a layer pattern can say which layer is which
+    // (the exporter writes it in that family's keys).
+    if (familyOf(m.family).layer_pattern == LayerPatternKeys::None)
+        return Error{"model.model_type", "\"" + m.family.substr(0, 40) +
+                                             "\" has no hybrid layer pattern; a model with Gated DeltaNet, Mamba-2 "
+                                             "or short-convolution layers needs the model_type of a hybrid family "
+                                             "(one whose config lists its layers' kinds, e.g. qwen3_next, nemotron_h)"};
     if (static_cast<int64_t>(m.layer_kinds.size()) != m.num_layers)
         return Error{"model.layer_types", "must give one kind per layer: " + str(m.num_layers) +
                                               " (num_hidden_layers), got " + str(static_cast<int64_t>(m.layer_kinds.size()))};
@@ -215,6 +222,35 @@ Status validateHybrid(const ModelConfig& m) {
         moe |= k.ffn == FfnKind::Moe;
     }
     if (moe && !m.isMoe()) return Error{"model.layer_types", "has MoE layers but the model has no experts"};
+    if (!moe && m.isMoe())
+        return Error{modelField(m.family, ModelField::NumExperts),
+                     "the layer pattern has no MoE layer for the experts; use 0 or a pattern with MoE layers"};
+    // Qwen3.5-MoE reads both widths from moe_intermediate_size.
+    const FamilySpec& family = familyOf(m.family);
+    if (m.isMoe() && family.intermediate_key == family.expert_ffn_key && m.ffn_hidden_size != m.moe->expert_ffn)
+        return Error{modelField(m.family, ModelField::ExpertFfn),
+                     "is also this family's dense width (" + str(m.ffn_hidden_size) + "); the two cannot differ"};
+    // Which layers have experts: Qwen3-Next's and Qwen3.5's configs say it
+    // by the Qwen rule (mlp_only_layers, decoder_sparse_step), the others'
+    // patterns by layer; the rule's fields must agree with the layers.
+    if (m.isMoe()) {
+        const MoeConfig& e = *m.moe;
+        const bool by_rule = family.layer_pattern == LayerPatternKeys::LinearAttentionTypes;
+        const int64_t k = std::max<int64_t>(e.layer_frequency, 1);
+        const std::string says = "; in a hybrid the layers' kinds say which layers have experts";
+        if (!by_rule && (e.first_dense_layers != 0 || e.layer_frequency != 1))
+            return Error{modelField(m.family, e.first_dense_layers != 0 ? ModelField::FirstDenseLayers
+                                                                        : ModelField::LayerFrequency),
+                         "must be " + std::string(e.first_dense_layers != 0 ? "0" : "1") + says};
+        for (int64_t i = 0; by_rule && i < m.num_layers; ++i) {
+            const bool rule = i >= e.first_dense_layers && (i - e.first_dense_layers) % k == 0;
+            const bool moe_layer = m.layer_kinds[static_cast<size_t>(i)].ffn == FfnKind::Moe;
+            if (rule != moe_layer)
+                return Error{modelField(m.family, ModelField::FirstDenseLayers),
+                             "disagrees with the layer pattern (layer " + str(i) + " is " +
+                                 (moe_layer ? "a MoE layer" : "not a MoE layer") + ")" + says};
+        }
+    }
     if (gdn) {
         if (!m.linear_attention) return Error{"model.linear_num_key_heads", "required for Gated DeltaNet layers"};
         const LinearAttentionConfig& g = *m.linear_attention;
@@ -248,9 +284,11 @@ Status validate(const ModelConfig& m) {
     ModelChecker c(m);
     checkSection(c, m, RowGroup::Shape);
     if (m.moe) checkSection(c, m, RowGroup::Experts);
-    // A family whose modeling code always routes (Mixtral) has no dense form.
+    // A family whose modeling code always routes (Mixtral) has no dense form;
+    // a hybrid's routing layers are those its pattern names (maybe none).
     const FamilySpec& family = familyOf(m.family);
-    if (family.num_experts > 0 && !family.zero_experts_is_dense && !family.experts_null_is_dense && !m.isMoe())
+    if (family.num_experts > 0 && !family.zero_experts_is_dense && !family.experts_null_is_dense && !m.isMoe() &&
+        family.layer_pattern == LayerPatternKeys::None)
         c.fail(ModelField::NumExperts, "must be a positive integer: every " + m.family +
                                            " mixture-of-experts layer has this many experts (got 0)");
     if (m.mla) checkMla(c, m);

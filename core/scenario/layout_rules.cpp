@@ -18,12 +18,6 @@ constexpr int64_t kMaxGpus = int64_t{1} << 24;
 
 bool within(int64_t value, int64_t min, int64_t max) { return value >= min && value <= max; }
 
-bool hasDenseLayer(const ModelConfig& m) {
-    if (!m.isMoe()) return true;
-    if (m.moe->first_dense_layers > 0) return true;
-    return m.moe->layer_frequency > 1 && m.num_layers - m.moe->first_dense_layers >= 2;
-}
-
 // validateTraining: the batch fields.
 bool batchAdmissible(const TrainingConfig& t) {
     return within(t.micro_batch_size, 1, kMaxBatch) &&
@@ -53,7 +47,7 @@ bool tensorAdmissible(const Scenario& s) {
     if (t == 1) return true;
     if (m.num_heads % t != 0) return false;
     if (!m.mla && m.num_kv_heads % t != 0) return false;
-    if (hasDenseLayer(m) && m.ffn_hidden_size % t != 0) return false;
+    if (m.hasDenseLayer() && m.ffn_hidden_size % t != 0) return false;
     if (m.isMoe() && (m.moe->expert_ffn % t != 0 || m.moe->shared_expert_ffn % t != 0)) return false;
     if (s.parallelism.sequence_parallel && (s.training.sequence_length / s.parallelism.context) % t != 0) return false;
     return true;
@@ -109,7 +103,7 @@ bool degreesAdmissible(const Scenario& s) {
     if (t > 1) {
         if (m.num_heads % t != 0) return false;
         if (!m.mla && m.num_kv_heads % t != 0) return false;
-        if (hasDenseLayer(m) && m.ffn_hidden_size % t != 0) return false;
+        if (m.hasDenseLayer() && m.ffn_hidden_size % t != 0) return false;
         if (m.isMoe() && (m.moe->expert_ffn % t != 0 || m.moe->shared_expert_ffn % t != 0)) return false;
     }
     if (p.pipeline > m.num_layers) return false;

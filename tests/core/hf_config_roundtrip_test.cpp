@@ -32,7 +32,11 @@ TEST(RoundTrip, EveryPresetReadsBackIdentically) {
         ASSERT_TRUE(back.ok()) << back.error().text();
         EXPECT_EQ(back->model, m) << exported.dump(2);
         EXPECT_TRUE(back->warnings.empty());
-        for (const auto& [key, value] : exported.items()) EXPECT_EQ(key.rfind("trainmem_", 0), std::string::npos);
+        // The one trainmem key a preset's export may carry: the vision
+        // tower's count of a multimodal checkpoint (Qwen3.5), which a text
+        // config has no key for (transformers keeps unknown keys as attributes).
+        for (const auto& [key, value] : exported.items())
+            if (key != "trainmem_vision_parameters") EXPECT_EQ(key.rfind("trainmem_", 0), std::string::npos) << key;
     }
 }
 
