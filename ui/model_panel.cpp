@@ -9,6 +9,7 @@
 #include "core/model/hf_config.h"
 #include "core/model/model_fields.h"
 #include "core/report/report.h"
+#include "ui/layer_pattern_strip.h"
 
 namespace trainmem::ui {
 
@@ -121,6 +122,8 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
     parameters_->setWordWrap(true);
     parameters_->setToolTip(tr("Parameters of the whole model, counted exactly from the architecture below."));
     column->addWidget(parameters_);
+    pattern_ = new LayerPatternStrip(this);
+    column->addWidget(pattern_);
 
     // The architecture is set by the preset or config.json and changed far
     // less than training and parallelism: collapsed, behind the parameter
@@ -208,6 +211,8 @@ void ModelPanel::refresh() {
             QSignalBlocker block(toggle);
             toggle->setChecked(on);
         }
+    pattern_->setVisible(LayerPatternStrip::worthShowing(s.model));
+    if (pattern_->isVisibleTo(this)) pattern_->setScenario(s);
     moe_box_->setVisible(s.model.moe.has_value());
     mla_box_->setVisible(s.model.mla.has_value());
     if (s.model.moe) moe_->refresh();

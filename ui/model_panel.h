@@ -17,6 +17,8 @@ class QToolButton;
 
 namespace trainmem::ui {
 
+class LayerPatternStrip;
+
 class ModelPanel : public QGroupBox {
     Q_OBJECT
 public:
@@ -45,6 +47,7 @@ private:
     QGroupBox* mla_box_;
     FieldForm* mla_;
     QLabel* parameters_;
+    LayerPatternStrip* pattern_;  // a hybrid's layers by kind and stage
     QToolButton* expander_;
     QWidget* architecture_;
 };
