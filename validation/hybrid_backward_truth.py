@@ -100,6 +100,18 @@ def measure(module, b, s, dtype, hidden=64):
             "input_grad_bytes": dx, "peak_ops": [n for _, n in ops][:6]}
 
 
+def nemotron_h_config(heads=4, head_dim=16, state=8, groups=2, chunk=8):
+    """The activation truth's Nemotron-H config.json (saved_tensors.HYBRIDS)
+    cut to one Mamba-2 layer (pattern "M") of a case's sizes: the C++ test
+    (tests/core/hybrid_backward_test.cpp) imports it and holds the account's
+    backward of that layer to the measurement."""
+    from saved_tensors import HYBRIDS
+    c = dict(HYBRIDS["nemotron_h"])
+    c.update(hybrid_override_pattern="M", num_hidden_layers=1, mamba_num_heads=heads, mamba_head_dim=head_dim,
+             ssm_state_size=state, n_groups=groups, chunk_size=chunk, vocab_size=512, max_position_embeddings=128)
+    return c
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(HERE, "activations", "hybrid_backward.json"))
@@ -111,7 +123,14 @@ def main(argv=None):
     for mixer, sizes, b, s in CASES:
         for dtype in ("fp32", "bf16"):
             m = measure(BUILD[mixer](**sizes), b, s, DTYPES[dtype])
-            results.append({"mixer": mixer, "sizes": sizes, "b": b, "s": s, "dtype": dtype, "measured": m})
+            case = {"mixer": mixer, "sizes": sizes, "b": b, "s": s, "dtype": dtype}
+            if mixer == "mamba2":
+                case["model"] = nemotron_h_config(**sizes)
+                case["training"] = {"micro_batch_size": b, "sequence_length": s, "attention": "eager",
+                                    "kernels": "eager", "checkpointing": "none", "loss": "standard",
+                                    "finetuning": "full",
+                                    "precision": {"fp32": "fp32", "bf16": "pure-bf16"}[dtype]}
+            results.append({**case, "measured": m})
             print(f"{mixer:15s} {str(sizes):18s} b{b} s{s:<4d} {dtype:5s} {m['transient_bytes']:>9d} "
                   f"{' > '.join(m['peak_ops'][-2:])}", flush=True)
     write_truth(args.out, "validation/hybrid_backward_truth.py",
