@@ -122,10 +122,11 @@ def current():
     return _CURRENT
 
 
-def begin():
-    """A fresh ledger for the next measurement."""
+def begin(fresh=None):
+    """A fresh ledger for the next measurement (`fresh`: another kind, as
+    step_truth.py's, which keeps no tensor alive)."""
     global _CURRENT
-    _CURRENT = SavedTensorLedger()
+    _CURRENT = fresh if fresh is not None else SavedTensorLedger()
     return _CURRENT
 
 

@@ -48,6 +48,7 @@ from step_truth_losses import head_loss  # noqa: E402
 from step_truth_offload import apply_deepspeed_checkpointing, apply_offloading  # noqa: E402
 from step_truth_policies import OpCheckpointedBlock  # noqa: E402
 from truth_output import write_truth  # noqa: E402
+import saved_tensor_ledger  # noqa: E402
 
 CASES = os.path.join(HERE, "step_cases.json")
 PHASE_MARK = "trainmem-phase:"
@@ -131,6 +132,12 @@ class CheckpointedBlock(torch.nn.Module):
     def __init__(self, block):
         super().__init__()
         self.block = block
+        # A hybrid layer says what CausalLM hands it (hf_hybrid_blocks.py:
+        # the mask to attention layers only, no rotary tables to Nemotron-H):
+        # what the reentrant checkpoint keeps is what its layer is handed.
+        for name in ("takes_mask", "takes_rotary"):
+            if hasattr(block, name):
+                setattr(self, name, getattr(block, name))
 
     def forward(self, *args):
         return checkpoint(self.block, *args, use_reentrant=True)
@@ -279,6 +286,18 @@ def train_step(plan, model, optimizer, batches):
         optimizer.zero_grad()
 
 
+class StepLedger(saved_tensor_ledger.SavedTensorLedger):
+    """The blocks label their ops and tensors made from weights alone through
+    the activation truth's ledger. The saved-tensor ledger holds those (Gemma
+    and Qwen3-Next's `1 + weight`, autocast's casts of expert weights,
+    Nemotron-H's fp32 router weight, Mamba's `exp(A_log)`) to the end of its
+    one forward; over whole steps that would be a leak in the measured curve,
+    so here they live as long as the model's own code keeps them."""
+
+    def parameter_derived(self, t):
+        return t
+
+
 def live_curve(events):
     """(time, live bytes) after every [memory] event, in time order."""
     mem = sorted((e.start_us(), i, e.nbytes()) for i, e in enumerate(events) if e.name() == "[memory]")
@@ -294,6 +313,7 @@ def measure(scenario, cli, measured_steps=1, loss_variant=None):
     # A previous case's compiled blocks (kernels = compile) sit in reference
     # cycles: collected now, not as negative [memory] events inside this profile.
     gc.collect()
+    saved_tensor_ledger.begin(StepLedger())
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         plan, model, optimizer = build(scenario, cli, loss_variant)
         g = torch.Generator().manual_seed(0)

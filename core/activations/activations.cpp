@@ -25,14 +25,16 @@ struct BlockSums {
 // the residual stream. Not measured by the CPU ground truth (it records saved
 // tensors only); each term is the set of gradient buffers one backward op
 // holds at once.
-// The hybrid mixers' backward (not measured: the CPU ground truth records
-// saved tensors only). Fused: fla's chunk_gated_delta_rule_bwd recomputes
-// the per-chunk states h (compute dtype) and makes their fp32 gradients dh
-// beside dq, dk, dv (and w, u recomputed); mamba_ssm's combined backward
-// recomputes the conv output and writes the gradient of in_proj's whole
-// output; the causal conv writes the gradient of its input. Torch fallbacks:
-// autograd holds the gradients of the largest fp32 intermediates, two C x C
-// blocks per chunk and head beside three per-token fp32 tensors.
+// The hybrid mixers' backward (docs/hybrid-activations.md, Backward).
+// Fused (read from the kernels, not measurable on the CPU): fla's
+// chunk_gated_delta_rule_bwd recomputes the per-chunk states h (compute
+// dtype) and makes their fp32 gradients dh beside dq, dk, dv (and w, u
+// recomputed); mamba_ssm's combined backward recomputes the conv output and
+// writes the gradient of in_proj's whole output; the causal conv writes the
+// gradient of its input. Torch fallbacks: Mamba-2's from its broadcast
+// products (below); the Gated DeltaNet's two C x C blocks per chunk and head
+// beside three per-token fp32 tensors, which holds 6-182% more than the
+// measured backward (validation/hybrid_backward_truth.py).
 double mixerBackwardTransient(const ActivationShape& a) {
     const double act = a.act_bytes;
     const double T = static_cast<double>(a.tokens), b = static_cast<double>(a.b);
@@ -53,7 +55,17 @@ double mixerBackwardTransient(const ActivationShape& a) {
             const double L = static_cast<double>(std::max<int64_t>(a.mamba_chunk, 1));
             const double chunks = std::ceil(static_cast<double>(a.s) / L);
             if (a.mixer_fused) return act * T * (P + CD) + 2.0 * 4.0 * b * nh * chunks * hd * N;
-            return 2.0 * 4.0 * b * nh * chunks * L * L + 3.0 * 4.0 * b * chunks * L * I;
+            // torch_forward's SSD multiplies broadcast fp32 tensors and sums
+            // them: C·B (G), M·x (Y_diag), B_decay·x and C·states (chunk
+            // states), decay_chunk·states (state passing). MulBackward0 makes
+            // both operands' full-size gradients before the engine reduces
+            // them to their shapes (sum_to in validate_outputs): two of the
+            // largest product. Measured (validation/hybrid_backward_truth.py):
+            // the backward's peak is 75-91% of it, saved tensors freed by then.
+            const double gram = chunks * L * L * std::max(N, hd);
+            const double chunk_states = chunks * L * hd * N;
+            const double passing = (chunks + 1) * (chunks + 1) * hd * N;
+            return 2.0 * 4.0 * b * nh * std::max({gram, chunk_states, passing});
         }
         case MixerKind::ShortConv:
             return 3.0 * act * T * static_cast<double>(a.conv_channels);
