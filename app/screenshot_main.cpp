@@ -12,6 +12,7 @@
 #include <cstdio>
 
 #include <QApplication>
+#include <QScrollArea>
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QPalette>
@@ -22,6 +23,7 @@
 #include "ui/launch_options.h"
 #include "ui/layout_finder_panel.h"
 #include "ui/main_window.h"
+#include "ui/model_panel.h"
 #include "ui/scenario_files.h"
 
 namespace {
@@ -70,7 +72,7 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName(QStringLiteral("trainmem"));
     QStringList args = app.arguments().mid(1);
     if (args.size() < 2) {
-        std::fputs("usage: trainmem-screenshot OUT.png WxH [--dark] [--finder] [trainmem options]\n", stderr);
+        std::fputs("usage: trainmem-screenshot OUT.png WxH [--dark] [--finder] [--model-panel] [trainmem options]\n", stderr);
         return 2;
     }
     const QString out = args.takeFirst();
@@ -78,6 +80,8 @@ int main(int argc, char** argv) {
     const QSize size(wh.value(0).toInt(), wh.value(1).toInt());
     const bool dark = args.removeAll(QStringLiteral("--dark")) > 0;
     const bool finder = args.removeAll(QStringLiteral("--finder")) > 0;
+    // The side panel scrolled to the model panel (its layer pattern).
+    const bool model_panel = args.removeAll(QStringLiteral("--model-panel")) > 0;
     QString run_config;
     if (const qsizetype at = args.indexOf(QStringLiteral("--run-config")); at >= 0 && at + 1 < args.size()) {
         run_config = args.at(at + 1);
@@ -109,6 +113,15 @@ int main(int argc, char** argv) {
     window.resize(size);
     window.show();
     settle(600);
+    if (model_panel) {
+        auto* panel = window.findChild<trainmem::ui::ModelPanel*>();
+        for (QWidget* w = panel; w; w = w->parentWidget())
+            if (auto* scroll = qobject_cast<QScrollArea*>(w)) {
+                scroll->ensureWidgetVisible(panel, 0, 0);
+                break;
+            }
+        settle(200);
+    }
     QWidget* shot = &window;
     if (finder) {
         window.layoutFinder()->takeScenarioDefaults();

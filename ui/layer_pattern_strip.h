@@ -20,6 +20,8 @@ public:
     // Whether the model has layers of more than one kind (else there is
     // nothing to draw).
     static bool worthShowing(const ModelConfig& model);
+    // What the tooltip of layer `layer`'s cell says: its kind, its stage's kinds.
+    QString layerText(int64_t layer) const;
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
@@ -30,7 +32,6 @@ protected:
 private:
     QRectF cellRect(int64_t layer) const;
     int64_t layerAt(QPointF position) const;
-    QString layerText(int64_t layer) const;
     int stripHeight() const;
 
     Scenario scenario_;
