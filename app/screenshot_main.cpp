@@ -15,6 +15,7 @@
 #include <QScrollArea>
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QGroupBox>
 #include <QPalette>
 #include <QStyleFactory>
 #include <QThread>
@@ -80,7 +81,7 @@ int main(int argc, char** argv) {
     const QSize size(wh.value(0).toInt(), wh.value(1).toInt());
     const bool dark = args.removeAll(QStringLiteral("--dark")) > 0;
     const bool finder = args.removeAll(QStringLiteral("--finder")) > 0;
-    // The side panel scrolled to the model panel (its layer pattern).
+    // The side panel scrolled to the model panel, its architecture open.
     const bool model_panel = args.removeAll(QStringLiteral("--model-panel")) > 0;
     QString run_config;
     if (const qsizetype at = args.indexOf(QStringLiteral("--run-config")); at >= 0 && at + 1 < args.size()) {
@@ -115,9 +116,15 @@ int main(int argc, char** argv) {
     settle(600);
     if (model_panel) {
         auto* panel = window.findChild<trainmem::ui::ModelPanel*>();
+        panel->setArchitectureShown(true);
+        settle(200);
         for (QWidget* w = panel; w; w = w->parentWidget())
             if (auto* scroll = qobject_cast<QScrollArea*>(w)) {
                 scroll->ensureWidgetVisible(panel, 0, 0);
+                // A hybrid's mixer sizes, at the panel's end.
+                for (auto* box : panel->findChildren<QGroupBox*>())
+                    if (box->isVisibleTo(panel) && box->title() == QStringLiteral("Hybrid layers"))
+                        scroll->ensureWidgetVisible(box, 0, 0);
                 break;
             }
         settle(200);

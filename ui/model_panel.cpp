@@ -185,10 +185,20 @@ ModelPanel::ModelPanel(ScenarioDocument* document, FieldBindings* bindings, QWid
     mla_layout->addWidget(mla_);
     body->addWidget(mla_box_);
 
+    // A hybrid's mixers: the rows of each mixer its layers use.
+    mixers_box_ = new QGroupBox(tr("Hybrid layers"), this);
+    auto* mixers_layout = new QVBoxLayout(mixers_box_);
+    mixers_ = new FieldForm(document, bindings, mixers_box_);
+    mixers_layout->addWidget(mixers_);
+    body->addWidget(mixers_box_);
+
     for (ModelSection section : {ModelSection::Identity, ModelSection::Sizes, ModelSection::Structure,
                                  ModelSection::Layers, ModelSection::Dropout, ModelSection::Experts,
-                                 ModelSection::Latent}) {
-        FieldForm* form = section == ModelSection::Experts ? moe_ : section == ModelSection::Latent ? mla_ : shape_;
+                                 ModelSection::Latent, ModelSection::Mixers}) {
+        FieldForm* form = section == ModelSection::Experts  ? moe_
+                          : section == ModelSection::Latent ? mla_
+                          : section == ModelSection::Mixers ? mixers_
+                                                            : shape_;
         for (const ModelFieldRow& row : modelFields())
             if (row.section == section) addField(form, row);
     }
@@ -217,6 +227,15 @@ void ModelPanel::refresh() {
     mla_box_->setVisible(s.model.mla.has_value());
     if (s.model.moe) moe_->refresh();
     if (s.model.mla) mla_->refresh();
+    mixers_box_->setVisible(s.model.isHybrid());
+    if (s.model.isHybrid()) {
+        // A row whose mixer the model does not use reads null: hidden.
+        for (const ModelFieldRow& row : modelFields())
+            if (row.section == ModelSection::Mixers)
+                mixers_->setRowVisible(widgets_[static_cast<size_t>(row.field)],
+                                       row.field == ModelField::AttentionOutputGate || !row.get(s.model).is_null());
+        mixers_->refresh();
+    }
 
     if (document_->hasResult()) {
         const ParameterCount& p = document_->result().parameters;

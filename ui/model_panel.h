@@ -1,7 +1,8 @@
 #pragma once
 // Every architecture field of the model, one widget per row of the
 // model-field table (core/model/model_fields.h); the MoE block only for MoE
-// models and the MLA block only for MLA models.
+// models, the MLA block only for MLA models, and a hybrid's mixer sizes only
+// for hybrids (with its layer pattern above them).
 #include <array>
 #include <optional>
 #include <string>
@@ -46,6 +47,8 @@ private:
     QCheckBox* mla_toggle_;
     QGroupBox* mla_box_;
     FieldForm* mla_;
+    QGroupBox* mixers_box_;  // a hybrid's Gated DeltaNet, Mamba-2 and short-conv sizes
+    FieldForm* mixers_;
     QLabel* parameters_;
     LayerPatternStrip* pattern_;  // a hybrid's layers by kind and stage
     QToolButton* expander_;

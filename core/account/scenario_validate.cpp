@@ -11,8 +11,10 @@
 #include "core/account/qlora_backend.h"
 #include "core/training/hardware.h"
 #include "core/training/optimizer_state.h"
+#include "core/model/model_fields.h"
 #include "core/model/parameters.h"
 #include "core/account/scenario_validate.h"
+
 #include "core/scenario/scenario_fields.h"
 #include "core/model/model_validate.h"
 #include "core/base/units.h"
@@ -389,20 +391,21 @@ Status validateHybridTraining(const Scenario& s) {
                      "op-level selective checkpointing of " + layers + " is not modelled; use full, every-k or none"};
     const int64_t t = par.tensor;
     if (t > 1) {
-        auto divides = [&](int64_t n, const char* key) -> Status {
+        // The sizes as the family spells them (Granite: mamba_n_heads).
+        auto divides = [&](int64_t n, ModelField f) -> Status {
             if (n % t == 0) return ok();
-            return Error{"parallelism.tensor", str(t) + " does not divide model." + key + " (" + str(n) +
+            return Error{"parallelism.tensor", str(t) + " does not divide " + modelField(m.family, f) + " (" + str(n) +
                                                    "): tensor parallelism splits whole heads of the " + layers};
         };
         if (const auto& g = m.linear_attention) {
-            TRAINMEM_CHECK(divides(g->key_heads, "linear_num_key_heads"));
-            TRAINMEM_CHECK(divides(g->value_heads, "linear_num_value_heads"));
+            TRAINMEM_CHECK(divides(g->key_heads, ModelField::LinearKeyHeads));
+            TRAINMEM_CHECK(divides(g->value_heads, ModelField::LinearValueHeads));
         }
         if (const auto& x = m.mamba) {
-            TRAINMEM_CHECK(divides(x->heads, "mamba_num_heads"));
-            TRAINMEM_CHECK(divides(x->groups, "n_groups"));
+            TRAINMEM_CHECK(divides(x->heads, ModelField::MambaHeads));
+            TRAINMEM_CHECK(divides(x->groups, ModelField::MambaGroups));
         }
-        if (m.short_conv) TRAINMEM_CHECK(divides(m.hidden_size, "hidden_size"));
+        if (m.short_conv) TRAINMEM_CHECK(divides(m.hidden_size, ModelField::HiddenSize));
     }
     return ok();
 }

@@ -42,6 +42,21 @@ IndexerConfig& editIndexer(ModelConfig& m) {
 #define TM_INDEXER(member)                                                      \
     [](const ModelConfig& m) -> json { return indexerOf(m) ? json(indexerOf(m)->member) : json(nullptr); }, \
         [](ModelConfig& m, const json& v) { v.get_to(editIndexer(m).member); }
+// The hybrids' mixer blocks: absent reads as null, a set creates the block.
+template <class Block>
+const Block* blockOf(const std::optional<Block>& b) {
+    return b ? &*b : nullptr;
+}
+template <class Block>
+Block& editBlock(std::optional<Block>& b) {
+    if (!b) b.emplace();
+    return *b;
+}
+#define TM_BLOCK(block, member)                                                                          \
+    [](const ModelConfig& m) -> json { return blockOf(m.block) ? json(blockOf(m.block)->member) : json(nullptr); }, \
+        [](ModelConfig& m, const json& v) { v.get_to(editBlock(m.block).member); }
+// Granite 4.0-H spells the Mamba keys mamba_n_heads, mamba_d_head, ...
+bool graniteMamba(const FamilySpec& f) { return f.layer_pattern == LayerPatternKeys::MambaAttentionTypes; }
 #define TM_MLA(member)                                                          \
     [](const ModelConfig& m) -> json { return mlaOf(m) ? json(mlaOf(m)->member) : json(nullptr); }, \
         [](ModelConfig& m, const json& v) { v.get_to(editMla(m).member); }
@@ -307,6 +322,71 @@ std::vector<ModelFieldRow> makeRows() {
          "Keys each query attends to (index_topk): 2048.",
          R::Positive, [](const FamilySpec&) { return same("index_topk"); }, {},
          [](const FamilySpec& f) { return orNull(f.indexer_sizes.topk); }, {}, "", 1, 1 << 20, TM_INDEXER(topk)},
+
+        {ModelField::AttentionOutputGate, "attention_output_gate", T::Flag, S::Mixers, "Gated attention output",
+         "Qwen3-Next and Qwen3.5 (attn_output_gate): q_proj also makes a sigmoid gate on the attention output.",
+         R::Any, [](const FamilySpec&) { return same("attn_output_gate"); }, {},
+         [](const FamilySpec&) { return json(nullptr); }, {}, "", 0, 0, TM_FIELD(attention_output_gate)},
+        {ModelField::LinearKeyHeads, "linear_attention.key_heads", T::Integer, S::Mixers, "DeltaNet key heads",
+         "Gated DeltaNet layers' key heads (linear_num_key_heads): 16 in Qwen3-Next and Qwen3.5.",
+         R::Any, [](const FamilySpec&) { return same("linear_num_key_heads"); }, {},
+         [](const FamilySpec&) { return json(nullptr); }, {}, "", 1, 1024, TM_BLOCK(linear_attention, key_heads)},
+        {ModelField::LinearValueHeads, "linear_attention.value_heads", T::Integer, S::Mixers, "DeltaNet value heads",
+         "Gated DeltaNet value heads (linear_num_value_heads): 32 in Qwen3-Next; each key head serves value/key of them.",
+         R::Any, [](const FamilySpec&) { return same("linear_num_value_heads"); }, {},
+         [](const FamilySpec&) { return json(nullptr); }, {}, "", 1, 1024, TM_BLOCK(linear_attention, value_heads)},
+        {ModelField::LinearKeyHeadDim, "linear_attention.key_head_dim", T::Integer, S::Mixers, "DeltaNet key head dim",
+         "Width of a Gated DeltaNet key head (linear_key_head_dim): 128.",
+         R::Any, [](const FamilySpec&) { return same("linear_key_head_dim"); }, {},
+         [](const FamilySpec&) { return json(nullptr); }, {}, "", 1, 4096, TM_BLOCK(linear_attention, key_head_dim)},
+        {ModelField::LinearValueHeadDim, "linear_attention.value_head_dim", T::Integer, S::Mixers,
+         "DeltaNet value head dim", "Width of a Gated DeltaNet value head (linear_value_head_dim): 128.",
+         R::Any, [](const FamilySpec&) { return same("linear_value_head_dim"); }, {},
+         [](const FamilySpec&) { return json(nullptr); }, {}, "", 1, 4096, TM_BLOCK(linear_attention, value_head_dim)},
+        {ModelField::LinearConvKernel, "linear_attention.conv_kernel", T::Integer, S::Mixers, "DeltaNet conv kernel",
+         "The depthwise causal convolution over q, k and v (linear_conv_kernel_dim): 4.",
+         R::Any, [](const FamilySpec&) { return same("linear_conv_kernel_dim"); }, {},
+         [](const FamilySpec&) { return json(nullptr); }, {}, "", 1, 64, TM_BLOCK(linear_attention, conv_kernel)},
+        {ModelField::MambaHeads, "mamba.heads", T::Integer, S::Mixers, "Mamba heads",
+         "Mamba-2 heads (mamba_num_heads; Granite mamba_n_heads): the inner width is heads x head dim.",
+         R::Any, [](const FamilySpec& f) { return graniteMamba(f) ? std::string_view("mamba_n_heads") : "mamba_num_heads"; },
+         {}, [](const FamilySpec&) { return json(nullptr); }, {}, "", 1, 4096, TM_BLOCK(mamba, heads)},
+        {ModelField::MambaHeadDim, "mamba.head_dim", T::Integer, S::Mixers, "Mamba head dim",
+         "Width of a Mamba-2 head (mamba_head_dim; Granite mamba_d_head): 64 in Nemotron-H.",
+         R::Any, [](const FamilySpec& f) { return graniteMamba(f) ? std::string_view("mamba_d_head") : "mamba_head_dim"; },
+         {}, [](const FamilySpec&) { return json(nullptr); }, {}, "", 1, 4096, TM_BLOCK(mamba, head_dim)},
+        {ModelField::MambaStateSize, "mamba.state_size", T::Integer, S::Mixers, "Mamba state size",
+         "The SSM state per head and group (ssm_state_size; Granite mamba_d_state): 128.",
+         R::Any, [](const FamilySpec& f) { return graniteMamba(f) ? std::string_view("mamba_d_state") : "ssm_state_size"; },
+         {}, [](const FamilySpec&) { return json(nullptr); }, {}, "", 1, 4096, TM_BLOCK(mamba, state_size)},
+        {ModelField::MambaGroups, "mamba.groups", T::Integer, S::Mixers, "Mamba groups",
+         "Groups of the B and C projections (n_groups; Granite mamba_n_groups): 8 in Nemotron-H, 1 in Granite 4.0-H.",
+         R::Any, [](const FamilySpec& f) { return graniteMamba(f) ? std::string_view("mamba_n_groups") : "n_groups"; },
+         {}, [](const FamilySpec&) { return json(nullptr); }, {}, "", 1, 256, TM_BLOCK(mamba, groups)},
+        {ModelField::MambaConvKernel, "mamba.conv_kernel", T::Integer, S::Mixers, "Mamba conv kernel",
+         "The depthwise causal convolution over x, B and C (conv_kernel; Granite mamba_d_conv): 4.",
+         R::Any, [](const FamilySpec& f) { return graniteMamba(f) ? std::string_view("mamba_d_conv") : "conv_kernel"; },
+         {}, [](const FamilySpec&) { return json(nullptr); }, {}, "", 1, 64, TM_BLOCK(mamba, conv_kernel)},
+        {ModelField::MambaChunkSize, "mamba.chunk_size", T::Integer, S::Mixers, "Mamba chunk size",
+         "Tokens per chunk of the chunked scan (chunk_size; Granite mamba_chunk_size): 128 or 256.",
+         R::Any, [](const FamilySpec& f) { return graniteMamba(f) ? std::string_view("mamba_chunk_size") : "chunk_size"; },
+         {}, [](const FamilySpec&) { return json(nullptr); }, {}, "", 1, 4096, TM_BLOCK(mamba, chunk_size)},
+        {ModelField::MambaConvBias, "mamba.conv_bias", T::Flag, S::Mixers, "Mamba conv bias",
+         "The convolution has a bias (use_conv_bias; Granite mamba_conv_bias).",
+         R::Any, [](const FamilySpec& f) { return graniteMamba(f) ? std::string_view("mamba_conv_bias") : "use_conv_bias"; },
+         {}, [](const FamilySpec&) { return json(nullptr); }, {}, "", 0, 0, TM_BLOCK(mamba, conv_bias)},
+        {ModelField::MambaProjBias, "mamba.proj_bias", T::Flag, S::Mixers, "Mamba projection bias",
+         "in_proj and out_proj have biases (use_bias; Granite mamba_proj_bias).",
+         R::Any, [](const FamilySpec& f) { return graniteMamba(f) ? std::string_view("mamba_proj_bias") : "use_bias"; },
+         {}, [](const FamilySpec&) { return json(nullptr); }, {}, "", 0, 0, TM_BLOCK(mamba, proj_bias)},
+        {ModelField::ShortConvKernel, "short_conv.kernel", T::Integer, S::Mixers, "Short conv kernel",
+         "LFM2's gated short convolution taps (conv_L_cache): 3.",
+         R::Any, [](const FamilySpec&) { return same("conv_L_cache"); }, {},
+         [](const FamilySpec&) { return json(nullptr); }, {}, "", 1, 64, TM_BLOCK(short_conv, kernel)},
+        {ModelField::ShortConvBias, "short_conv.bias", T::Flag, S::Mixers, "Short conv bias",
+         "The short convolution and its projections have biases (conv_bias).",
+         R::Any, [](const FamilySpec&) { return same("conv_bias"); }, {},
+         [](const FamilySpec&) { return json(nullptr); }, {}, "", 0, 0, TM_BLOCK(short_conv, bias)},
     };
     return rows;
 }

@@ -35,10 +35,16 @@ enum class ModelField {
     LayerFrequency, RouterScoreBias, NormTopkProb, RoutingGroups, RoutingGroupsKept, CapacityFactor,
     QLoraRank, KvLoraRank, QkNopeHeadDim, QkRopeHeadDim, VHeadDim,
     MtpLayers, IndexHeads, IndexHeadDim, IndexTopk,
+    // The hybrids' mixers (issue 23): read and written by hf_hybrid.cpp and
+    // the exporter's writeHybrid in the family's spelling; checked by
+    // validateHybrid (model_validate.cpp).
+    AttentionOutputGate, LinearKeyHeads, LinearValueHeads, LinearKeyHeadDim, LinearValueHeadDim, LinearConvKernel,
+    MambaHeads, MambaHeadDim, MambaStateSize, MambaGroups, MambaConvKernel, MambaChunkSize, MambaConvBias,
+    MambaProjBias, ShortConvKernel, ShortConvBias,
 };
 // How many fields there are (ModelField's last value + 1): sizes tables
 // indexed by ModelField.
-inline constexpr size_t kModelFieldCount = static_cast<size_t>(ModelField::IndexTopk) + 1;
+inline constexpr size_t kModelFieldCount = static_cast<size_t>(ModelField::ShortConvBias) + 1;
 
 enum class ModelFieldType {
     Integer,  // int64_t
@@ -57,6 +63,7 @@ enum class ModelSection {
     Dropout,
     Experts,    // ModelConfig::moe: only when the model has experts
     Latent,     // ModelConfig::mla: only with multi-head latent attention
+    Mixers,     // a hybrid's Gated DeltaNet, Mamba-2 and short-convolution sizes: only in a hybrid
 };
 
 // What validate() allows; each kind has one message (model_validate.cpp).

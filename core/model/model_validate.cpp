@@ -155,10 +155,9 @@ const std::vector<const ModelFieldRow*>& rowsOf(RowGroup group) {
 void checkSection(ModelChecker& c, const ModelConfig& m, RowGroup group) {
     for (const ModelFieldRow* r : rowsOf(group)) {
         const ModelFieldRow& row = *r;
-        // The sparse-attention indexer is optional within latent attention.
-        if (!m.indexer && (row.field == ModelField::IndexHeads || row.field == ModelField::IndexHeadDim ||
-                           row.field == ModelField::IndexTopk))
-            continue;
+        // An optional block's rows (the sparse-attention indexer within latent
+        // attention) when the block is absent: nothing to check.
+        if (row.range != FieldRange::Any && row.get(m).is_null()) continue;
         // GPT-2's learned position table needs at least one row; a rotary
         // model may leave max_position_embeddings 0.
         if (row.field == ModelField::MaxPositions && m.learned_positions)
@@ -209,9 +208,10 @@ Status validateHybrid(const ModelConfig& m) {
     if (static_cast<int64_t>(m.layer_kinds.size()) != m.num_layers)
         return Error{"model.layer_types", "must give one kind per layer: " + str(m.num_layers) +
                                               " (num_hidden_layers), got " + str(static_cast<int64_t>(m.layer_kinds.size()))};
-    auto size = [&](const char* key, int64_t v, int64_t most) -> Status {
+    // Errors name the key in the family's spelling (Granite's mamba_n_heads).
+    auto size = [&](ModelField f, int64_t v, int64_t most) -> Status {
         if (v < 1 || v > most)
-            return Error{std::string("model.") + key, "must be between 1 and " + str(most) + " (got " + str(v) + ")"};
+            return Error{modelField(m.family, f), "must be between 1 and " + str(most) + " (got " + str(v) + ")"};
         return ok();
     };
     bool gdn = false, mamba = false, conv = false, moe = false;
@@ -252,28 +252,28 @@ Status validateHybrid(const ModelConfig& m) {
         }
     }
     if (gdn) {
-        if (!m.linear_attention) return Error{"model.linear_num_key_heads", "required for Gated DeltaNet layers"};
+        if (!m.linear_attention) return Error{modelField(m.family, ModelField::LinearKeyHeads), "required for Gated DeltaNet layers"};
         const LinearAttentionConfig& g = *m.linear_attention;
-        for (Status st : {size("linear_num_key_heads", g.key_heads, 65536), size("linear_num_value_heads", g.value_heads, 65536),
-                          size("linear_key_head_dim", g.key_head_dim, 65536), size("linear_value_head_dim", g.value_head_dim, 65536),
-                          size("linear_conv_kernel_dim", g.conv_kernel, 1024),
-                          size("linear_num_key_heads", g.key_heads * g.key_head_dim, kMaxModelSize),
-                          size("linear_num_value_heads", g.value_heads * g.value_head_dim, kMaxModelSize)})
+        for (Status st : {size(ModelField::LinearKeyHeads, g.key_heads, 65536), size(ModelField::LinearValueHeads, g.value_heads, 65536),
+                          size(ModelField::LinearKeyHeadDim, g.key_head_dim, 65536), size(ModelField::LinearValueHeadDim, g.value_head_dim, 65536),
+                          size(ModelField::LinearConvKernel, g.conv_kernel, 1024),
+                          size(ModelField::LinearKeyHeads, g.key_heads * g.key_head_dim, kMaxModelSize),
+                          size(ModelField::LinearValueHeads, g.value_heads * g.value_head_dim, kMaxModelSize)})
             if (!st) return st;
     }
     if (mamba) {
-        if (!m.mamba) return Error{"model.mamba_num_heads", "required for Mamba-2 layers"};
+        if (!m.mamba) return Error{modelField(m.family, ModelField::MambaHeads), "required for Mamba-2 layers"};
         const MambaConfig& x = *m.mamba;
-        for (Status st : {size("mamba_num_heads", x.heads, 65536), size("mamba_head_dim", x.head_dim, 65536),
-                          size("ssm_state_size", x.state_size, 65536), size("n_groups", x.groups, 65536),
-                          size("conv_kernel", x.conv_kernel, 1024), size("chunk_size", x.chunk_size, 1 << 20),
-                          size("mamba_num_heads", x.heads * x.head_dim, kMaxModelSize),
-                          size("n_groups", x.groups * x.state_size, kMaxModelSize)})
+        for (Status st : {size(ModelField::MambaHeads, x.heads, 65536), size(ModelField::MambaHeadDim, x.head_dim, 65536),
+                          size(ModelField::MambaStateSize, x.state_size, 65536), size(ModelField::MambaGroups, x.groups, 65536),
+                          size(ModelField::MambaConvKernel, x.conv_kernel, 1024), size(ModelField::MambaChunkSize, x.chunk_size, 1 << 20),
+                          size(ModelField::MambaHeads, x.heads * x.head_dim, kMaxModelSize),
+                          size(ModelField::MambaGroups, x.groups * x.state_size, kMaxModelSize)})
             if (!st) return st;
     }
     if (conv) {
-        if (!m.short_conv) return Error{"model.conv_L_cache", "required for short-convolution layers"};
-        if (Status st = size("conv_L_cache", m.short_conv->kernel, 1024); !st) return st;
+        if (!m.short_conv) return Error{modelField(m.family, ModelField::ShortConvKernel), "required for short-convolution layers"};
+        if (Status st = size(ModelField::ShortConvKernel, m.short_conv->kernel, 1024); !st) return st;
     }
     return ok();
 }

@@ -73,17 +73,13 @@ TEST(ModelFields, EveryKeyTheExporterWritesIsInTheTable) {
     // Keys of family rules that are code, not one field's: the layer
     // selections and the routing method (hf_config.cpp readMoeLayers, readMoe).
     ASSERT_FALSE(presetFiles(presetsDirectory() / "models").empty());
-    // The hybrids' layer patterns and mixer sizes are read and written by
-    // hf_hybrid.cpp / writeHybrid (one block per mixer, in the family's
-    // spelling), and a multimodal checkpoint's vision count by its own key.
+    // The hybrids' layer patterns are read and written by hf_hybrid.cpp /
+    // writeHybrid, LFM2's width rule by its own key, and a multimodal
+    // checkpoint's vision count by its own key.
     const std::set<std::string> rules = {"qkv_bias", "topk_method", "decoder_sparse_step", "mlp_only_layers",
                                          "trainmem_first_dense_layers", "trainmem_moe_layer_frequency",
-                                         "layer_types", "hybrid_override_pattern", "attn_output_gate",
-                                         "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
-                                         "linear_value_head_dim", "linear_conv_kernel_dim", "mamba_num_heads",
-                                         "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "chunk_size",
-                                         "use_conv_bias", "use_bias", "conv_L_cache", "conv_bias",
-                                         "block_auto_adjust_ff_dim", "trainmem_vision_parameters"};
+                                         "layer_types", "hybrid_override_pattern", "block_auto_adjust_ff_dim",
+                                         "trainmem_vision_parameters"};
     for (const std::filesystem::path& file : presetFiles(presetsDirectory() / "models")) {
         const std::string preset = file.stem().string();
         const Expected<ModelConfig> m = loadModelPreset(preset);

@@ -56,8 +56,10 @@ const ModelFieldRow* ownerOf(std::string_view family, const std::string& field) 
 }
 
 TEST(ModelPanel, EveryFieldOfTheTableIsShownAndEditable) {
-    // DeepSeek-V3 opens the experts and latent attention, so every row shows.
-    for (const char* preset : {"deepseek-v3", "llama-4-scout", "mixtral-8x7b", "gpt2"}) {
+    // DeepSeek-V3 opens the experts and latent attention, the hybrids their
+    // mixers' rows (Gated DeltaNet, Mamba-2, short conv), so every row shows.
+    for (const char* preset : {"deepseek-v3", "llama-4-scout", "mixtral-8x7b", "gpt2", "qwen3-next-80b-a3b",
+                               "nemotron-3-nano-30b-a3b", "lfm2-1.2b"}) {
         auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
         ASSERT_TRUE(window->presetPicker()->choose(preset)) << preset;
         window->modelPanel()->setArchitectureShown(true);
@@ -72,8 +74,11 @@ TEST(ModelPanel, EveryFieldOfTheTableIsShownAndEditable) {
                       rowWidget(*window, *ownerOf(family, key)))
                 << preset << ": " << key;
             if (row.field == ModelField::Family) continue;  // edited last: it changes every key
-            const bool shown = (row.section != ModelSection::Experts || window->document()->scenario().model.moe) &&
-                               (row.section != ModelSection::Latent || window->document()->scenario().model.mla);
+            const ModelConfig& m = window->document()->scenario().model;
+            const bool mixer_used = m.isHybrid() && (row.field == ModelField::AttentionOutputGate || !row.get(m).is_null());
+            const bool shown = (row.section != ModelSection::Experts || m.moe) &&
+                               (row.section != ModelSection::Latent || m.mla) &&
+                               (row.section != ModelSection::Mixers || mixer_used);
             if (!shown) continue;
             EXPECT_TRUE(w->isVisibleTo(window.get())) << preset << ": model." << row.name;
             EXPECT_TRUE(editChangesTheField(*window, row, w)) << preset << ": model." << row.name;
@@ -120,6 +125,20 @@ TEST(ModelPanel, Llama4LayerPatternErrorsMarkTheirFields) {
     EXPECT_EQ(markAfterEdit(*window, "model.moe.layer_frequency", 0), "model.interleave_moe_layer_step");
     EXPECT_EQ(markAfterEdit(*window, "model.moe.first_dense_layers", 1000), "model.moe_layers");
     EXPECT_EQ(markAfterEdit(*window, "model.moe.expert_ffn", 0), "model.intermediate_size");
+}
+
+// A hybrid's mixer sizes are edited in the "Hybrid layers" box, and an
+// error the CLI names for one (in the family's spelling) marks its widget.
+TEST(ModelPanel, HybridMixerErrorsMarkTheirFields) {
+    auto window = openWindow(presetScenario("llama3.1-8b-fsdp-8xh100"));
+    ASSERT_TRUE(window->presetPicker()->choose("qwen3-next-80b-a3b"));
+    window->modelPanel()->setArchitectureShown(true);
+    QApplication::processEvents();
+    EXPECT_EQ(markAfterEdit(*window, "model.linear_attention.key_heads", 0), "model.linear_num_key_heads");
+    EXPECT_EQ(markAfterEdit(*window, "model.linear_attention.conv_kernel", 2000), "model.linear_conv_kernel_dim");
+    ASSERT_TRUE(window->presetPicker()->choose("nemotron-3-nano-30b-a3b"));
+    QApplication::processEvents();
+    EXPECT_EQ(markAfterEdit(*window, "model.mamba.state_size", 0), "model.ssm_state_size");
 }
 
 TEST(ModelPanel, MixtralsExpertWidthErrorMarksTheExpertsWidgetNotTheFfn) {
