@@ -79,7 +79,7 @@ StageParameters stageParameters(const Scenario& s, const ParameterLayout& lay, c
     // Matmul weights inside the blocks (what QLoRA quantises), then the head's
     // matmul, which uses the embedding matrix when tied (AMP casts it too).
     int64_t block_matmul = 0;
-    int64_t adapters = 0;
+    int64_t adapter_params = 0;
     forEachStageBlockKind(lay, lora, st, [&](const LayerParameters& lp, int64_t lora_params, int64_t n) {
         const TensorGroup block = blockDense(lp);
         // Routed experts: E/e experts per rank, each split over t (expert TP = TP).
@@ -88,7 +88,7 @@ StageParameters stageParameters(const Scenario& s, const ParameterLayout& lay, c
         if (experts_rank.params > 0) sp.experts += scaled(experts_rank, n);
         block_matmul += n * (matmul(lp) + experts_rank.matrix_params);
         sp.largest_block = std::max(sp.largest_block, block.params + experts_rank.params);
-        adapters += lora_params * n;
+        adapter_params += lora_params * n;
     });
 
     if (st.has_embedding) sp.embedding_head += splitOver(lay.embedding, t);
@@ -105,7 +105,7 @@ StageParameters stageParameters(const Scenario& s, const ParameterLayout& lay, c
         sp.frozen_matmul = block_matmul;  // bitsandbytes skips lm_head; embeddings are not Linear
         sp.frozen_other = all - sp.frozen_matmul;
         // Adapters are split over TP with the layer they adapt.
-        sp.adapters = adapters / t;
+        sp.adapters = adapter_params / t;
         TensorGroup adapters;
         adapters.params = sp.adapters;
         adapters.matrix_params = sp.adapters;

@@ -21,10 +21,6 @@ struct BlockSums {
     }
 };
 
-// The largest transient of one block's backward, beside the gradients of
-// the residual stream. Not measured by the CPU ground truth (it records saved
-// tensors only); each term is the set of gradient buffers one backward op
-// holds at once.
 // The hybrid mixers' backward (docs/hybrid-activations.md, Backward).
 // Fused (read from the kernels, not measurable on the CPU): fla's
 // chunk_gated_delta_rule_bwd recomputes the per-chunk states h (compute
@@ -77,6 +73,10 @@ double mixerBackwardTransient(const ActivationShape& a) {
     return 0;
 }
 
+// The largest transient of one block's backward, beside the gradients of
+// the residual stream. Not measured by the CPU ground truth (it records saved
+// tensors only); each term is the set of gradient buffers one backward op
+// holds at once.
 double backwardTransient(const ActivationShape& a) {
     const double act = a.act_bytes;
     const double T = static_cast<double>(a.tokens);
