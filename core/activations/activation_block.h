@@ -55,6 +55,12 @@ public:
               bool core = false) {
         if (elements > 0 && bytes_per_element > 0) visit_(op, tensor, tensorBytes(elements, bytes_per_element), core);
     }
+    // A row whose element count is a product that may pass int64 (a
+    // hybrid's chunked algebra at absurd sizes): counted in double,
+    // saturating at kTooLargeBytes (byte_count.h).
+    void emitLarge(std::string_view op, std::string_view tensor, double elements, double bytes_per_element) {
+        if (elements > 0 && bytes_per_element > 0) visit_(op, tensor, saturatedBytes(elements * bytes_per_element), false);
+    }
 
     void norm(std::string_view op, int64_t n, int64_t norm_rows, bool on_stream = true, int64_t view_storage = 0) {
         if (compiled()) {

@@ -10,6 +10,7 @@
 // adapters rules (AMP casts, LoRA) apply to them as to attention's.
 // Internal to the core.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "core/activations/activation_shape.h"
@@ -70,59 +71,67 @@ void gatedDeltaNet(Table& t, const ActivationShape& a) {
         return;
     }
     // The torch fallback: torch_chunk_gated_delta_rule's fp32 chunk algebra.
-    const int64_t b = a.b, s = a.s, K = a.gdn_conv, r = HK > 0 ? HV / HK : 1;
-    const int64_t C = 64, N = (s + C - 1) / C, Sp = N * C, B = b * HV;
+    // Its per-chunk products can pass int64 at absurd sizes: counted in
+    // double (Table::emitLarge saturates).
+    const int64_t r = HK > 0 ? HV / HK : 1;
+    const double b = static_cast<double>(a.b), s = static_cast<double>(a.s), K = static_cast<double>(a.gdn_conv);
+    const double C = 64, N = std::ceil(s / C), Sp = N * C, B = b * static_cast<double>(HV);
+    const double dk_ = static_cast<double>(dk), dv_ = static_cast<double>(dv);
+    const double Td = static_cast<double>(T), HVd = static_cast<double>(HV), CDd = static_cast<double>(CD);
+    auto emit = [&t](std::string_view op, std::string_view tensor, double elements, double bytes) {
+        t.emitLarge(op, tensor, elements, bytes);
+    };
     const double f32 = fp32ListBytes(a), mm = algebraMatmulBytes(a);
     const bool amp = a.amp;
-    t.emit("conv1d", "input (q, k, v concatenated)", T * CD, act);
-    t.emit("conv1d silu", "conv output (s + kernel - 1 wide)", b * CD * (s + K - 1), act);
+    emit("conv1d", "input (q, k, v concatenated)", Td * CDd, act);
+    emit("conv1d silu", "conv output (s + kernel - 1 wide)", b * CDd * (s + K - 1), act);
     if (r == 1) {
-        t.emit("query l2norm", "input (the SiLU output: q, k, v are its views)", T * CD, act);
+        emit("query l2norm", "input (the SiLU output: q, k, v are its views)", Td * CDd, act);
     } else {
-        t.emit("query l2norm", "repeated query", T * HV * dk, act);
-        t.emit("key l2norm", "repeated key", T * HV * dk, act);
+        emit("query l2norm", "repeated query", Td * HVd * dk_, act);
+        emit("key l2norm", "repeated key", Td * HVd * dk_, act);
     }
-    t.emit("query / key l2norm", "inv_norm", 2 * T * HV, f32);
-    t.emit("v_beta", "padded value and beta (fp32)", B * Sp * dv + B * Sp, 4);
-    t.emit("k_beta", "padded key (fp32)", B * Sp * dk, 4);
-    t.emit("decay_mask", "exp output (fp32)", B * N * C * C, 4);
-    t.emit("intra-chunk attn", amp ? "casts of k_beta and key" : "k_beta", B * Sp * dk * (amp ? 2 : 1), amp ? act : 4);
-    t.emit("intra-chunk attn", "k_beta @ key", B * N * C * C, mm);
-    t.emit("intra-chunk attn", "tril'd decay mask (fp32)", B * N * C * C, 4);
-    t.emit("intra-chunk attn", "triu mask (bool)", C * C, 1);
-    t.emit("triangular solve", "row and block clones (fp32)", B * N * (C - 1) * C * (C + 1) / 3, 4);
-    t.emit("value = attn @ v_beta", "attn and v_beta", B * N * C * C + B * Sp * dv, mm);
-    t.emit("k_cumdecay", "exp(g) (fp32)", B * Sp, 4);
-    if (amp) t.emit("k_cumdecay", "k_beta (fp32)", B * Sp * dk, 4);
-    t.emit("k_cumdecay", "attn @ (k_beta exp g) operands", B * Sp * dk, mm);
-    if (amp) t.emit("k_cumdecay", "second cast of attn", B * N * C * C, act);
-    t.emit("chunk loop", amp ? "casts of q_i and k_i" : "scaled query (fp32)", B * Sp * dk * (amp ? 2 : 1), amp ? act : 4);
-    t.emit("chunk loop", "q_i @ k_i per chunk", N * B * C * C, mm);
-    t.emit("chunk loop", "strict-triu mask (bool)", C * C, 1);
-    t.emit("chunk loop", "k_cumdecay @ state: zero state", B * dk * dv, mm);
-    if (N > 1) t.emit("chunk loop", "k_cumdecay @ state: k_cumdecay and states", B * Sp * dk + (N - 1) * B * dk * dv, mm);
-    t.emit("chunk loop", "exp(g_i) per chunk (fp32)", N * B * C, 4);
-    if (amp) t.emit("chunk loop", "scaled query (fp32)", B * Sp * dk, 4);
+    emit("query / key l2norm", "inv_norm", 2 * Td * HVd, f32);
+    emit("v_beta", "padded value and beta (fp32)", B * Sp * dv_ + B * Sp, 4);
+    emit("k_beta", "padded key (fp32)", B * Sp * dk_, 4);
+    emit("decay_mask", "exp output (fp32)", B * N * C * C, 4);
+    emit("intra-chunk attn", amp ? "casts of k_beta and key" : "k_beta", B * Sp * dk_ * (amp ? 2 : 1), amp ? act : 4);
+    emit("intra-chunk attn", "k_beta @ key", B * N * C * C, mm);
+    emit("intra-chunk attn", "tril'd decay mask (fp32)", B * N * C * C, 4);
+    emit("intra-chunk attn", "triu mask (bool)", C * C, 1);
+    emit("triangular solve", "row and block clones (fp32)", B * N * (C - 1) * C * (C + 1) / 3, 4);
+    emit("value = attn @ v_beta", "attn and v_beta", B * N * C * C + B * Sp * dv_, mm);
+    emit("k_cumdecay", "exp(g) (fp32)", B * Sp, 4);
+    if (amp) emit("k_cumdecay", "k_beta (fp32)", B * Sp * dk_, 4);
+    emit("k_cumdecay", "attn @ (k_beta exp g) operands", B * Sp * dk_, mm);
+    if (amp) emit("k_cumdecay", "second cast of attn", B * N * C * C, act);
+    emit("chunk loop", amp ? "casts of q_i and k_i" : "scaled query (fp32)", B * Sp * dk_ * (amp ? 2 : 1), amp ? act : 4);
+    emit("chunk loop", "q_i @ k_i per chunk", N * B * C * C, mm);
+    emit("chunk loop", "strict-triu mask (bool)", C * C, 1);
+    emit("chunk loop", "k_cumdecay @ state: zero state", B * dk_ * dv_, mm);
+    if (N > 1) emit("chunk loop", "k_cumdecay @ state: k_cumdecay and states", B * Sp * dk_ + (N - 1) * B * dk_ * dv_, mm);
+    emit("chunk loop", "exp(g_i) per chunk (fp32)", N * B * C, 4);
+    if (amp) emit("chunk loop", "scaled query (fp32)", B * Sp * dk_, 4);
     if (amp)
-        t.emit("chunk loop", "(q_i exp g_i) @ state: casts", (N - 1) * (B * C * dk + B * dk * dv), act);
+        emit("chunk loop", "(q_i exp g_i) @ state: casts", (N - 1) * (B * C * dk_ + B * dk_ * dv_), act);
     else
-        t.emit("chunk loop", "(q_i exp g_i) @ state: the product", (N - 1) * B * C * dk, 4);
-    t.emit("chunk loop", "attn_i @ v_new: operands", N * (B * C * C + B * C * dv), mm);
+        emit("chunk loop", "(q_i exp g_i) @ state: the product", (N - 1) * B * C * dk_, 4);
+    emit("chunk loop", "attn_i @ v_new: operands", N * (B * C * C + B * C * dv_), mm);
     // The last chunk's state update feeds only the final state, which
     // training drops: its nodes die with it.
-    t.emit("chunk loop", "state update: exp(g_last) (fp32)", (N - 1) * B, 4);
-    if (amp) t.emit("chunk loop", "state update: fp32 states", std::max<int64_t>(N - 2, 0) * B * dk * dv, 4);
-    t.emit("chunk loop", "k_i exp(g_last - g) (fp32)", (N - 1) * B * C, 4);
-    t.emit("chunk loop", "(k_i decay)^T @ v_new", (N - 1) * B * C * dk, mm);
+    emit("chunk loop", "state update: exp(g_last) (fp32)", (N - 1) * B, 4);
+    if (amp) emit("chunk loop", "state update: fp32 states", std::max(N - 2, 0.0) * B * dk_ * dv_, 4);
+    emit("chunk loop", "k_i exp(g_last - g) (fp32)", (N - 1) * B * C, 4);
+    emit("chunk loop", "(k_i decay)^T @ v_new", (N - 1) * B * C * dk_, mm);
     // Qwen3NextRMSNormGated on the fp32 core output, gated by silu(z).
-    t.emit("gated norm", "fp32 input", T * Vd, 4);
-    t.emit("gated norm", "rstd (fp32)", T * HV, 4);
-    t.emit("gated norm", "normalised, input dtype", T * Vd, act);
+    emit("gated norm", "fp32 input", Td * static_cast<double>(Vd), 4);
+    emit("gated norm", "rstd (fp32)", Td * HVd, 4);
+    emit("gated norm", "normalised, input dtype", Td * static_cast<double>(Vd), act);
     // In fp32 with r = 1, Qwen3-Next's z is a view of in_proj_qkvz's output,
     // which the SiLU keeps whole; Qwen3.5's z is in_proj_z's own output.
-    t.emit("gated norm", "fp32 gate (silu input)", a.fp32_compute && r == 1 && !split ? T * P : T * Vd, 4);
-    t.emit("gated norm", "silu(gate) (fp32)", T * Vd, 4);
-    t.emit("gated norm", "weighted h", T * Vd, amp || a.fp32_compute ? 4 : act);
+    emit("gated norm", "fp32 gate (silu input)", a.fp32_compute && r == 1 && !split ? Td * static_cast<double>(P) : Td * static_cast<double>(Vd), 4);
+    emit("gated norm", "silu(gate) (fp32)", Td * static_cast<double>(Vd), 4);
+    emit("gated norm", "weighted h", Td * static_cast<double>(Vd), amp || a.fp32_compute ? 4 : act);
     outProjection(t, a, T * Vd, T);
 }
 
@@ -145,35 +154,43 @@ void mamba2(Table& t, const ActivationShape& a) {
         t.emit("mamba_split_conv1d_scan_combined", "rstd per group (fp32)", T * G, 4);
         return;
     }
-    const int64_t K = a.mamba_conv, L = std::max<int64_t>(a.mamba_chunk, 1);
-    const int64_t Nc = (s + L - 1) / L, Sp = Nc * L;
+    // torch_forward's fp32 chunk products can pass int64 at absurd sizes:
+    // counted in double (Table::emitLarge saturates).
+    const double bd = static_cast<double>(b), sd = static_cast<double>(s), Td = static_cast<double>(T);
+    const double nhd = static_cast<double>(nh), hdd = static_cast<double>(hd), Nd = static_cast<double>(N);
+    const double Gd = static_cast<double>(G), Id = static_cast<double>(I), CDd = static_cast<double>(CD);
+    const double K = static_cast<double>(a.mamba_conv), L = static_cast<double>(std::max<int64_t>(a.mamba_chunk, 1));
+    const double Nc = std::ceil(sd / L), Sp = Nc * L;
     const double f32 = fp32ListBytes(a);
-    t.emit("conv1d", "input (x, B, C: a view of in_proj's output)", T * P, act);
-    t.emit("conv1d silu", "conv output (s + kernel - 1 wide)", b * CD * (s + K - 1), act);
-    t.emit("dt softplus", "dt + dt_bias", T * nh, f32);
-    t.emit("dt clamp", "softplus output", T * nh, f32);
-    t.emit("x * dt", "x (fp32)", a.fp32_compute ? T * CD : T * I, 4);
-    t.emit("x * dt", "dt", T * nh, f32);
-    t.emit("D_residual", "padded x (fp32)", b * Sp * I, 4);
-    t.emit("L = exp(segsum)", "segsum masks (bool)", 2 * L * L, 1);
-    t.emit("L = exp(segsum)", "exp output (fp32)", b * nh * Nc * L * L, 4);
-    t.emit("G", "C and B chunks (fp32, heads repeated)", 2 * b * Sp * nh * N, 4);
-    t.emit("M", "G * L (fp32)", b * Nc * L * L * nh, 4);
-    t.emit("Y_diag", "M and x * dt chunks (fp32)", b * Nc * L * L * nh + b * Sp * I, 4);
-    t.emit("decay_states", "exp output (fp32)", b * nh * Sp, 4);
-    t.emit("chunk states", "B * decay (fp32)", b * Sp * nh * N, 4);
-    t.emit("decay_chunk", "segsum masks (bool)", 2 * (Nc + 1) * (Nc + 1), 1);
-    t.emit("decay_chunk", "exp output (fp32)", b * nh * (Nc + 1) * (Nc + 1), 4);
-    t.emit("state passing", "decay_chunk and states (fp32)", b * (Nc + 1) * nh * hd * N, 4);
-    t.emit("state_decay_out", "exp output (fp32)", b * nh * Sp, 4);
-    t.emit("C * states", "passed states (fp32)", b * nh * (Nc + 1) * hd * N, 4);
-    t.emit("Y_off", "sum(C * states) (fp32)", b * Sp * I, 4);
+    auto emit = [&t](std::string_view op, std::string_view tensor, double elements, double bytes) {
+        t.emitLarge(op, tensor, elements, bytes);
+    };
+    emit("conv1d", "input (x, B, C: a view of in_proj's output)", Td * static_cast<double>(P), act);
+    emit("conv1d silu", "conv output (s + kernel - 1 wide)", bd * CDd * (sd + K - 1), act);
+    emit("dt softplus", "dt + dt_bias", Td * nhd, f32);
+    emit("dt clamp", "softplus output", Td * nhd, f32);
+    emit("x * dt", "x (fp32)", a.fp32_compute ? Td * CDd : Td * Id, 4);
+    emit("x * dt", "dt", Td * nhd, f32);
+    emit("D_residual", "padded x (fp32)", bd * Sp * Id, 4);
+    emit("L = exp(segsum)", "segsum masks (bool)", 2 * L * L, 1);
+    emit("L = exp(segsum)", "exp output (fp32)", bd * nhd * Nc * L * L, 4);
+    emit("G", "C and B chunks (fp32, heads repeated)", 2 * bd * Sp * nhd * Nd, 4);
+    emit("M", "G * L (fp32)", bd * Nc * L * L * nhd, 4);
+    emit("Y_diag", "M and x * dt chunks (fp32)", bd * Nc * L * L * nhd + bd * Sp * Id, 4);
+    emit("decay_states", "exp output (fp32)", bd * nhd * Sp, 4);
+    emit("chunk states", "B * decay (fp32)", bd * Sp * nhd * Nd, 4);
+    emit("decay_chunk", "segsum masks (bool)", 2 * (Nc + 1) * (Nc + 1), 1);
+    emit("decay_chunk", "exp output (fp32)", bd * nhd * (Nc + 1) * (Nc + 1), 4);
+    emit("state passing", "decay_chunk and states (fp32)", bd * (Nc + 1) * nhd * hdd * Nd, 4);
+    emit("state_decay_out", "exp output (fp32)", bd * nhd * Sp, 4);
+    emit("C * states", "passed states (fp32)", bd * nhd * (Nc + 1) * hdd * Nd, 4);
+    emit("Y_off", "sum(C * states) (fp32)", bd * Sp * Id, 4);
     // Zamba2RMSNormGated: x * silu(gate.float()), then RMSNorm per group.
-    if (!a.fp32_compute) t.emit("gated norm", "fp32 gate (silu input)", T * I, 4);
-    t.emit("gated norm", "padded y and silu(gate) (fp32)", b * Sp * I + T * I, 4);
-    t.emit("gated norm", "gated product (fp32)", T * I, 4);
-    t.emit("gated norm", "rstd per group (fp32)", T * G, 4);
-    t.emit("gated norm", "normalised (fp32)", T * I, 4);
+    if (!a.fp32_compute) emit("gated norm", "fp32 gate (silu input)", Td * Id, 4);
+    emit("gated norm", "padded y and silu(gate) (fp32)", bd * Sp * Id + Td * Id, 4);
+    emit("gated norm", "gated product (fp32)", Td * Id, 4);
+    emit("gated norm", "rstd per group (fp32)", Td * Gd, 4);
+    emit("gated norm", "normalised (fp32)", Td * Id, 4);
     outProjection(t, a, T * I, T);
 }
 

@@ -16,8 +16,8 @@ struct BlockSums {
     int64_t saved = 0;
     int64_t core = 0;
     void operator()(std::string_view, std::string_view, int64_t bytes, bool attention_core) {
-        saved += bytes;
-        if (attention_core) core += bytes;
+        saved = addBytes(saved, bytes);  // saturating: a row may be kTooLargeBytes
+        if (attention_core) core = addBytes(core, bytes);
     }
 };
 
