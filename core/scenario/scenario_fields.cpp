@@ -392,7 +392,13 @@ std::string describeValue(const json& value) { return describeJson(value, 40); }
 std::string_view closestName(std::string_view word, const std::vector<std::string_view>& candidates) {
     std::string_view best;
     size_t best_distance = std::numeric_limits<size_t>::max();
+    // Beyond a third of the word it is a different word, not a typo.
+    const size_t most = std::max<size_t>(2, word.size() / 3);
     for (auto candidate : candidates) {
+        // The distance is at least the lengths' difference: a name that far
+        // off is not computed (a 100 KB key against every name took seconds).
+        const size_t gap = word.size() > candidate.size() ? word.size() - candidate.size() : candidate.size() - word.size();
+        if (gap > most && !(candidate.starts_with(word) && word.size() >= 3)) continue;
         // A prefix ("micro_batch" for "micro_batch_size") is the commonest slip.
         const size_t d = candidate.starts_with(word) && word.size() >= 3 ? 1 : editDistance(word, candidate);
         if (d < best_distance) {
@@ -400,8 +406,7 @@ std::string_view closestName(std::string_view word, const std::vector<std::strin
             best = candidate;
         }
     }
-    // Beyond a third of the word it is a different word, not a typo.
-    if (best_distance > std::max<size_t>(2, word.size() / 3)) return {};
+    if (best_distance > most) return {};
     return best;
 }
 
