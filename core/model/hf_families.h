@@ -51,6 +51,9 @@ enum class LayerPatternKeys {
     HybridOverride,        // Nemotron-H: hybrid_override_pattern (M, *, -, E)
     MambaAttentionTypes,   // Granite 4.0-H: layer_types "mamba" / "attention"
     ConvAttentionTypes,    // LFM2: layer_types "conv" / "full_attention", or full_attn_idxs
+    ParallelHybrid,        // Falcon-H1: every layer attention and Mamba-2 side by side
+    JambaPeriods,          // Jamba: attn_layer_period / offset, expert_layer_period / offset
+    KimiLayerTypes,        // Kimi Linear: layer_types, or linear_attn_config's kda_layers / full_attn_layers
 };
 
 struct FamilySpec {

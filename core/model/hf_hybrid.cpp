@@ -84,6 +84,7 @@ MambaConfig readMamba(ConfigReader& r, bool granite) {
     s.chunk_size = r.integer(granite ? "mamba_chunk_size" : "chunk_size", granite ? 256 : 128);
     s.conv_bias = r.boolean(granite ? "mamba_conv_bias" : "use_conv_bias", true);
     s.proj_bias = r.boolean(granite ? "mamba_proj_bias" : "use_bias", false);
+    s.out_proj_bias = s.proj_bias;
     return s;
 }
 
@@ -195,9 +196,199 @@ void readConvLayers(ConfigReader& r, ModelConfig& m) {
     m.short_conv = c;
 }
 
+// Falcon-H1 (FalconH1Config, configuration_falcon_h1.py at transformers
+// 7abb76c5; FalconH1DecoderLayer, modular_falcon_h1.py at 00511f5d): every
+// layer runs attention and a Mamba-2 mixer side by side, then its MLP. The
+// mixer is mamba_d_ssm wide (null: mamba_expand * hidden_size), in heads of
+// mamba_d_head ("auto": mamba_d_ssm / mamba_n_heads); its gated RMSNorm
+// exists only with mamba_rms_norm; out_proj's bias is projectors_bias.
+void readParallelLayers(ConfigReader& r, ModelConfig& m) {
+    m.layer_kinds.assign(static_cast<size_t>(m.num_layers), LayerKind{MixerKind::ParallelAttentionMamba2, FfnKind::Dense});
+    MambaConfig s = readMamba(r, true);  // Granite's mamba_* spellings and defaults, which are FalconH1Config's
+    const int64_t expand = r.integer("mamba_expand", 2);
+    const int64_t d_ssm = r.isNull("mamba_d_ssm") ? expand * m.hidden_size : r.integer("mamba_d_ssm", 1024);
+    s.gated_norm = r.boolean("mamba_rms_norm", false);
+    s.out_proj_bias = r.boolean("projectors_bias", false);
+    if (r.failed()) return;
+    if (s.heads <= 0 || d_ssm <= 0 || d_ssm % s.heads != 0) {
+        r.fail("mamba_n_heads", "must be a positive divisor of mamba_d_ssm (" + str(d_ssm) + "), got " + str(s.heads));
+        return;
+    }
+    const bool automatic = !r.present("mamba_d_head") || r.isText("mamba_d_head");
+    if (automatic) s.head_dim = d_ssm / s.heads;
+    if (s.head_dim * s.heads != d_ssm) {
+        r.fail("mamba_d_head", "must make mamba_n_heads x mamba_d_head = mamba_d_ssm (" + str(s.heads) + " x " +
+                                   str(s.head_dim) + " != " + str(d_ssm) + ")");
+        return;
+    }
+    m.mamba = s;
+}
+
+// Jamba (JambaConfig, configuration_jamba.py at transformers 161d2bed):
+// layer i attends when i % attn_layer_period == attn_layer_offset, else
+// runs a Mamba-1 mixer; its FFN has num_experts experts when i %
+// expert_layer_period == expert_layer_offset, else (and always with one
+// expert) a dense MLP (JambaDecoderLayer: num_experts > 1).
+void readJambaLayers(ConfigReader& r, ModelConfig& m) {
+    struct Period { const char* period_key; const char* offset_key; int64_t period; int64_t offset; };
+    Period attn{"attn_layer_period", "attn_layer_offset", 8, 4};
+    Period expert{"expert_layer_period", "expert_layer_offset", 2, 1};
+    for (Period* p : {&attn, &expert}) {
+        p->period = r.integer(p->period_key, p->period);
+        p->offset = r.integer(p->offset_key, p->offset);
+        if (r.failed()) return;
+        if (p->period <= 0) {
+            r.fail(p->period_key, "must be a positive integer (got " + str(p->period) + ")");
+            return;
+        }
+        // JambaConfig._check_supported_offset.
+        if (p->offset < 0 || p->offset >= p->period) {
+            r.fail(p->offset_key, "must be between 0 and " + std::string(p->period_key) + " - 1 (" +
+                                      str(p->period - 1) + "), got " + str(p->offset));
+            return;
+        }
+    }
+    // One expert builds a dense MLP (JambaDecoderLayer: num_experts > 1).
+    if (m.moe && m.moe->num_experts <= 1) m.moe.reset();
+    const bool experts = m.isMoe();
+    m.layer_kinds.assign(static_cast<size_t>(m.num_layers), LayerKind{});
+    for (int64_t i = 0; i < m.num_layers; ++i) {
+        LayerKind& k = m.layer_kinds[static_cast<size_t>(i)];
+        k.mixer = i % attn.period == attn.offset ? MixerKind::Attention : MixerKind::Mamba1;
+        k.ffn = experts && i % expert.period == expert.offset ? FfnKind::Moe : FfnKind::Dense;
+    }
+    SelectiveScanConfig s;
+    s.expand = r.integer("mamba_expand", 2);
+    s.state_size = r.integer("mamba_d_state", 16);
+    s.conv_kernel = r.integer("mamba_d_conv", 4);
+    // mamba_dt_rank "auto" (the class default): ceil(hidden_size / 16).
+    if (r.present("mamba_dt_rank") && r.isText("mamba_dt_rank")) {
+        const std::string t = *r.text("mamba_dt_rank");
+        if (t != "auto") r.fail("mamba_dt_rank", "must be a positive integer or \"auto\" (got \"" + t.substr(0, 40) + "\")");
+        s.dt_rank = (m.hidden_size + 15) / 16;
+    } else {
+        s.dt_rank = r.present("mamba_dt_rank") ? r.integer("mamba_dt_rank", 0) : (m.hidden_size + 15) / 16;
+    }
+    s.conv_bias = r.boolean("mamba_conv_bias", true);
+    s.proj_bias = r.boolean("mamba_proj_bias", false);
+    m.mamba1 = s;
+}
+
+// Kimi Linear (KimiLinearConfig.__post_init__, configuration_kimi_linear.py
+// at transformers 630ebd85): layer_types ("linear_attention" KDA,
+// "full_attention" MLA), else linear_attn_config's 1-indexed kda_layers
+// and full_attn_layers, else full attention at every layer i > 0 with
+// i % 4 == 0; the KDA sizes from linear_attn_config (head_dim, num_heads,
+// short_conv_kernel_size) over linear_head_dim, linear_num_heads,
+// linear_conv_kernel_dim; mlp_layer_types ("dense" / "sparse") over
+// first_k_dense_replace (read with the MoE keys).
+void readKimiLayers(ConfigReader& r, ModelConfig& m, std::vector<std::string>& warnings) {
+    // The attribute_map's names of the MoE keys read before (whose absence
+    // under transformers' own names was warned about: no longer true).
+    if (m.moe) {
+        auto alias = [&](const char* name, const char* key) {
+            if (!r.present(name)) return false;
+            std::erase_if(warnings, [&](const std::string& w) { return w.rfind("model." + std::string(key) + ":", 0) == 0; });
+            return true;
+        };
+        if (alias("num_local_experts", "n_routed_experts")) m.moe->num_experts = r.integer("num_local_experts", 0);
+        if (alias("num_experts_per_token", "num_experts_per_tok"))
+            m.moe->experts_per_token = r.integer("num_experts_per_token", 0);
+        if (alias("moe_renormalize", "norm_topk_prob")) m.moe->norm_topk_prob = r.boolean("moe_renormalize", true);
+    }
+    const json* sub = nullptr;
+    if (r.present("linear_attn_config")) {
+        if (!r.raw("linear_attn_config").is_object()) {
+            r.fail("linear_attn_config", "must be an object (got " + describeJson(r.raw("linear_attn_config")) + ")");
+            return;
+        }
+        sub = &r.raw("linear_attn_config");
+    }
+    static const json kNone = json::object();
+    ConfigReader lin(sub ? *sub : kNone);
+    DeltaAttentionConfig k;
+    k.head_dim = lin.present("head_dim") ? lin.integer("head_dim", 0) : r.integer("linear_head_dim", 128);
+    k.heads = lin.present("num_heads") ? lin.integer("num_heads", 0) : r.integer("linear_num_heads", 32);
+    k.conv_kernel = lin.present("short_conv_kernel_size") ? lin.integer("short_conv_kernel_size", 0)
+                                                          : r.integer("linear_conv_kernel_dim", 4);
+    if (lin.failed()) {
+        Error e = lin.error();
+        r.fail("linear_attn_config." + e.field.substr(6), e.message);
+        return;
+    }
+    std::vector<FfnKind> ffns(static_cast<size_t>(m.num_layers));
+    for (int64_t i = 0; i < m.num_layers; ++i)
+        ffns[static_cast<size_t>(i)] = m.isMoeLayer(i) ? FfnKind::Moe : FfnKind::Dense;
+    if (r.present("layer_types")) {
+        if (!readTypeList(r, "layer_types", m, "\"linear_attention\" or \"full_attention\"",
+                          [](const std::string& t, LayerKind& kind) {
+                              if (t != "linear_attention" && t != "full_attention") return false;
+                              kind.mixer = t == "full_attention" ? MixerKind::Attention : MixerKind::KimiDeltaAttention;
+                              return true;
+                          }))
+            return;
+    } else if (sub && lin.present("full_attn_layers") && lin.present("kda_layers")) {
+        std::vector<int> set(static_cast<size_t>(m.num_layers), 0);
+        m.layer_kinds.assign(static_cast<size_t>(m.num_layers), LayerKind{});
+        for (const char* list : {"full_attn_layers", "kda_layers"}) {
+            for (int64_t n : lin.integers(list)) {
+                if (lin.failed()) break;
+                if (n < 1 || n > m.num_layers) {
+                    r.fail(std::string("linear_attn_config.") + list,
+                           "entries must be 1-indexed layers 1.." + str(m.num_layers) + " (got " + str(n) + ")");
+                    return;
+                }
+                m.layer_kinds[static_cast<size_t>(n - 1)].mixer =
+                    std::string_view(list) == "kda_layers" ? MixerKind::KimiDeltaAttention : MixerKind::Attention;
+                set[static_cast<size_t>(n - 1)] = 1;
+            }
+        }
+        if (lin.failed()) {
+            Error e = lin.error();
+            r.fail("linear_attn_config." + e.field.substr(6), e.message);
+            return;
+        }
+        for (int64_t i = 0; i < m.num_layers; ++i)
+            if (!set[static_cast<size_t>(i)]) {
+                r.fail("linear_attn_config.kda_layers", "with full_attn_layers must name every layer 1.." +
+                                                            str(m.num_layers) + " (layer " + str(i + 1) + " is in neither)");
+                return;
+            }
+    } else {
+        m.layer_kinds.assign(static_cast<size_t>(m.num_layers), LayerKind{MixerKind::KimiDeltaAttention, FfnKind::Dense});
+        for (int64_t i = 4; i < m.num_layers; i += 4) m.layer_kinds[static_cast<size_t>(i)].mixer = MixerKind::Attention;
+    }
+    if (r.present("mlp_layer_types")) {
+        const std::vector<std::string> types = r.strings("mlp_layer_types");
+        if (r.failed()) return;
+        if (static_cast<int64_t>(types.size()) != m.num_layers) {
+            r.fail("mlp_layer_types", "must name one type per layer: " + str(m.num_layers) + " (num_hidden_layers), got " +
+                                          str(static_cast<int64_t>(types.size())));
+            return;
+        }
+        for (size_t i = 0; i < types.size(); ++i) {
+            if (types[i] != "dense" && types[i] != "sparse") {
+                r.fail("mlp_layer_types", "entries must be \"dense\" or \"sparse\" (got \"" + types[i].substr(0, 40) +
+                                              "\" at " + str(static_cast<int64_t>(i)) + ")");
+                return;
+            }
+            ffns[i] = types[i] == "sparse" ? FfnKind::Moe : FfnKind::Dense;
+        }
+    }
+    for (size_t i = 0; i < ffns.size(); ++i) {
+        if (ffns[i] == FfnKind::Moe && !m.isMoe()) {
+            r.fail(r.present("mlp_layer_types") ? "mlp_layer_types" : "n_routed_experts",
+                   "has sparse (MoE) layers but the model has no experts");
+            return;
+        }
+        m.layer_kinds[i].ffn = ffns[i];
+    }
+    m.delta_attention = k;
+}
+
 }  // namespace
 
-void readHybridLayers(ConfigReader& r, const FamilySpec& d, ModelConfig& m, std::vector<std::string>& /*warnings*/) {
+void readHybridLayers(ConfigReader& r, const FamilySpec& d, ModelConfig& m, std::vector<std::string>& warnings) {
     if (r.failed() || m.num_layers <= 0) return;
     switch (d.layer_pattern) {
         case LayerPatternKeys::None: return;
@@ -205,6 +396,9 @@ void readHybridLayers(ConfigReader& r, const FamilySpec& d, ModelConfig& m, std:
         case LayerPatternKeys::HybridOverride: readNemotronPattern(r, d, m); return;
         case LayerPatternKeys::MambaAttentionTypes: readGraniteLayers(r, m); return;
         case LayerPatternKeys::ConvAttentionTypes: readConvLayers(r, m); return;
+        case LayerPatternKeys::ParallelHybrid: readParallelLayers(r, m); return;
+        case LayerPatternKeys::JambaPeriods: readJambaLayers(r, m); return;
+        case LayerPatternKeys::KimiLayerTypes: readKimiLayers(r, m, warnings); return;
     }
 }
 

@@ -207,10 +207,12 @@ Status validateHybrid(const ModelConfig& m) {
             return Error{std::string("model.") + key, "must be between 1 and " + str(most) + " (got " + str(v) + ")"};
         return ok();
     };
-    bool gdn = false, mamba = false, conv = false, moe = false;
+    bool gdn = false, mamba = false, conv = false, moe = false, mamba1 = false, kda = false;
     for (const LayerKind& k : m.layer_kinds) {
         gdn |= k.mixer == MixerKind::GatedDeltaNet;
-        mamba |= k.mixer == MixerKind::Mamba2;
+        mamba |= mixerHasMamba2(k.mixer);
+        mamba1 |= k.mixer == MixerKind::Mamba1;
+        kda |= k.mixer == MixerKind::KimiDeltaAttention;
         conv |= k.mixer == MixerKind::ShortConv;
         moe |= k.ffn == FfnKind::Moe;
     }
@@ -233,6 +235,24 @@ Status validateHybrid(const ModelConfig& m) {
                           size("conv_kernel", x.conv_kernel, 1024), size("chunk_size", x.chunk_size, 1 << 20),
                           size("mamba_num_heads", x.heads * x.head_dim, kMaxModelSize),
                           size("n_groups", x.groups * x.state_size, kMaxModelSize)})
+            if (!st) return st;
+    }
+    if (mamba1) {
+        if (!m.mamba1) return Error{"model.mamba_d_state", "required for Mamba-1 layers"};
+        const SelectiveScanConfig& x = *m.mamba1;
+        for (Status st : {size("mamba_expand", x.expand, 1024), size("mamba_d_state", x.state_size, 65536),
+                          size("mamba_d_conv", x.conv_kernel, 1024), size("mamba_dt_rank", x.dt_rank, 65536),
+                          size("mamba_expand", x.expand * m.hidden_size, kMaxModelSize),
+                          size("mamba_d_state", x.expand * m.hidden_size * x.state_size, kMaxModelSize)})
+            if (!st) return st;
+    }
+    if (kda) {
+        if (!m.delta_attention) return Error{"model.linear_attn_config", "required for Kimi Delta Attention layers"};
+        const DeltaAttentionConfig& k = *m.delta_attention;
+        for (Status st : {size("linear_attn_config.num_heads", k.heads, 65536),
+                          size("linear_attn_config.head_dim", k.head_dim, 65536),
+                          size("linear_attn_config.short_conv_kernel_size", k.conv_kernel, 1024),
+                          size("linear_attn_config.num_heads", k.heads * k.head_dim, kMaxModelSize)})
             if (!st) return st;
     }
     if (conv) {

@@ -157,9 +157,9 @@ TEST(FamilyDefaults, Gpt2AcceptsTheAttributeMapNames) {
 }
 
 TEST(FamilyDefaults, EverySupportedTypeImportsFromItsModelTypeAlone) {
-    // 29 rows, kimi_k2 (an alias), and the multimodal wrappers llama4, gemma3,
+    // 32 rows, kimi_k2 (an alias), and the multimodal wrappers llama4, gemma3,
     // qwen3_5 and qwen3_5_moe (their text_config's rows)
-    EXPECT_EQ(supportedModelTypes().size(), 34u);
+    EXPECT_EQ(supportedModelTypes().size(), 37u);
     for (const std::string& type : supportedModelTypes()) {
         json c = {{"model_type", type}};
         if (type == "deepseek_v2") c["num_experts_per_tok"] = 6;
