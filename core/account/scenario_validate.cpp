@@ -388,6 +388,10 @@ Status validateHybridTraining(const Scenario& s) {
                                                   " layers yet; their parameters are counted, "
                                                   "their training memory is not estimated"};
     }
+    if (!m.layer_ffn_widths.empty())
+        return Error{"model.block_configs", "the activation account does not model layers of different MLP widths "
+                                            "(Nemotron-NAS) yet; their parameters are counted, their training memory "
+                                            "is not estimated"};
     const char* kind = nullptr;
     for (const LayerKind& k : m.layer_kinds) {
         if (k.mixer == MixerKind::GatedDeltaNet) kind = "Gated DeltaNet (linear attention)";

@@ -195,6 +195,7 @@ private:
                 case LayerPatternKeys::None:
                 case LayerPatternKeys::ParallelHybrid:
                 case LayerPatternKeys::JambaPeriods:
+                case LayerPatternKeys::BlockConfigs:
                     break;
             }
         }
@@ -202,6 +203,8 @@ private:
             j_["hybrid_override_pattern"] = pattern;
         else if (d_.layer_pattern == LayerPatternKeys::JambaPeriods)
             writeJambaPeriods();
+        else if (d_.layer_pattern == LayerPatternKeys::BlockConfigs)
+            writeBlockConfigs();
         else if (d_.layer_pattern != LayerPatternKeys::ParallelHybrid)
             j_["layer_types"] = std::move(types);
         if (m_.linear_attention) {
@@ -257,6 +260,28 @@ private:
             // The width is written as it is, not as block_ff_dim to adjust again.
             j_["block_auto_adjust_ff_dim"] = false;
         }
+    }
+
+    // Nemotron-NAS's block_configs: ffn_mult = 3 w / (2 h) gives back the
+    // width w (a multiple of 256, as every imported width is).
+    void writeBlockConfigs() {
+        json blocks = json::array();
+        for (size_t i = 0; i < m_.layer_kinds.size(); ++i) {
+            const LayerKind k = m_.layer_kinds[i];
+            const bool attention = k.mixer == MixerKind::Attention, ffn = k.ffn == FfnKind::Dense;
+            const int64_t width = m_.layer_ffn_widths.empty() ? m_.ffn_hidden_size : m_.layer_ffn_widths[i];
+            blocks.push_back(
+                {{"attention",
+                  {{"no_op", !attention},
+                   {"replace_with_linear", false},
+                   {"n_heads_in_group", attention && m_.num_kv_heads > 0 ? json(m_.num_heads / m_.num_kv_heads) : json(nullptr)}}},
+                 {"ffn",
+                  {{"no_op", !ffn},
+                   {"replace_with_linear", false},
+                   {"ffn_mult", ffn ? json(3.0 * static_cast<double>(width) / (2.0 * static_cast<double>(m_.hidden_size)))
+                                    : json(nullptr)}}}});
+        }
+        j_["block_configs"] = std::move(blocks);
     }
 
     // Jamba's layers as the periods and offsets they were read from: the

@@ -336,6 +336,13 @@ const FamilySpec kFamilies[] = {
      .moe_intermediate = 1024, .shared_experts = 1, .first_dense_layers = 1, .router_score_bias = true,
      .norm_topk_prob_key = true, .fp32_router = true, .experts_are_parameters = true,
      .layer_pattern = LayerPatternKeys::KimiLayerTypes},
+    // Nemotron-NAS (DeciLMConfig, a LlamaConfig with block_configs; its
+    // configuration_decilm.py ships with the checkpoints, read through
+    // NVIDIA NeMo's llama_nemotron_config.py at 8cfedd72 and the DeciLM
+    // ports of vLLM, SGLang and TensorRT-LLM): Llama's blocks, each layer's
+    // attention absent (no_op) or with heads / n_heads_in_group KV heads, its
+    // SwiGLU MLP absent or ffn_mult wide; each present half keeps its norm.
+    {.model_type = "nemotron-nas", .writes_mlp_bias = true, .layer_pattern = LayerPatternKeys::BlockConfigs},
 };
 
 // An unknown model_type must state its sizes (0 = required); the rest is

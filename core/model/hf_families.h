@@ -54,6 +54,7 @@ enum class LayerPatternKeys {
     ParallelHybrid,        // Falcon-H1: every layer attention and Mamba-2 side by side
     JambaPeriods,          // Jamba: attn_layer_period / offset, expert_layer_period / offset
     KimiLayerTypes,        // Kimi Linear: layer_types, or linear_attn_config's kda_layers / full_attn_layers
+    BlockConfigs,          // Nemotron-NAS (DeciLM): block_configs, one {attention, ffn} per layer
 };
 
 struct FamilySpec {

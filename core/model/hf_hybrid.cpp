@@ -386,6 +386,102 @@ void readKimiLayers(ConfigReader& r, ModelConfig& m, std::vector<std::string>& w
     m.delta_attention = k;
 }
 
+// Nemotron-NAS (DeciLM, configuration_decilm.py of the checkpoints, read
+// through NVIDIA NeMo's llama_nemotron_config.py at 8cfedd72 and the DeciLM
+// ports of vLLM, SGLang and TensorRT-LLM): block_configs holds one
+// {attention, ffn} per layer. attention: no_op (no attention, no
+// input_layernorm) or n_heads_in_group (KV heads = heads / it); ffn: no_op
+// (no MLP, no post_attention_layernorm) or ffn_mult, the SwiGLU width
+// int(2 * ffn_mult * h / 3) rounded up to a multiple of 256
+// (_ffn_mult_to_intermediate_size). intermediate_size and
+// num_key_value_heads are null in these configs: block_configs says them.
+void readBlockConfigs(ConfigReader& r, ModelConfig& m, std::vector<std::string>& warnings) {
+    // The null intermediate_size warned about as absent: block_configs gives the widths.
+    std::erase_if(warnings, [](const std::string& w) { return w.rfind("model.intermediate_size:", 0) == 0; });
+    if (!r.present("block_configs")) {
+        r.fail("block_configs", "required: one {\"attention\": {...}, \"ffn\": {...}} object per layer");
+        return;
+    }
+    const json& list = r.raw("block_configs");
+    if (!list.is_array() || static_cast<int64_t>(list.size()) != m.num_layers) {
+        r.fail("block_configs", "must be a list of one object per layer: " + str(m.num_layers) +
+                                    " (num_hidden_layers), got " + describeJson(list));
+        return;
+    }
+    static const json kNone = json::object();
+    int64_t group = 0;  // n_heads_in_group, the same on every attention layer
+    m.layer_kinds.assign(list.size(), LayerKind{});
+    m.layer_ffn_widths.assign(list.size(), 0);
+    int64_t widest = 0;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const std::string at = "block_configs[" + str(static_cast<int64_t>(i)) + "]";
+        // A failure inside one block is named by its full path.
+        auto failed = [&](ConfigReader& part, const char* name) {
+            if (!part.failed()) return false;
+            r.fail(at + "." + name + "." + part.error().field.substr(6), part.error().message);
+            return true;
+        };
+        const json& block = list[i];
+        if (!block.is_object()) {
+            r.fail(at, "must be an object with \"attention\" and \"ffn\" (got " + describeJson(block) + ")");
+            return;
+        }
+        for (const char* half : {"attention", "ffn"})
+            if (block.contains(half) && !block[half].is_object()) {
+                r.fail(at + "." + half, "must be an object (got " + describeJson(block[half]) + ")");
+                return;
+            }
+        ConfigReader attention(block.contains("attention") ? block["attention"] : kNone);
+        ConfigReader ffn(block.contains("ffn") ? block["ffn"] : kNone);
+        const bool attention_gone = attention.boolean("no_op", false);
+        const bool attention_linear = attention.boolean("replace_with_linear", false);
+        const bool ffn_gone = ffn.boolean("no_op", false);
+        const bool ffn_linear = ffn.boolean("replace_with_linear", false);
+        if (failed(attention, "attention") || failed(ffn, "ffn")) return;
+        if (attention_linear || ffn_linear) {
+            r.fail(at + (attention_linear ? ".attention" : ".ffn") + ".replace_with_linear",
+                   "a layer replaced by one h x h Linear is not modelled yet (Llama-3.3-Nemotron-Super has none)");
+            return;
+        }
+        LayerKind& kind = m.layer_kinds[i];
+        kind.mixer = attention_gone ? MixerKind::None : MixerKind::Attention;
+        kind.ffn = ffn_gone ? FfnKind::None : FfnKind::Dense;
+        if (!attention_gone) {
+            const int64_t g = attention.integer("n_heads_in_group", 0);
+            if (failed(attention, "attention")) return;
+            if (g <= 0 || m.num_heads % g != 0) {
+                r.fail(at + ".attention.n_heads_in_group", "must be a positive divisor of num_attention_heads (" +
+                                                               str(m.num_heads) + ") (got " + str(g) + ")");
+                return;
+            }
+            if (group > 0 && g != group) {
+                r.fail(at + ".attention.n_heads_in_group", "differs from the other layers' (" + str(group) + ", got " +
+                                                               str(g) + "): per-layer KV heads are not modelled");
+                return;
+            }
+            group = g;
+        }
+        if (!ffn_gone) {
+            if (!ffn.present("ffn_mult")) {
+                r.fail(at + ".ffn.ffn_mult", "required unless ffn.no_op is true");
+                return;
+            }
+            const double mult = ffn.number("ffn_mult", 0.0);
+            if (failed(ffn, "ffn")) return;
+            if (!(mult > 0.0) || mult > 64.0) {
+                r.fail(at + ".ffn.ffn_mult", "must be above 0 and at most 64 (got " + describeJson(block["ffn"]["ffn_mult"]) + ")");
+                return;
+            }
+            int64_t width = static_cast<int64_t>(2.0 * mult * static_cast<double>(m.hidden_size) / 3.0);
+            if (width % 256 != 0) width += 256 - width % 256;
+            m.layer_ffn_widths[i] = width;
+            widest = std::max(widest, width);
+        }
+    }
+    if (group > 0) m.num_kv_heads = m.num_heads / group;
+    if (widest > 0) m.ffn_hidden_size = widest;
+}
+
 }  // namespace
 
 void readHybridLayers(ConfigReader& r, const FamilySpec& d, ModelConfig& m, std::vector<std::string>& warnings) {
@@ -399,6 +495,7 @@ void readHybridLayers(ConfigReader& r, const FamilySpec& d, ModelConfig& m, std:
         case LayerPatternKeys::ParallelHybrid: readParallelLayers(r, m); return;
         case LayerPatternKeys::JambaPeriods: readJambaLayers(r, m); return;
         case LayerPatternKeys::KimiLayerTypes: readKimiLayers(r, m, warnings); return;
+        case LayerPatternKeys::BlockConfigs: readBlockConfigs(r, m, warnings); return;
     }
 }
 

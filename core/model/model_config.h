@@ -211,6 +211,10 @@ struct ModelConfig {
     // Hybrids (issue 23): each layer's kind, one per layer; empty = every
     // layer attention with its FFN by the MoE pattern above.
     std::vector<LayerKind> layer_kinds;
+    // Nemotron-NAS (DeciLM's block_configs): each layer's dense MLP width,
+    // one per layer; empty = every dense MLP ffn_hidden_size wide (which,
+    // for these models, is the widest, the width the per-kind blocks take).
+    std::vector<int64_t> layer_ffn_widths;
     std::optional<LinearAttentionConfig> linear_attention;
     std::optional<MambaConfig> mamba;
     std::optional<SelectiveScanConfig> mamba1;         // Jamba

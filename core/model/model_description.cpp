@@ -68,6 +68,7 @@ void describeHybrid(nlohmann::json& d, const ModelConfig& m) {
     if (const auto& s = m.mamba1)
         d["mamba1"] = {{"expand", s->expand},       {"state_size", s->state_size}, {"conv_kernel", s->conv_kernel},
                        {"dt_rank", s->dt_rank},     {"conv_bias", s->conv_bias},   {"proj_bias", s->proj_bias}};
+    if (!m.layer_ffn_widths.empty()) d["layer_ffn_widths"] = m.layer_ffn_widths;
     if (const auto& k = m.delta_attention)
         d["delta_attention"] = {{"heads", k->heads}, {"head_dim", k->head_dim}, {"conv_kernel", k->conv_kernel}};
 }

@@ -217,6 +217,15 @@ Status validateHybrid(const ModelConfig& m) {
         moe |= k.ffn == FfnKind::Moe;
     }
     if (moe && !m.isMoe()) return Error{"model.layer_types", "has MoE layers but the model has no experts"};
+    if (!m.layer_ffn_widths.empty()) {
+        if (static_cast<int64_t>(m.layer_ffn_widths.size()) != m.num_layers)
+            return Error{"model.block_configs", "must give one MLP width per layer: " + str(m.num_layers) +
+                                                    " (num_hidden_layers), got " +
+                                                    str(static_cast<int64_t>(m.layer_ffn_widths.size()))};
+        for (size_t i = 0; i < m.layer_ffn_widths.size(); ++i)
+            if (m.layer_kinds[i].ffn == FfnKind::Dense)
+                if (Status st = size("block_configs", m.layer_ffn_widths[i], kMaxModelSize); !st) return st;
+    }
     if (gdn) {
         if (!m.linear_attention) return Error{"model.linear_num_key_heads", "required for Gated DeltaNet layers"};
         const LinearAttentionConfig& g = *m.linear_attention;

@@ -135,6 +135,20 @@ int64_t mtpParameters(const ModelConfig& m, const ParameterLayout& lay) {
     return m.mtp_layers * per;
 }
 
+// Nemotron-NAS: the dense MLPs layer by layer, each its own width (the
+// per-kind blocks of the layout take the widest).
+int64_t perLayerMlpParameters(const ModelConfig& m) {
+    ModelConfig one = m;
+    one.layer_ffn_widths.clear();
+    int64_t sum = 0;
+    for (int64_t i = 0; i < m.num_layers; ++i) {
+        if (m.layerKind(i).ffn != FfnKind::Dense) continue;
+        one.ffn_hidden_size = m.layer_ffn_widths[static_cast<size_t>(i)];
+        sum += layerParameters(one, {MixerKind::None, FfnKind::Dense}).dense_mlp.params;
+    }
+    return sum;
+}
+
 }  // namespace
 
 ParameterLayout parameterLayout(const ModelConfig& m) {
@@ -197,6 +211,7 @@ ParameterCount countParameters(const ModelConfig& m, const ParameterLayout& lay,
             c.norms += n * l.norms.params;
         }
         c.norms += lay.final_norm.params;
+        if (!m.layer_ffn_widths.empty()) c.mlp = perLayerMlpParameters(m);
     } else {
         c.attention = dense * lay.dense_layer.attention.params + moe * lay.moe_layer.attention.params;
         c.mlp = dense * lay.dense_layer.dense_mlp.params;

@@ -3,6 +3,8 @@
 // of the checkpoints to the parameter. Each fixture is the checkpoint's
 // config.json (tests/data/hf/hybrids/, the keys that matter); the published
 // totals and their sources are in presets/models/README.md ("Hybrids").
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include "core/account/estimate.h"
@@ -424,6 +426,83 @@ TEST(HybridFamilies, LayerKindsTheActivationAccountLacksAreRefusedByName) {
         EXPECT_NE(st.error().message.find(kind), std::string::npos) << st.error().message;
         EXPECT_NE(st.error().message.find("does not model"), std::string::npos) << st.error().message;
         EXPECT_FALSE(estimate(s).ok());
+    }
+}
+
+}  // namespace
+}  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+// Llama-3.3-Nemotron-Super-49B-v1 (nemotron-nas): 80 layers, 49 with
+// attention (8 KV heads: n_heads_in_group 8), 31 without; every layer an
+// MLP of its own width (ffn_mult 5.25 -> 28672 on 49 layers, 1.3125 -> 7168
+// on 10, 1.0 -> 5632 on 8, 0.5 -> 2816 on 6, 2.625 -> 14336 on 6,
+// 3.28125 -> 17920 on 1). Only the nominal "49B" was found published
+// (presets/models/README.md, Hybrids, note 10); the components are the
+// independent count of the checkpoint's shapes.
+TEST(HybridFamilies, NemotronNasCountsEachLayersOwnWidth) {
+    const ImportedModel imported = importFixture("hybrids/llama-3.3-nemotron-super-49b-v1.json");
+    EXPECT_TRUE(imported.warnings.empty()) << imported.warnings.front();
+    const ModelConfig& m = imported.model;
+    EXPECT_EQ(m.num_kv_heads, 8);
+    ASSERT_EQ(m.layer_ffn_widths.size(), 80u);
+    EXPECT_EQ(m.layer_ffn_widths[0], 14336);  // ffn_mult 2.625
+    int64_t attention = 0, width_sum = 0;
+    for (int64_t i = 0; i < 80; ++i) {
+        attention += m.layerKind(i).mixer == MixerKind::Attention;
+        EXPECT_EQ(m.layerKind(i).ffn, FfnKind::Dense);
+        width_sum += m.layer_ffn_widths[static_cast<size_t>(i)];
+    }
+    EXPECT_EQ(attention, 49);
+    EXPECT_EQ(width_sum, 49 * 28672 + 10 * 7168 + 8 * 5632 + 6 * 2816 + 6 * 14336 + 17920);
+    const ParameterCount c = countParameters(m);
+    EXPECT_EQ(c.embedding, 1'050'673'152);
+    EXPECT_EQ(c.lm_head, 1'050'673'152);
+    EXPECT_EQ(c.attention, 7'398'752'256);   // 49 x (2 x 8192^2 + 2 x 1024 x 8192)
+    EXPECT_EQ(c.mlp, 40'365'981'696);        // 3 x 8192 x the widths' sum
+    EXPECT_EQ(c.norms, 1'064'960);           // 49 input + 80 post-attention norms + the final one
+    EXPECT_EQ(c.total, 49'867'145'216);
+    EXPECT_EQ(c.checkpoint / 1'000'000'000, 49);
+    const Expected<ImportedModel> back = importHuggingFaceConfig(exportHuggingFaceConfig(m));
+    ASSERT_TRUE(back.ok()) << back.error().text();
+    EXPECT_TRUE(back->model == m) << exportHuggingFaceConfig(m).dump(1);
+
+    Scenario s;
+    s.model = m;
+    const Status st = validate(s);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().field, "model.block_configs");
+    EXPECT_NE(st.error().message.find("does not model"), std::string::npos) << st.error().message;
+}
+
+TEST(HybridFamilies, NemotronNasBadBlockConfigsAreNamed) {
+    const nlohmann::json base =
+        hf_test::readJson(hf_test::kRoot / "tests/data/hf/hybrids/llama-3.3-nemotron-super-49b-v1.json");
+    struct Case { std::function<void(nlohmann::json&)> change; const char* field; };
+    const Case cases[] = {
+        {[](nlohmann::json& c) { c.erase("block_configs"); }, "model.block_configs"},
+        {[](nlohmann::json& c) { c["block_configs"].erase(0); }, "model.block_configs"},
+        {[](nlohmann::json& c) { c["block_configs"][3] = 7; }, "model.block_configs[3]"},
+        {[](nlohmann::json& c) { c["block_configs"][3]["ffn"]["ffn_mult"] = -1; }, "model.block_configs[3].ffn.ffn_mult"},
+        {[](nlohmann::json& c) { c["block_configs"][3]["ffn"]["ffn_mult"] = "wide"; }, "model.block_configs[3].ffn.ffn_mult"},
+        {[](nlohmann::json& c) { c["block_configs"][3]["ffn"].erase("ffn_mult"); }, "model.block_configs[3].ffn.ffn_mult"},
+        {[](nlohmann::json& c) { c["block_configs"][0]["attention"]["n_heads_in_group"] = 3; },
+         "model.block_configs[0].attention.n_heads_in_group"},
+        {[](nlohmann::json& c) { c["block_configs"][0]["attention"]["n_heads_in_group"] = 4; },
+         "model.block_configs[1].attention.n_heads_in_group"},  // differs from layer 1's 8
+        {[](nlohmann::json& c) { c["block_configs"][5]["attention"]["replace_with_linear"] = true; },
+         "model.block_configs[5].attention.replace_with_linear"},
+        {[](nlohmann::json& c) { c["block_configs"][5]["ffn"]["no_op"] = "no"; }, "model.block_configs[5].ffn.no_op"},
+    };
+    for (size_t i = 0; i < std::size(cases); ++i) {
+        SCOPED_TRACE(i);
+        nlohmann::json c = base;
+        cases[i].change(c);
+        const Expected<ImportedModel> r = importHuggingFaceConfig(c);
+        ASSERT_FALSE(r.ok());
+        EXPECT_EQ(r.error().field, cases[i].field) << r.error().text();
     }
 }
 
