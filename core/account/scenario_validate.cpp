@@ -369,6 +369,12 @@ Status validateHardware(const Scenario& s) {
 }
 
 
+// What a refused model still gets: its checkpoint's parameter count.
+std::string countedOnly(const ModelConfig& m) {
+    return "; its " + std::to_string(countParameters(m).checkpoint) +
+           " parameters are counted (parameters.checkpoint), its training memory is not estimated";
+}
+
 // The hybrids' mixers (Gated DeltaNet, Mamba-2, short convolutions;
 // docs/hybrid-activations.md) are accounted for what their fused kernels
 // and transformers' torch fallbacks save. Refused, naming the layer kind:
@@ -385,13 +391,11 @@ Status validateHybridTraining(const Scenario& s) {
                                                                              : nullptr;
         if (unmodelled)
             return Error{"model.layer_types", std::string("the activation account does not model ") + unmodelled +
-                                                  " layers yet; their parameters are counted, "
-                                                  "their training memory is not estimated"};
+                                                  " layers yet" + countedOnly(m)};
     }
     if (!m.layer_ffn_widths.empty())
         return Error{"model.block_configs", "the activation account does not model layers of different MLP widths "
-                                            "(Nemotron-NAS) yet; their parameters are counted, their training memory "
-                                            "is not estimated"};
+                                            "(Nemotron-NAS) yet" + countedOnly(m)};
     const char* kind = nullptr;
     for (const LayerKind& k : m.layer_kinds) {
         if (k.mixer == MixerKind::GatedDeltaNet) kind = "Gated DeltaNet (linear attention)";

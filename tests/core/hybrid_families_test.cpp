@@ -425,6 +425,9 @@ TEST(HybridFamilies, LayerKindsTheActivationAccountLacksAreRefusedByName) {
         EXPECT_EQ(st.error().field, "model.layer_types");
         EXPECT_NE(st.error().message.find(kind), std::string::npos) << st.error().message;
         EXPECT_NE(st.error().message.find("does not model"), std::string::npos) << st.error().message;
+        // What is still known is said: the checkpoint's count.
+        EXPECT_NE(st.error().message.find(std::to_string(countParameters(s.model).checkpoint) + " parameters"),
+                  std::string::npos) << st.error().message;
         EXPECT_FALSE(estimate(s).ok());
     }
 }
@@ -475,6 +478,7 @@ TEST(HybridFamilies, NemotronNasCountsEachLayersOwnWidth) {
     ASSERT_FALSE(st.ok());
     EXPECT_EQ(st.error().field, "model.block_configs");
     EXPECT_NE(st.error().message.find("does not model"), std::string::npos) << st.error().message;
+    EXPECT_NE(st.error().message.find("49867145216 parameters are counted"), std::string::npos) << st.error().message;
 }
 
 TEST(HybridFamilies, NemotronNasBadBlockConfigsAreNamed) {
