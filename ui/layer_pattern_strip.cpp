@@ -19,20 +19,23 @@ struct MixerStyle {
     QColor colour;
 };
 // Distinct in light and dark palettes (Tableau 10), the order of the legend.
-const std::array<MixerStyle, 5> kMixers = {{
+// One row per MixerKind, in its order.
+const std::array<MixerStyle, kMixerKinds> kMixers = {{
     {MixerKind::Attention, QT_TRANSLATE_NOOP("LayerPatternStrip", "attention"), QColor(0x4C, 0x78, 0xA8)},
     {MixerKind::GatedDeltaNet, QT_TRANSLATE_NOOP("LayerPatternStrip", "Gated DeltaNet"), QColor(0xF5, 0x85, 0x18)},
     {MixerKind::Mamba2, QT_TRANSLATE_NOOP("LayerPatternStrip", "Mamba-2"), QColor(0x54, 0xA2, 0x4B)},
     {MixerKind::ShortConv, QT_TRANSLATE_NOOP("LayerPatternStrip", "short conv"), QColor(0xB2, 0x79, 0xA2)},
     {MixerKind::None, QT_TRANSLATE_NOOP("LayerPatternStrip", "MLP / MoE only"), QColor(0x9D, 0x9D, 0x9D)},
+    {MixerKind::ParallelAttentionMamba2, QT_TRANSLATE_NOOP("LayerPatternStrip", "attention ‖ Mamba-2"),
+     QColor(0x72, 0xB7, 0xB2)},
+    {MixerKind::Mamba1, QT_TRANSLATE_NOOP("LayerPatternStrip", "Mamba-1"), QColor(0xEE, 0xCA, 0x3B)},
+    {MixerKind::KimiDeltaAttention, QT_TRANSLATE_NOOP("LayerPatternStrip", "Kimi delta attention"),
+     QColor(0xFF, 0x9D, 0xA6)},
 }};
+static_assert(static_cast<size_t>(MixerKind::KimiDeltaAttention) + 1 == kMixerKinds, "a style per mixer");
 const QColor kExperts(0xE4, 0x57, 0x56);
 
-const MixerStyle& styleOf(MixerKind k) {
-    for (const MixerStyle& s : kMixers)
-        if (s.kind == k) return s;
-    return kMixers.back();
-}
+const MixerStyle& styleOf(MixerKind k) { return kMixers[static_cast<size_t>(k)]; }
 
 QString kindText(LayerKind k) {
     QString text = LayerPatternStrip::tr(styleOf(k.mixer).name);
@@ -110,7 +113,7 @@ void LayerPatternStrip::paintEvent(QPaintEvent*) {
     const ModelConfig& m = scenario_.model;
     if (!m.isHybrid() || m.num_layers <= 0) return;
     QPainter painter(this);
-    std::array<bool, 5> present{};
+    std::array<bool, kMixerKinds> present{};
     bool experts = false;
     for (int64_t i = 0; i < m.num_layers; ++i) {
         const LayerKind k = m.layerKind(i);

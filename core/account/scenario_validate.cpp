@@ -361,12 +361,33 @@ Status validateHardware(const Scenario& s) {
 }
 
 
+// What a refused model still gets: its checkpoint's parameter count.
+std::string countedOnly(const ModelConfig& m) {
+    return "; its " + std::to_string(countParameters(m).checkpoint) +
+           " parameters are counted (parameters.checkpoint), its training memory is not estimated";
+}
+
 // The hybrids' mixers (Gated DeltaNet, Mamba-2, short convolutions;
 // docs/hybrid-activations.md) are accounted for what their fused kernels
 // and transformers' torch fallbacks save. Refused, naming the layer kind:
 // the settings whose behaviour on these layers nobody has read or measured.
 Status validateHybridTraining(const Scenario& s) {
     const ModelConfig& m = s.model;
+    // Layer kinds the importer reads and counts but whose activations
+    // core/activations does not account yet: refused, never estimated as
+    // some other kind.
+    for (const LayerKind& k : m.layer_kinds) {
+        const char* unmodelled = k.mixer == MixerKind::ParallelAttentionMamba2 ? "parallel attention + Mamba-2 (Falcon-H1)"
+                                 : k.mixer == MixerKind::Mamba1             ? "Mamba-1 (Jamba)"
+                                 : k.mixer == MixerKind::KimiDeltaAttention ? "Kimi Delta Attention (Kimi Linear)"
+                                                                             : nullptr;
+        if (unmodelled)
+            return Error{"model.layer_types", std::string("the activation account does not model ") + unmodelled +
+                                                  " layers yet" + countedOnly(m)};
+    }
+    if (!m.layer_ffn_widths.empty())
+        return Error{"model.block_configs", "the activation account does not model layers of different MLP widths "
+                                            "(Nemotron-NAS) yet" + countedOnly(m)};
     const char* kind = nullptr;
     for (const LayerKind& k : m.layer_kinds) {
         if (k.mixer == MixerKind::GatedDeltaNet) kind = "Gated DeltaNet (linear attention)";

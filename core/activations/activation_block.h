@@ -44,6 +44,11 @@ public:
             case MixerKind::Mamba2: mixers::mamba2(*this, a_); break;
             case MixerKind::ShortConv: mixers::shortConv(*this, a_); break;
             case MixerKind::None: break;  // Nemotron-H's MLP and MoE layers
+            // Read and counted, not accounted: validateHybridTraining refuses
+            // an estimate of them before any block is walked.
+            case MixerKind::ParallelAttentionMamba2:
+            case MixerKind::Mamba1:
+            case MixerKind::KimiDeltaAttention: break;
         }
         if (a_.ffn_half) mlpHalf();
     }

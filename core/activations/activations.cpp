@@ -66,6 +66,9 @@ double mixerBackwardTransient(const ActivationShape& a) {
         case MixerKind::ShortConv:
             return 3.0 * act * T * static_cast<double>(a.conv_channels);
         case MixerKind::None:
+        case MixerKind::ParallelAttentionMamba2:  // refused before (validateHybridTraining)
+        case MixerKind::Mamba1:
+        case MixerKind::KimiDeltaAttention:
             return 0;
         case MixerKind::Attention:
             break;

@@ -142,12 +142,53 @@ void addMixer(BlockLinears& out, const ModelConfig& m, MixerKind mixer) {
             return;
         }
         case MixerKind::Mamba2: {
-            // Mamba2Mixer / NemotronHMamba2Mixer: in_proj makes the gate z
-            // (d_inner), x, B, C (d_inner + 2 groups d_state) and dt (heads).
+            // Mamba2Mixer / NemotronHMamba2Mixer / FalconH1Mixer: in_proj
+            // makes the gate z (d_inner), x, B, C (d_inner + 2 groups
+            // d_state) and dt (heads); Falcon-H1's out_proj bias is
+            // projectors_bias (modular_falcon_h1.py at transformers 00511f5d).
             const MambaConfig& s = *m.mamba;
             const int64_t conv = s.inner() + 2 * s.groups * s.state_size;
             out.add({"in_proj", BlockPart::Attention, h, s.inner() + conv + s.heads, 1, s.proj_bias, {"in_proj"}});
-            out.add({"out_proj", BlockPart::Attention, s.inner(), h, 1, s.proj_bias, {"out_proj"}});
+            out.add({"out_proj", BlockPart::Attention, s.inner(), h, 1, s.out_proj_bias, {"out_proj"}});
+            return;
+        }
+        case MixerKind::ParallelAttentionMamba2:
+            // FalconH1DecoderLayer: self_attn (Llama's q, k, v, o) and mamba
+            // (FalconH1Mixer) on the same normed input.
+            addAttention(out, m);
+            addMixer(out, m, MixerKind::Mamba2);
+            return;
+        case MixerKind::Mamba1: {
+            // JambaMambaMixer (modular_jamba.py at transformers 01596202):
+            // in_proj makes x and the gate z (d_inner each); x_proj makes dt
+            // (dt_rank), B and C (d_state each) without a bias; dt_proj maps
+            // dt back to d_inner with its bias; out_proj.
+            const SelectiveScanConfig& s = *m.mamba1;
+            const int64_t inner = s.expand * h;
+            out.add({"in_proj", BlockPart::Attention, h, 2 * inner, 1, s.proj_bias, {"in_proj"}});
+            out.add({"x_proj", BlockPart::Attention, inner, s.dt_rank + 2 * s.state_size, 1, false, {"x_proj"}});
+            out.add({"dt_proj", BlockPart::Attention, s.dt_rank, inner, 1, true, {"dt_proj"}});
+            out.add({"out_proj", BlockPart::Attention, inner, h, 1, s.proj_bias, {"out_proj"}});
+            return;
+        }
+        case MixerKind::KimiDeltaAttention: {
+            // KimiDeltaAttention (modeling_kimi_linear.py at transformers
+            // 016bd12c; the checkpoint's names): q, k, v projections to
+            // heads x head_dim, the forget gate through a head_dim-wide
+            // bottleneck (f_a_proj, f_b_proj), beta per head (b_proj), the
+            // output gate through the same bottleneck (g_a_proj, g_b_proj),
+            // o_proj. No biases.
+            const DeltaAttentionConfig& k = *m.delta_attention;
+            const int64_t width = k.heads * k.head_dim;
+            out.add({"q_proj", BlockPart::Attention, h, width, 1, false, {"q_proj"}});
+            out.add({"k_proj", BlockPart::Attention, h, width, 1, false, {"k_proj"}});
+            out.add({"v_proj", BlockPart::Attention, h, width, 1, false, {"v_proj"}});
+            out.add({"f_a_proj", BlockPart::Attention, h, k.head_dim, 1, false, {"f_a_proj"}});
+            out.add({"f_b_proj", BlockPart::Attention, k.head_dim, width, 1, false, {"f_b_proj"}});
+            out.add({"b_proj", BlockPart::Attention, h, k.heads, 1, false, {"b_proj"}});
+            out.add({"g_a_proj", BlockPart::Attention, h, k.head_dim, 1, false, {"g_a_proj"}});
+            out.add({"g_b_proj", BlockPart::Attention, k.head_dim, width, 1, false, {"g_b_proj"}});
+            out.add({"o_proj", BlockPart::Attention, width, h, 1, false, {"o_proj"}});
             return;
         }
         case MixerKind::ShortConv:
@@ -176,7 +217,26 @@ int64_t mixerExtraParameters(const ModelConfig& m, MixerKind mixer) {
             // dt_bias, A_log and D per head, the gated RMSNorm over d_inner.
             const MambaConfig& s = *m.mamba;
             const int64_t conv = s.inner() + 2 * s.groups * s.state_size;
-            return conv * s.conv_kernel + (s.conv_bias ? conv : 0) + 3 * s.heads + s.inner();
+            return conv * s.conv_kernel + (s.conv_bias ? conv : 0) + 3 * s.heads + (s.gated_norm ? s.inner() : 0);
+        }
+        case MixerKind::ParallelAttentionMamba2:
+            // Falcon-H1's attention has no norms of its own: the Mamba-2 half's.
+            return mixerExtraParameters(m, MixerKind::Mamba2);
+        case MixerKind::Mamba1: {
+            // conv1d over x (depthwise, its bias when mamba_conv_bias), A_log
+            // (d_inner x d_state), D (d_inner), and the RMSNorms of dt, B, C.
+            const SelectiveScanConfig& s = *m.mamba1;
+            const int64_t inner = s.expand * m.hidden_size;
+            return inner * s.conv_kernel + (s.conv_bias ? inner : 0) + inner * s.state_size + inner + s.dt_rank +
+                   2 * s.state_size;
+        }
+        case MixerKind::KimiDeltaAttention: {
+            // The short convolutions of q, k and v (depthwise, no bias),
+            // A_log per head, dt_bias per channel, the gated RMSNorm (o_norm)
+            // over one head.
+            const DeltaAttentionConfig& k = *m.delta_attention;
+            const int64_t width = k.heads * k.head_dim;
+            return 3 * width * k.conv_kernel + k.heads + width + k.head_dim;
         }
         case MixerKind::ShortConv:
             // conv: depthwise Conv1d(h, h, conv_L_cache), its bias when conv_bias.

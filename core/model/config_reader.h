@@ -36,6 +36,9 @@ public:
     bool present(std::string_view key) const { return has(key) && !at(key).is_null(); }
     bool isNull(std::string_view key) const { return has(key) && at(key).is_null(); }
     bool isText(std::string_view key) const { return has(key) && at(key).is_string(); }
+    // The value itself (has(key) must hold): a nested object to read with a
+    // reader of its own (Kimi Linear's linear_attn_config).
+    const json& raw(std::string_view key) const { return at(key); }
     // A count of parameters, which may exceed the bound of a size (up to 10^15).
     int64_t parameterCount(std::string_view key) {
         if (!present(key)) return 0;

@@ -3,7 +3,9 @@
 // its family's convention, so that importHuggingFaceConfig reads back the
 // same ModelConfig. Keys and family defaults are the model-field table's
 // (model_fields.h); which keys a family writes is code.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/model/hf_config.h"
 #include "core/model/hf_families.h"
@@ -175,6 +177,7 @@ private:
         for (const LayerKind& k : m_.layer_kinds) {
             switch (d_.layer_pattern) {
                 case LayerPatternKeys::LinearAttentionTypes:
+                case LayerPatternKeys::KimiLayerTypes:
                     types.push_back(k.mixer == MixerKind::Attention ? "full_attention" : "linear_attention");
                     break;
                 case LayerPatternKeys::MambaAttentionTypes:
@@ -190,12 +193,19 @@ private:
                                                                  : '-';
                     break;
                 case LayerPatternKeys::None:
+                case LayerPatternKeys::ParallelHybrid:
+                case LayerPatternKeys::JambaPeriods:
+                case LayerPatternKeys::BlockConfigs:
                     break;
             }
         }
         if (d_.layer_pattern == LayerPatternKeys::HybridOverride)
             j_["hybrid_override_pattern"] = pattern;
-        else
+        else if (d_.layer_pattern == LayerPatternKeys::JambaPeriods)
+            writeJambaPeriods();
+        else if (d_.layer_pattern == LayerPatternKeys::BlockConfigs)
+            writeBlockConfigs();
+        else if (d_.layer_pattern != LayerPatternKeys::ParallelHybrid)
             j_["layer_types"] = std::move(types);
         if (m_.linear_attention) {
             const LinearAttentionConfig& g = *m_.linear_attention;
@@ -207,7 +217,9 @@ private:
             j_["attn_output_gate"] = m_.attention_output_gate;
         }
         if (m_.mamba) {
-            const bool granite = d_.layer_pattern == LayerPatternKeys::MambaAttentionTypes;
+            // Granite's and Falcon-H1's mamba_* spellings, or Nemotron-H's.
+            const bool granite = d_.layer_pattern == LayerPatternKeys::MambaAttentionTypes ||
+                                 d_.layer_pattern == LayerPatternKeys::ParallelHybrid;
             const MambaConfig& x = *m_.mamba;
             j_[granite ? "mamba_n_heads" : "mamba_num_heads"] = x.heads;
             j_[granite ? "mamba_d_head" : "mamba_head_dim"] = x.head_dim;
@@ -217,6 +229,30 @@ private:
             j_[granite ? "mamba_chunk_size" : "chunk_size"] = x.chunk_size;
             j_[granite ? "mamba_conv_bias" : "use_conv_bias"] = x.conv_bias;
             j_[granite ? "mamba_proj_bias" : "use_bias"] = x.proj_bias;
+            if (d_.layer_pattern == LayerPatternKeys::ParallelHybrid) {
+                j_["mamba_d_ssm"] = x.inner();
+                j_["mamba_rms_norm"] = x.gated_norm;
+                j_["projectors_bias"] = x.out_proj_bias;
+            }
+        }
+        if (m_.delta_attention) {
+            j_["linear_head_dim"] = m_.delta_attention->head_dim;
+            j_["linear_num_heads"] = m_.delta_attention->heads;
+            j_["linear_conv_kernel_dim"] = m_.delta_attention->conv_kernel;
+        }
+        if (d_.layer_pattern == LayerPatternKeys::KimiLayerTypes) {
+            json ffns = json::array();
+            for (const LayerKind& k : m_.layer_kinds) ffns.push_back(k.ffn == FfnKind::Moe ? "sparse" : "dense");
+            j_["mlp_layer_types"] = std::move(ffns);
+        }
+        if (m_.mamba1) {
+            const SelectiveScanConfig& x = *m_.mamba1;
+            j_["mamba_expand"] = x.expand;
+            j_["mamba_d_state"] = x.state_size;
+            j_["mamba_d_conv"] = x.conv_kernel;
+            j_["mamba_dt_rank"] = x.dt_rank;
+            j_["mamba_conv_bias"] = x.conv_bias;
+            j_["mamba_proj_bias"] = x.proj_bias;
         }
         if (m_.short_conv) {
             j_["conv_L_cache"] = m_.short_conv->kernel;
@@ -224,6 +260,47 @@ private:
             // The width is written as it is, not as block_ff_dim to adjust again.
             j_["block_auto_adjust_ff_dim"] = false;
         }
+    }
+
+    // Nemotron-NAS's block_configs: ffn_mult = 3 w / (2 h) gives back the
+    // width w (a multiple of 256, as every imported width is).
+    void writeBlockConfigs() {
+        json blocks = json::array();
+        for (size_t i = 0; i < m_.layer_kinds.size(); ++i) {
+            const LayerKind k = m_.layer_kinds[i];
+            const bool attention = k.mixer == MixerKind::Attention, ffn = k.ffn == FfnKind::Dense;
+            const int64_t width = m_.layer_ffn_widths.empty() ? m_.ffn_hidden_size : m_.layer_ffn_widths[i];
+            blocks.push_back(
+                {{"attention",
+                  {{"no_op", !attention},
+                   {"replace_with_linear", false},
+                   {"n_heads_in_group", attention && m_.num_kv_heads > 0 ? json(m_.num_heads / m_.num_kv_heads) : json(nullptr)}}},
+                 {"ffn",
+                  {{"no_op", !ffn},
+                   {"replace_with_linear", false},
+                   {"ffn_mult", ffn ? json(3.0 * static_cast<double>(width) / (2.0 * static_cast<double>(m_.hidden_size)))
+                                    : json(nullptr)}}}});
+        }
+        j_["block_configs"] = std::move(blocks);
+    }
+
+    // Jamba's layers as the periods and offsets they were read from: the
+    // first layer of a kind and the distance to the next (one layer alone:
+    // a period past the last layer; none: an offset no layer reaches).
+    void writeJambaPeriods() {
+        const int64_t L = m_.num_layers;
+        auto periodOf = [&](auto is, const char* period_key, const char* offset_key) {
+            std::vector<int64_t> at;
+            for (int64_t i = 0; i < L && at.size() < 2; ++i)
+                if (is(m_.layer_kinds[static_cast<size_t>(i)])) at.push_back(i);
+            int64_t period = L + 1, offset = L;
+            if (at.size() == 2) period = at[1] - at[0], offset = at[0];
+            if (at.size() == 1) period = std::max(at[0] + 1, L - at[0]), offset = at[0];
+            j_[period_key] = period;
+            j_[offset_key] = offset;
+        };
+        periodOf([](LayerKind k) { return k.mixer == MixerKind::Attention; }, "attn_layer_period", "attn_layer_offset");
+        periodOf([](LayerKind k) { return k.ffn == FfnKind::Moe; }, "expert_layer_period", "expert_layer_offset");
     }
 
     const ModelConfig& m_;

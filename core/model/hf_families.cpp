@@ -303,6 +303,46 @@ const FamilySpec kFamilies[] = {
     {.model_type = "lfm2", .intermediate_key = "block_ff_dim", .vocab_size = 65536, .hidden_size = 2560, .intermediate_size = 12288,
      .num_heads = 32, .num_kv_heads = 8, .max_positions = 128000, .tie_word_embeddings = true, .qk_norm = true,
      .layer_pattern = LayerPatternKeys::ConvAttentionTypes},
+    // FalconH1Config (configuration_falcon_h1.py at transformers 7abb76c5;
+    // FalconH1DecoderLayer and FalconH1Mixer, modular_falcon_h1.py at
+    // 00511f5d): every layer attention (Llama's q, k, v, o, rotary) and a
+    // Mamba-2 mixer side by side on one norm, then a SwiGLU MLP on another;
+    // the mu-P multipliers scale by Python numbers and a non-persistent
+    // buffer (mup_vector), no parameters.
+    {.model_type = "falcon_h1", .vocab_size = 128000, .intermediate_size = 14336, .num_kv_heads = 8,
+     .max_positions = 8192, .writes_mlp_bias = true, .layer_pattern = LayerPatternKeys::ParallelHybrid},
+    // JambaConfig (configuration_jamba.py at transformers 161d2bed;
+    // modular_jamba.py at 01596202): Mamba-1 mixers with an attention layer
+    // every attn_layer_period (no positional embedding at all), MoE every
+    // expert_layer_period (16 experts top-2 of intermediate_size, 3-D expert
+    // parameters, a bias-free router whose top-k softmax weights are not
+    // renormalised; num_experts 0 or 1 builds dense MLPs: JambaDecoderLayer
+    // tests num_experts > 1); attention without biases.
+    {.model_type = "jamba", .experts_key = "num_experts", .expert_ffn_key = "intermediate_size", .vocab_size = 65536,
+     .intermediate_size = 14336, .num_kv_heads = 8, .max_positions = 262144, .reads_attention_bias = false,
+     .num_experts = 16, .experts_per_token = 2, .norm_topk_prob = false, .zero_experts_is_dense = true,
+     .experts_are_parameters = true, .layer_pattern = LayerPatternKeys::JambaPeriods, .rope = false},
+    // KimiLinearConfig (configuration_kimi_linear.py at transformers
+    // 630ebd85; modeling_kimi_linear.py at 016bd12c): Kimi Delta Attention
+    // layers and MLA layers (q_lora_rank None: no query compression), the
+    // first first_k_dense_replace layers a dense MLP, the others DeepSeek-V3's
+    // MoE (a sigmoid router with e_score_correction_bias, one shared expert,
+    // 3-D expert parameters). attribute_map: num_local_experts ->
+    // n_routed_experts, num_experts_per_token -> num_experts_per_tok,
+    // moe_renormalize -> norm_topk_prob (read in hf_hybrid.cpp).
+    {.model_type = "kimi_linear", .experts_key = "n_routed_experts", .vocab_size = 163840, .hidden_size = 2304,
+     .intermediate_size = 9216, .num_layers = 27, .num_heads = 32, .num_kv_heads = 32, .max_positions = 1048576,
+     .mla = true, .mla_sizes = {0, 512, 128, 64, 128}, .num_experts = 256, .experts_per_token = 8,
+     .moe_intermediate = 1024, .shared_experts = 1, .first_dense_layers = 1, .router_score_bias = true,
+     .norm_topk_prob_key = true, .fp32_router = true, .experts_are_parameters = true,
+     .layer_pattern = LayerPatternKeys::KimiLayerTypes},
+    // Nemotron-NAS (DeciLMConfig, a LlamaConfig with block_configs; its
+    // configuration_decilm.py ships with the checkpoints, read through
+    // NVIDIA NeMo's llama_nemotron_config.py at 8cfedd72 and the DeciLM
+    // ports of vLLM, SGLang and TensorRT-LLM): Llama's blocks, each layer's
+    // attention absent (no_op) or with heads / n_heads_in_group KV heads, its
+    // SwiGLU MLP absent or ffn_mult wide; each present half keeps its norm.
+    {.model_type = "nemotron-nas", .writes_mlp_bias = true, .layer_pattern = LayerPatternKeys::BlockConfigs},
 };
 
 // An unknown model_type must state its sizes (0 = required); the rest is

@@ -51,7 +51,16 @@ enum class LayerPatternKeys {
     HybridOverride,        // Nemotron-H: hybrid_override_pattern (M, *, -, E)
     MambaAttentionTypes,   // Granite 4.0-H: layer_types "mamba" / "attention"
     ConvAttentionTypes,    // LFM2: layer_types "conv" / "full_attention", or full_attn_idxs
+    ParallelHybrid,        // Falcon-H1: every layer attention and Mamba-2 side by side
+    JambaPeriods,          // Jamba: attn_layer_period / offset, expert_layer_period / offset
+    KimiLayerTypes,        // Kimi Linear: layer_types, or linear_attn_config's kda_layers / full_attn_layers
+    BlockConfigs,          // Nemotron-NAS (DeciLM): block_configs, one {attention, ffn} per layer
 };
+// Whether the family's MoE keys (mlp_only_layers, decoder_sparse_step) say
+// which of its layers have experts, as for a plain model (Qwen3-Next,
+// Qwen3.5); the other patterns name each layer's FFN themselves (Kimi
+// Linear's exporter writes mlp_layer_types).
+inline constexpr bool moeLayersByRule(LayerPatternKeys k) { return k == LayerPatternKeys::LinearAttentionTypes; }
 
 struct FamilySpec {
     std::string_view model_type;

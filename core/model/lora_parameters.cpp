@@ -36,8 +36,10 @@ const std::vector<std::string>& loraTargetNames() {
         // GPT-2 Conv1D modules, Phi-3 fused modules, Mixtral experts, DeepSeek MLA.
         "c_attn", "c_proj", "c_fc", "qkv_proj", "gate_up_proj", "w1", "w2", "w3", "q_a_proj", "q_b_proj",
         "kv_a_proj_with_mqa", "kv_b_proj",
-        // The hybrids' mixers: Gated DeltaNet, Mamba-2 and short convolutions.
-        "in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj", "out_proj"};
+        // The hybrids' mixers: Gated DeltaNet, Mamba-2 and short convolutions,
+        // Jamba's Mamba-1 (x_proj, dt_proj), Kimi Linear's KDA gates.
+        "in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj", "out_proj",
+        "x_proj", "dt_proj", "f_a_proj", "f_b_proj", "b_proj", "g_a_proj", "g_b_proj"};
     return names;
 }
 

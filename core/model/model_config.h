@@ -58,7 +58,20 @@ enum class MixerKind : uint8_t {
     Mamba2,         // Mamba-2 SSD mixer (Nemotron-H, Granite 4.0-H)
     ShortConv,      // LFM2's gated short convolution
     None,           // Nemotron-H's MLP-only and MoE-only layers
+    // Falcon-H1: attention and a Mamba-2 mixer side by side on the same
+    // normed input, their outputs summed (FalconH1DecoderLayer).
+    ParallelAttentionMamba2,
+    Mamba1,              // Jamba's selective-scan (Mamba-1) mixer
+    KimiDeltaAttention,  // Kimi Linear's KDA (gated delta rule, per-channel decay)
 };
+// Whether a layer of this mixer has softmax attention (its q, k, v, o and
+// the attention traits of ModelConfig), and whether it has a Mamba-2 mixer.
+inline constexpr bool mixerHasAttention(MixerKind k) {
+    return k == MixerKind::Attention || k == MixerKind::ParallelAttentionMamba2;
+}
+inline constexpr bool mixerHasMamba2(MixerKind k) {
+    return k == MixerKind::Mamba2 || k == MixerKind::ParallelAttentionMamba2;
+}
 // The feed-forward half of one layer.
 enum class FfnKind : uint8_t { Dense, Moe, None };
 struct LayerKind {
@@ -69,7 +82,7 @@ struct LayerKind {
 
 // Every LayerKind as one index, for the tables kept per kind (parameters,
 // activations, per-stage layer counts).
-inline constexpr size_t kMixerKinds = 5;
+inline constexpr size_t kMixerKinds = 8;
 inline constexpr size_t kFfnKinds = 3;
 inline constexpr size_t kLayerKinds = kMixerKinds * kFfnKinds;
 inline constexpr size_t hybridKindIndex(LayerKind k) {
@@ -98,9 +111,34 @@ struct MambaConfig {
     int64_t conv_kernel = 0;  // conv_kernel
     int64_t chunk_size = 0;   // chunk_size of the chunked scan
     bool conv_bias = true;    // use_conv_bias
-    bool proj_bias = false;   // use_bias on in_proj / out_proj
+    bool proj_bias = false;   // use_bias on in_proj (and on out_proj unless out_proj_bias says otherwise)
+    bool out_proj_bias = false;  // Falcon-H1: projectors_bias; Nemotron-H, Granite: = proj_bias
+    bool gated_norm = true;   // the gated RMSNorm over d_inner (Falcon-H1: only when mamba_rms_norm)
     int64_t inner() const { return heads * head_dim; }
     bool operator==(const MambaConfig&) const = default;
+};
+
+// Jamba's Mamba-1 mixer (JambaMambaMixer, modular_jamba.py at transformers
+// 01596202): the selective scan with a per-channel state, its dt, B and C
+// from x_proj, each RMS-normed (dt_layernorm, b_layernorm, c_layernorm).
+struct SelectiveScanConfig {
+    int64_t expand = 0;       // mamba_expand: d_inner = expand * hidden_size
+    int64_t state_size = 0;   // mamba_d_state
+    int64_t conv_kernel = 0;  // mamba_d_conv
+    int64_t dt_rank = 0;      // mamba_dt_rank ("auto": ceil(hidden_size / 16))
+    bool conv_bias = true;    // mamba_conv_bias
+    bool proj_bias = false;   // mamba_proj_bias (in_proj, out_proj)
+    bool operator==(const SelectiveScanConfig&) const = default;
+};
+
+// Kimi Delta Attention (Kimi Linear's KDA layers): q, k, v projections with
+// short depthwise convolutions, a low-rank per-channel forget gate, a
+// per-head beta, a low-rank sigmoid output gate and a gated RMSNorm.
+struct DeltaAttentionConfig {
+    int64_t heads = 0;        // linear_attn_config.num_heads
+    int64_t head_dim = 0;     // linear_attn_config.head_dim
+    int64_t conv_kernel = 0;  // linear_attn_config.short_conv_kernel_size
+    bool operator==(const DeltaAttentionConfig&) const = default;
 };
 
 // DeepSeek Sparse Attention's lightning indexer (DeepseekV32Indexer): its
@@ -173,8 +211,14 @@ struct ModelConfig {
     // Hybrids (issue 23): each layer's kind, one per layer; empty = every
     // layer attention with its FFN by the MoE pattern above.
     std::vector<LayerKind> layer_kinds;
+    // Nemotron-NAS (DeciLM's block_configs): each layer's dense MLP width,
+    // one per layer; empty = every dense MLP ffn_hidden_size wide (which,
+    // for these models, is the widest, the width the per-kind blocks take).
+    std::vector<int64_t> layer_ffn_widths;
     std::optional<LinearAttentionConfig> linear_attention;
     std::optional<MambaConfig> mamba;
+    std::optional<SelectiveScanConfig> mamba1;         // Jamba
+    std::optional<DeltaAttentionConfig> delta_attention;  // Kimi Linear
     std::optional<ShortConvConfig> short_conv;
     std::optional<IndexerConfig> indexer;  // DeepSeek-V3.2, GLM-5: on every attention layer
     // Qwen3-Next's gated attention: q_proj also makes a sigmoid output gate

@@ -25,6 +25,9 @@ const char* mixerName(MixerKind k) {
         case MixerKind::Mamba2: return "mamba2";
         case MixerKind::ShortConv: return "short_conv";
         case MixerKind::None: return "none";
+        case MixerKind::ParallelAttentionMamba2: return "attention_and_mamba2";
+        case MixerKind::Mamba1: return "mamba1";
+        case MixerKind::KimiDeltaAttention: return "kimi_delta_attention";
     }
     return "none";
 }
@@ -56,6 +59,18 @@ void describeHybrid(nlohmann::json& d, const ModelConfig& m) {
                       {"conv_bias", x->conv_bias}, {"proj_bias", x->proj_bias}};
     d["short_conv"] = nullptr;
     if (const auto& c = m.short_conv) d["short_conv"] = {{"kernel", c->kernel}, {"bias", c->bias}};
+    // Falcon-H1, Jamba and Kimi Linear: said only where a model has them, so
+    // that the other models' descriptions stay as they were.
+    if (const auto& x = m.mamba; x && (x->out_proj_bias != x->proj_bias || !x->gated_norm)) {
+        d["mamba"]["out_proj_bias"] = x->out_proj_bias;
+        d["mamba"]["gated_norm"] = x->gated_norm;
+    }
+    if (const auto& s = m.mamba1)
+        d["mamba1"] = {{"expand", s->expand},       {"state_size", s->state_size}, {"conv_kernel", s->conv_kernel},
+                       {"dt_rank", s->dt_rank},     {"conv_bias", s->conv_bias},   {"proj_bias", s->proj_bias}};
+    if (!m.layer_ffn_widths.empty()) d["layer_ffn_widths"] = m.layer_ffn_widths;
+    if (const auto& k = m.delta_attention)
+        d["delta_attention"] = {{"heads", k->heads}, {"head_dim", k->head_dim}, {"conv_kernel", k->conv_kernel}};
 }
 
 }  // namespace

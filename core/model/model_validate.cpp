@@ -209,15 +209,19 @@ Status validateHybrid(const ModelConfig& m) {
         return Error{"model.layer_types", "must give one kind per layer: " + str(m.num_layers) +
                                               " (num_hidden_layers), got " + str(static_cast<int64_t>(m.layer_kinds.size()))};
     // Errors name the key in the family's spelling (Granite's mamba_n_heads).
-    auto size = [&](ModelField f, int64_t v, int64_t most) -> Status {
+    auto sizeOf = [&](const std::string& key, int64_t v, int64_t most) -> Status {
         if (v < 1 || v > most)
-            return Error{modelField(m.family, f), "must be between 1 and " + str(most) + " (got " + str(v) + ")"};
+            return Error{key.rfind("model.", 0) == 0 ? key : "model." + key,
+                         "must be between 1 and " + str(most) + " (got " + str(v) + ")"};
         return ok();
     };
-    bool gdn = false, mamba = false, conv = false, moe = false;
+    auto size = [&](ModelField f, int64_t v, int64_t most) { return sizeOf(modelField(m.family, f), v, most); };
+    bool gdn = false, mamba = false, conv = false, moe = false, mamba1 = false, kda = false;
     for (const LayerKind& k : m.layer_kinds) {
         gdn |= k.mixer == MixerKind::GatedDeltaNet;
-        mamba |= k.mixer == MixerKind::Mamba2;
+        mamba |= mixerHasMamba2(k.mixer);
+        mamba1 |= k.mixer == MixerKind::Mamba1;
+        kda |= k.mixer == MixerKind::KimiDeltaAttention;
         conv |= k.mixer == MixerKind::ShortConv;
         moe |= k.ffn == FfnKind::Moe;
     }
@@ -231,11 +235,11 @@ Status validateHybrid(const ModelConfig& m) {
         return Error{modelField(m.family, ModelField::ExpertFfn),
                      "is also this family's dense width (" + str(m.ffn_hidden_size) + "); the two cannot differ"};
     // Which layers have experts: Qwen3-Next's and Qwen3.5's configs say it
-    // by the Qwen rule (mlp_only_layers, decoder_sparse_step), the others'
-    // patterns by layer; the rule's fields must agree with the layers.
+    // by their MoE keys (moeLayersByRule), the others' patterns by layer;
+    // the rule's fields must agree with the layers.
     if (m.isMoe()) {
         const MoeConfig& e = *m.moe;
-        const bool by_rule = family.layer_pattern == LayerPatternKeys::LinearAttentionTypes;
+        const bool by_rule = moeLayersByRule(family.layer_pattern);
         const int64_t k = std::max<int64_t>(e.layer_frequency, 1);
         const std::string says = "; in a hybrid the layers' kinds say which layers have experts";
         if (!by_rule && (e.first_dense_layers != 0 || e.layer_frequency != 1))
@@ -250,6 +254,15 @@ Status validateHybrid(const ModelConfig& m) {
                              "disagrees with the layer pattern (layer " + str(i) + " is " +
                                  (moe_layer ? "a MoE layer" : "not a MoE layer") + ")" + says};
         }
+    }
+    if (!m.layer_ffn_widths.empty()) {
+        if (static_cast<int64_t>(m.layer_ffn_widths.size()) != m.num_layers)
+            return Error{"model.block_configs", "must give one MLP width per layer: " + str(m.num_layers) +
+                                                    " (num_hidden_layers), got " +
+                                                    str(static_cast<int64_t>(m.layer_ffn_widths.size()))};
+        for (size_t i = 0; i < m.layer_ffn_widths.size(); ++i)
+            if (m.layer_kinds[i].ffn == FfnKind::Dense)
+                if (Status st = sizeOf("block_configs", m.layer_ffn_widths[i], kMaxModelSize); !st) return st;
     }
     if (gdn) {
         if (!m.linear_attention) return Error{modelField(m.family, ModelField::LinearKeyHeads), "required for Gated DeltaNet layers"};
@@ -269,6 +282,24 @@ Status validateHybrid(const ModelConfig& m) {
                           size(ModelField::MambaConvKernel, x.conv_kernel, 1024), size(ModelField::MambaChunkSize, x.chunk_size, 1 << 20),
                           size(ModelField::MambaHeads, x.heads * x.head_dim, kMaxModelSize),
                           size(ModelField::MambaGroups, x.groups * x.state_size, kMaxModelSize)})
+            if (!st) return st;
+    }
+    if (mamba1) {
+        if (!m.mamba1) return Error{"model.mamba_d_state", "required for Mamba-1 layers"};
+        const SelectiveScanConfig& x = *m.mamba1;
+        for (Status st : {sizeOf("mamba_expand", x.expand, 1024), sizeOf("mamba_d_state", x.state_size, 65536),
+                          sizeOf("mamba_d_conv", x.conv_kernel, 1024), sizeOf("mamba_dt_rank", x.dt_rank, 65536),
+                          sizeOf("mamba_expand", x.expand * m.hidden_size, kMaxModelSize),
+                          sizeOf("mamba_d_state", x.expand * m.hidden_size * x.state_size, kMaxModelSize)})
+            if (!st) return st;
+    }
+    if (kda) {
+        if (!m.delta_attention) return Error{"model.linear_attn_config", "required for Kimi Delta Attention layers"};
+        const DeltaAttentionConfig& k = *m.delta_attention;
+        for (Status st : {sizeOf("linear_attn_config.num_heads", k.heads, 65536),
+                          sizeOf("linear_attn_config.head_dim", k.head_dim, 65536),
+                          sizeOf("linear_attn_config.short_conv_kernel_size", k.conv_kernel, 1024),
+                          sizeOf("linear_attn_config.num_heads", k.heads * k.head_dim, kMaxModelSize)})
             if (!st) return st;
     }
     if (conv) {

@@ -70,7 +70,7 @@ LayerParameters layerParameters(const ModelConfig& m, LayerKind kind) {
         addMatrix(g, l.out, l.in, l.copies);
         if (l.bias) addVector(g, l.out, l.copies);
     }
-    if (kind.mixer == MixerKind::Attention) {
+    if (mixerHasAttention(kind.mixer)) {
         if (m.mla) {
             // DeepSeek's q_a_layernorm and kv_a_layernorm (RMSNorm over the latent).
             if (m.mla->q_lora_rank > 0) addNorm(lp.attention, m, m.mla->q_lora_rank);
@@ -89,11 +89,10 @@ LayerParameters layerParameters(const ModelConfig& m, LayerKind kind) {
         }
         // gpt-oss: GptOssAttention.sinks, one learned logit per query head.
         if (familyOf(m.family).attention_sinks) addVector(lp.attention, m.num_heads);
-    } else {
-        // A hybrid mixer's convolution, decays and gated norm (block_linears.h).
-        const int64_t extra = mixerExtraParameters(m, kind.mixer);
-        if (extra > 0) addVector(lp.attention, extra);
     }
+    // A hybrid mixer's convolution, decays and gated norm (block_linears.h).
+    const int64_t extra = mixerExtraParameters(m, kind.mixer);
+    if (extra > 0) addVector(lp.attention, extra);
     if (kind.ffn == FfnKind::Moe && m.isMoe() && m.moe->router_score_bias)
         addVector(lp.router, m.moe->num_experts);  // DeepSeek-V3 e_score_correction_bias
     // A hybrid's layer norms the input of each half it has (Nemotron-H's
@@ -134,6 +133,20 @@ int64_t mtpParameters(const ModelConfig& m, const ParameterLayout& lay) {
     per += 2 * m.hidden_size * m.hidden_size + 3 * m.hidden_size * (m.norm == NormKind::LayerNorm ? 2 : 1);
     if (familyOf(m.family).mtp_stores_ends) per += lay.embedding.params + m.vocab_size * m.hidden_size;
     return m.mtp_layers * per;
+}
+
+// Nemotron-NAS: the dense MLPs layer by layer, each its own width (the
+// per-kind blocks of the layout take the widest).
+int64_t perLayerMlpParameters(const ModelConfig& m) {
+    ModelConfig one = m;
+    one.layer_ffn_widths.clear();
+    int64_t sum = 0;
+    for (int64_t i = 0; i < m.num_layers; ++i) {
+        if (m.layerKind(i).ffn != FfnKind::Dense) continue;
+        one.ffn_hidden_size = m.layer_ffn_widths[static_cast<size_t>(i)];
+        sum += layerParameters(one, {MixerKind::None, FfnKind::Dense}).dense_mlp.params;
+    }
+    return sum;
 }
 
 }  // namespace
@@ -184,7 +197,13 @@ ParameterCount countParameters(const ModelConfig& m, const ParameterLayout& lay,
             const int64_t n = lay.hybrid_count[at];
             if (n == 0) continue;
             const LayerParameters& l = lay.hybrid_layer[at];
-            (hybridKindAt(at).mixer == MixerKind::Attention ? c.attention : c.linear_mixers) += n * l.attention.params;
+            // Falcon-H1's layers hold both: the Mamba-2 half counts as a linear mixer.
+            const MixerKind mixer = hybridKindAt(at).mixer;
+            int64_t linear = mixer == MixerKind::Attention ? 0 : l.attention.params;
+            if (mixer == MixerKind::ParallelAttentionMamba2)
+                linear = layerParameters(m, {MixerKind::Mamba2, FfnKind::None}).attention.params;
+            c.attention += n * (l.attention.params - linear);
+            c.linear_mixers += n * linear;
             c.mlp += n * l.dense_mlp.params;
             c.routed_experts += n * l.routed_experts.params;
             c.shared_experts += n * l.shared_experts.params;
@@ -192,6 +211,7 @@ ParameterCount countParameters(const ModelConfig& m, const ParameterLayout& lay,
             c.norms += n * l.norms.params;
         }
         c.norms += lay.final_norm.params;
+        if (!m.layer_ffn_widths.empty()) c.mlp = perLayerMlpParameters(m);
     } else {
         c.attention = dense * lay.dense_layer.attention.params + moe * lay.moe_layer.attention.params;
         c.mlp = dense * lay.dense_layer.dense_mlp.params;

@@ -36,6 +36,9 @@ double mixerCoreFlopsPerToken(const ModelConfig& m, MixerKind mixer) {
             return m.short_conv ? 2.0 * static_cast<double>(m.short_conv->kernel * m.hidden_size) : 0.0;
         case MixerKind::Attention:
         case MixerKind::None:
+        case MixerKind::ParallelAttentionMamba2:  // refused before (validateHybridTraining)
+        case MixerKind::Mamba1:
+        case MixerKind::KimiDeltaAttention:
             return 0;
     }
     return 0;

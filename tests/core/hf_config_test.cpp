@@ -157,12 +157,16 @@ TEST(FamilyDefaults, Gpt2AcceptsTheAttributeMapNames) {
 }
 
 TEST(FamilyDefaults, EverySupportedTypeImportsFromItsModelTypeAlone) {
-    // 29 rows, kimi_k2 (an alias), and the multimodal wrappers llama4, gemma3,
+    // 33 rows, kimi_k2 (an alias), and the multimodal wrappers llama4, gemma3,
     // qwen3_5 and qwen3_5_moe (their text_config's rows)
-    EXPECT_EQ(supportedModelTypes().size(), 34u);
+    EXPECT_EQ(supportedModelTypes().size(), 38u);
     for (const std::string& type : supportedModelTypes()) {
         json c = {{"model_type", type}};
         if (type == "deepseek_v2") c["num_experts_per_tok"] = 6;
+        if (type == "nemotron-nas")  // its layers are block_configs, which have no default
+            c["block_configs"] = json::array();
+        for (int i = 0; type == "nemotron-nas" && i < 32; ++i)
+            c["block_configs"].push_back({{"attention", {{"n_heads_in_group", 4}}}, {"ffn", {{"ffn_mult", 1.0}}}});
         const Expected<ImportedModel> r = importHuggingFaceConfig(c);
         EXPECT_TRUE(r.ok()) << type << ": " << (r.ok() ? "" : r.error().text());
         if (r.ok()) {
