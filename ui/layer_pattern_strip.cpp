@@ -56,6 +56,14 @@ LayerPatternStrip::LayerPatternStrip(QWidget* parent) : QWidget(parent) {
 
 bool LayerPatternStrip::worthShowing(const ModelConfig& model) { return model.isHybrid(); }
 
+namespace {
+// While an edit leaves the model invalid (the layer count changed, its
+// pattern not yet), there is no layer-by-layer picture to draw.
+bool drawable(const ModelConfig& m) {
+    return m.isHybrid() && m.num_layers > 0 && static_cast<int64_t>(m.layer_kinds.size()) == m.num_layers;
+}
+}  // namespace
+
 void LayerPatternStrip::setScenario(const Scenario& scenario) {
     scenario_ = scenario;
     updateGeometry();
@@ -84,6 +92,7 @@ int64_t LayerPatternStrip::layerAt(QPointF p) const {
 
 QString LayerPatternStrip::layerText(int64_t layer) const {
     const ModelConfig& m = scenario_.model;
+    if (!drawable(m) || layer < 0 || layer >= m.num_layers) return {};
     QString text = tr("Layer %1: %2").arg(layer + 1).arg(kindText(m.layerKind(layer)));
     const int64_t p = std::max<int64_t>(scenario_.parallelism.pipeline, 1);
     for (int64_t i = 0; i < p; ++i) {
@@ -100,7 +109,7 @@ bool LayerPatternStrip::event(QEvent* e) {
     if (e->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(e);
         const int64_t layer = layerAt(help->pos());
-        if (layer >= 0 && scenario_.model.isHybrid())
+        if (layer >= 0 && drawable(scenario_.model))
             QToolTip::showText(help->globalPos(), layerText(layer), this);
         else
             QToolTip::showText(help->globalPos(), toolTip(), this);
@@ -111,7 +120,7 @@ bool LayerPatternStrip::event(QEvent* e) {
 
 void LayerPatternStrip::paintEvent(QPaintEvent*) {
     const ModelConfig& m = scenario_.model;
-    if (!m.isHybrid() || m.num_layers <= 0) return;
+    if (!drawable(m)) return;
     QPainter painter(this);
     std::array<bool, kMixerKinds> present{};
     bool experts = false;

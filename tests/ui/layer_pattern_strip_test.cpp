@@ -34,6 +34,14 @@ TEST(LayerPatternStrip, AHybridsLayersAndStagesAreShownByKind) {
     EXPECT_TRUE(first.contains("× no mixer + MoE")) << first.toStdString();
     EXPECT_TRUE(strip->layerText(1).startsWith("Layer 2: no mixer + MoE")) << strip->layerText(1).toStdString();
     EXPECT_TRUE(strip->layerText(51).contains("Stage 4 of 4 (layers 40–52)")) << strip->layerText(51).toStdString();
+
+    // An edit that leaves the layer count and the pattern apart (invalid
+    // until the pattern follows) draws and describes nothing: the strip
+    // read past the pattern's end under ASan (ModelPanel's field edits).
+    window->document()->edit([](Scenario& s) { s.model.num_layers = 60; }, "layers");
+    QApplication::processEvents();
+    strip->repaint();
+    EXPECT_TRUE(strip->layerText(55).isEmpty());
 }
 
 }  // namespace
