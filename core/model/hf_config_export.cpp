@@ -217,18 +217,17 @@ private:
             j_["attn_output_gate"] = m_.attention_output_gate;
         }
         if (m_.mamba) {
-            // Granite's and Falcon-H1's mamba_* spellings, or Nemotron-H's.
-            const bool granite = d_.layer_pattern == LayerPatternKeys::MambaAttentionTypes ||
-                                 d_.layer_pattern == LayerPatternKeys::ParallelHybrid;
+            // In the family's spelling (the model-field rows: Granite's and
+            // Falcon-H1's mamba_n_heads, Nemotron-H's mamba_num_heads, ...).
             const MambaConfig& x = *m_.mamba;
-            j_[granite ? "mamba_n_heads" : "mamba_num_heads"] = x.heads;
-            j_[granite ? "mamba_d_head" : "mamba_head_dim"] = x.head_dim;
-            j_[granite ? "mamba_d_state" : "ssm_state_size"] = x.state_size;
-            j_[granite ? "mamba_n_groups" : "n_groups"] = x.groups;
-            j_[granite ? "mamba_d_conv" : "conv_kernel"] = x.conv_kernel;
-            j_[granite ? "mamba_chunk_size" : "chunk_size"] = x.chunk_size;
-            j_[granite ? "mamba_conv_bias" : "use_conv_bias"] = x.conv_bias;
-            j_[granite ? "mamba_proj_bias" : "use_bias"] = x.proj_bias;
+            j_[key(ModelField::MambaHeads)] = x.heads;
+            j_[key(ModelField::MambaHeadDim)] = x.head_dim;
+            j_[key(ModelField::MambaStateSize)] = x.state_size;
+            j_[key(ModelField::MambaGroups)] = x.groups;
+            j_[key(ModelField::MambaConvKernel)] = x.conv_kernel;
+            j_[key(ModelField::MambaChunkSize)] = x.chunk_size;
+            j_[key(ModelField::MambaConvBias)] = x.conv_bias;
+            j_[key(ModelField::MambaProjBias)] = x.proj_bias;
             if (d_.layer_pattern == LayerPatternKeys::ParallelHybrid) {
                 j_["mamba_d_ssm"] = x.inner();
                 j_["mamba_rms_norm"] = x.gated_norm;

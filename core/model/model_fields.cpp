@@ -55,8 +55,11 @@ Block& editBlock(std::optional<Block>& b) {
 #define TM_BLOCK(block, member)                                                                          \
     [](const ModelConfig& m) -> json { return blockOf(m.block) ? json(blockOf(m.block)->member) : json(nullptr); }, \
         [](ModelConfig& m, const json& v) { v.get_to(editBlock(m.block).member); }
-// Granite 4.0-H spells the Mamba keys mamba_n_heads, mamba_d_head, ...
-bool graniteMamba(const FamilySpec& f) { return f.layer_pattern == LayerPatternKeys::MambaAttentionTypes; }
+// Granite 4.0-H and Falcon-H1 spell the Mamba keys mamba_n_heads,
+// mamba_d_head, ...; Nemotron-H mamba_num_heads, mamba_head_dim, ...
+bool graniteMamba(const FamilySpec& f) {
+    return f.layer_pattern == LayerPatternKeys::MambaAttentionTypes || f.layer_pattern == LayerPatternKeys::ParallelHybrid;
+}
 #define TM_MLA(member)                                                          \
     [](const ModelConfig& m) -> json { return mlaOf(m) ? json(mlaOf(m)->member) : json(nullptr); }, \
         [](ModelConfig& m, const json& v) { v.get_to(editMla(m).member); }

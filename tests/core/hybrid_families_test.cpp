@@ -512,3 +512,24 @@ TEST(HybridFamilies, NemotronNasBadBlockConfigsAreNamed) {
 
 }  // namespace
 }  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+// Validation names a Mamba size as the family spells it: Falcon-H1 and
+// Granite mamba_n_heads, Nemotron-H mamba_num_heads (the model-field rows,
+// which the exporter writes through too).
+TEST(HybridFamilies, MambaSizeErrorsUseTheFamilysSpelling) {
+    for (const auto& [fixture, key] : {std::pair{"hybrids/falcon-h1-7b-base.json", "model.mamba_n_heads"},
+                                       std::pair{"hybrids/nemotron-3-nano-30b-a3b.json", "model.mamba_num_heads"}}) {
+        ModelConfig m = importFixture(fixture).model;
+        ASSERT_TRUE(m.mamba.has_value()) << fixture;
+        m.mamba->heads = 0;
+        const Status st = validate(m);
+        ASSERT_FALSE(st.ok()) << fixture;
+        EXPECT_EQ(st.error().field, key) << fixture;
+    }
+}
+
+}  // namespace
+}  // namespace trainmem
